@@ -69,12 +69,16 @@ scale slip (``sum(bw) == 500e-9``)."""
 
 
 def implausible_bw_notes(
-    bw_gbps: Sequence[float], carries_traffic: Sequence[bool]
+    bw_gbps: Sequence[float], carries_traffic: Sequence[bool], what: str = "optimum",
+    example: str = "'sum(bw) == 500'",
 ) -> tuple[str, ...]:
     """Notes on per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension) that are implausible: one
     naming every dimension above :data:`MAX_PLAUSIBLE_BW_GBPS`, one naming every dimension that
     ``carries_traffic`` below :data:`MIN_PLAUSIBLE_BW_GBPS`; each says that bandwidths are GB/s per
-    NPU (1 GB = 1e9 bytes). Notes, not errors: such a network is solved as stated."""
+    NPU (1 GB = 1e9 bytes). Notes, not errors: such a network is solved (or evaluated) as stated.
+    ``what``: what the bandwidths are (a solve's ``optimum``, ``evaluate``'s ``allocation``);
+    ``example``: how 500 GB/s per NPU is written where they came from (a design constraint
+    ``'sum(bw) == 500'``, ``--bw 500``)."""
     bw = [float(b) for b in bw_gbps]
     busy = list(carries_traffic)
     if len(busy) != len(bw):
@@ -87,18 +91,18 @@ def implausible_bw_notes(
         (
             high,
             f"above {MAX_PLAUSIBLE_BW_GBPS:g}",
-            "not bytes/s: check their units (500 GB/s per NPU is 'sum(bw) == 500', not 500e9)",
+            f"not bytes/s: check their units (500 GB/s per NPU is {example}, not 500e9)",
         ),
         (
             low,
             f"below {MIN_PLAUSIBLE_BW_GBPS:g}",
-            "check their units (500 GB/s per NPU is 'sum(bw) == 500', not 0.5 or 500e-9)",
+            f"check their units (500 GB/s per NPU is {example}, not 0.5 or 500e-9)",
         ),
     ):
         if dims:
             values = ", ".join(f"dim {d} {bw[d]:.6g}" for d in dims)
             out.append(
-                f"implausible optimum: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}"
+                f"implausible {what}: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}"
             )
     return tuple(out)
 

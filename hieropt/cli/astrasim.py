@@ -30,6 +30,7 @@ from .common import (
     write_stdout,
 )
 from .numbers import parse_bw
+from .outputs import answer_outputs
 
 BwOpt = Annotated[
     str | None,
@@ -79,6 +80,14 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
     return list(sol.bw_gbps), f"optimum ({value}, relative gap {sol.gap:.2g})"
 
 
+def _discard_bundle(marker: Path) -> None:
+    """Remove the earlier bundle whose ``bundle.json`` is ``marker``
+    (:func:`hieropt.io.astrasim_bundle.discard_bundle`)."""
+    from ..io.astrasim_bundle import discard_bundle
+
+    discard_bundle(marker.parent)
+
+
 def export_command(
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
     astra_sim: Annotated[
@@ -110,6 +119,12 @@ def export_command(
     err = error_console()
     alone = str(astra_sim) == "-" or astra_sim.suffix.lower() in (".yml", ".yaml")
     out = err if to_stdout(astra_sim) else console()
+    # no network file or bundle from this run: none of an earlier one either (its run.sh would run
+    # that allocation)
+    if alone:
+        answer_outputs(astra_sim)
+    else:
+        answer_outputs(astra_sim / "bundle.json", remove=_discard_bundle)
     try:
         if alone:
             # a missing folder is reported before any work
@@ -146,13 +161,7 @@ def export_command(
                 inst, values, astra_sim, chunks or simulator_chunks(inst, values), simnet
             )
     except HieroptError as e:
-        # no bundle from this run: none of an earlier one
-        if not alone and (astra_sim / "bundle.json").is_file():
-            # either (its run.sh would run that allocation)
-            from ..io.astrasim_bundle import discard_bundle
-
-            discard_bundle(astra_sim)
-        raise fail(err, e, stale=(astra_sim,) if alone else ()) from None
+        raise fail(err, e) from None
     # a given allocation is exported as given, with evaluate's warnings (after the files: a bad
     if bw is not None:
         from ..report.text import constraint_warnings  # input stays one error line)

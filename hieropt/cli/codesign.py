@@ -130,43 +130,42 @@ def codesign_command(
     them with whole parts."""
     from ..errors import HieroptError
     from .common import to_stdout
-    from .interrupt import interrupt_outcome
+    from .outputs import interrupt_note, sweep_where
     from .usage import attribute_to_file
 
     err = error_console()
-    # Ctrl-C anywhere: exit 130 (SIGTERM: 143), its --json says so
-    with interrupt_outcome(err, json_out, out) as outcome:
-        console = err if to_stdout(json_out) else stdout_console(160)
-        try:
-            plans, max_time_ns, budget_usd, run_tokens = _read_space(
-                space, max_time, budget, tokens, dask, sizes, deadline)
-        except HieroptError as e:
-            raise fail(err, e, json_out) from None
-        from ..report.run import codesign_calibration, codesign_run, run_lines, run_notes
-        from ..studies.codesign import codesign
+    # Ctrl-C anywhere: exit 130 (SIGTERM: 143), the line says where the rows are
+    interrupt_note(sweep_where(out))
+    console = err if to_stdout(json_out) else stdout_console(160)
+    try:
+        plans, max_time_ns, budget_usd, run_tokens = _read_space(
+            space, max_time, budget, tokens, dask, sizes, deadline)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    from ..report.run import codesign_calibration, codesign_run, run_lines, run_notes
+    from ..studies.codesign import codesign
 
-        try:
-            result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
-                              max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
-        except HieroptError as e:
-            raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
-        try:
-            shortlist, written = _exports(result, catalog, provision_top, write_instances, top)
-        except HieroptError as e:
-            raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
-        # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        run = codesign_run(result, run_tokens)
-        notes = run_notes(run, codesign_calibration(result))
-        if json_out is not None:
-            _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
-                           notes)
-            outcome.answered = True
-        from ..report.codesign import summary_lines
+    try:
+        result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
+                          max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
+    except HieroptError as e:
+        raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
+    try:
+        shortlist, written = _exports(result, catalog, provision_top, write_instances, top)
+    except HieroptError as e:
+        raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
+    # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    run = codesign_run(result, run_tokens)
+    notes = run_notes(run, codesign_calibration(result))
+    if json_out is not None:
+        _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
+                       notes)
+    from ..report.codesign import summary_lines
 
-        for line in summary_lines(result) + run_lines(run, codesign_calibration(result)):
-            console.print(line, highlight=False, soft_wrap=True)
-        _print_tables(console, err, result, top, shortlist, written, write_instances,
-                      deadline is not None)
+    for line in summary_lines(result) + run_lines(run, codesign_calibration(result)):
+        console.print(line, highlight=False, soft_wrap=True)
+    _print_tables(console, err, result, top, shortlist, written, write_instances,
+                  deadline is not None)
 
 
 def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: str | None,

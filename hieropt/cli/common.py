@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -20,8 +22,11 @@ from .outputs import (
     check_not_input,
     clashing_arg,
     command_inputs,
+    current_outputs,
+    discard_stale,
     input_clash,
     known_inputs,
+    run_outputs,
 )
 from .usage import json_option, usage_error_line
 
@@ -130,12 +135,68 @@ def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) 
     return typer.Exit(e.exit_code)
 
 
+NO_ANSWER_EXITS = (2, 3, 130, 143)
+"""Exit statuses of a run that may end without its answer: bad input (2), no certified answer (3),
+interrupted by Ctrl-C (130) or SIGTERM (143). Every output the run did not write is then left with
+this run's outcome or removed (:func:`hieropt.cli.outputs.discard_stale`)."""
+
+
+@contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """Within the block (in the main thread), SIGTERM raises :class:`hieropt.errors.Terminated`, a
+    KeyboardInterrupt: a command ends on it as on Ctrl-C (:func:`interrupted`), with exit 143. The
+    earlier handler is restored after the block."""
+    import signal
+    import threading
+
+    from ..errors import raise_terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
+    """End the running command interrupted by ``e`` (Ctrl-C: exit 130; SIGTERM,
+    :class:`hieropt.errors.Terminated`: 143): one line ``interrupted: WHERE`` (``terminated:``) on
+    ``err``, WHERE a sweep's note on its rows (:func:`hieropt.cli.outputs.interrupt_note`), the
+    files of its answer when the run had written every output, or that the run has no answer;
+    ``{"status": "interrupted", "message", "exit_code"}`` in the ``--json``
+    file unless this run wrote its answer there; its other outputs not written by this run are
+    removed by :class:`Command` (:func:`hieropt.cli.outputs.discard_stale`). Returns the
+    :class:`typer.Exit`."""
+    from ..errors import Terminated
+    from ..io.files import written
+
+    terminated = isinstance(e, Terminated)
+    run = current_outputs()
+    outputs = [p for p in [run.json, *(p for p, _ in run.answers)] if p is not None]
+    done = bool(outputs) and all(written(p) for p in outputs)
+    where = run.where or (
+        f"after writing its answer to {', '.join(map(str, outputs))}" if done
+        else "the run ended before its answer; rerun the same command"
+    )
+    message = f"{'terminated' if terminated else 'interrupted'}: {where}"
+    code = 143 if terminated else 130
+    err.print(message, highlight=False, soft_wrap=True)
+    if run.json is not None and not written(run.json):
+        write_error_json(run.json, "interrupted", message, code)
+    return typer.Exit(code)
+
+
 class Command(TyperCommand):
     """typer's command with flags shown without a value type in ``--help`` and lazily built value
     coercions; a command line it cannot parse still writes the error document to its ``--json`` file
     (:func:`usage_error_json`), and so does an error raised by a writer after the command's own
     checks (a result that is not JSON, :func:`write_json`): :func:`fail`, so that an earlier run's
-    answer there never survives an exit 2."""
+    answer there never survives an exit 2. Ctrl-C or SIGTERM end it with :func:`interrupted`; a run
+    that ends without its answer (:data:`NO_ANSWER_EXITS`) leaves none of an earlier run's in the
+    outputs it did not write (:func:`hieropt.cli.outputs.discard_stale`)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -155,21 +216,35 @@ class Command(TyperCommand):
             ) from None
 
     def invoke(self, ctx):  # noqa: D102 - click's
-        from ..errors import HieroptError
         from ..io.common import recording_reads
+        from ..io.files import recording_writes
 
-        # (the files it is given and those it reads: no output may replace one)
-        with recording_reads(), command_inputs(self.params, ctx.params) as inputs:
+        # (the files it is given and those it reads: no output may replace one; the files it
+        # writes: no output it did not write may keep an earlier run's answer)
+        with recording_reads(), recording_writes(), run_outputs(self.json_file(ctx)), \
+                command_inputs(self.params, ctx.params) as inputs, terminated_as_interrupt():
             try:
-                check_command_outputs(self.params, ctx.params, inputs)  # (before any work)
-                return super().invoke(ctx)
-            except UsageError as e:  # (a typer.BadParameter raised by the command itself)
-                raw = getattr(self, "raw", None) or sys.argv[1:]
-                raise usage_exit(
-                    e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
-                ) from None
-            except HieroptError as e:  # (raised by a writer after the command's own checks)
-                raise fail(error_console(), e, self.json_file(ctx)) from None
+                return self._invoke(ctx, inputs)
+            except typer.Exit as e:
+                if e.exit_code in NO_ANSWER_EXITS:  # (this run's outcome: never an earlier answer)
+                    discard_stale()
+                raise
+
+    def _invoke(self, ctx, inputs):
+        from ..errors import HieroptError
+
+        try:
+            check_command_outputs(self.params, ctx.params, inputs)  # (before any work)
+            return super().invoke(ctx)
+        except UsageError as e:  # (a typer.BadParameter raised by the command itself)
+            raw = getattr(self, "raw", None) or sys.argv[1:]
+            raise usage_exit(
+                e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
+            ) from None
+        except HieroptError as e:  # (raised by a writer after the command's own checks)
+            raise fail(error_console(), e, self.json_file(ctx)) from None
+        except KeyboardInterrupt as e:  # (Ctrl-C, or SIGTERM: Terminated)
+            raise interrupted(error_console(), e) from None
 
     def json_file(self, ctx) -> Path | None:
         """The command's ``--json`` file as given (``-``: stdout), None when it has none."""
@@ -323,8 +398,7 @@ FLAGS = {
 command line names its flag."""
 
 
-def fail(err: Console, e: HieroptError, json_out: Path | None = None,
-         stale: tuple[Path | None, ...] = ()) -> typer.Exit:
+def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.Exit:
     """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its
     exit code. An InputError about a library argument (``bw_gbps``) is shown with the flag that sets
     it (``--bw``).
@@ -332,9 +406,10 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None,
     ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status",
     "message", "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``),
     so that a script reading it finds this run's outcome, not an earlier run's answer; a file that
-    cannot be written is left as it is. ``stale``: the command's other output files (``--csv``,
-    ``--plot``, a network file), which have no error document: an earlier run's file there is
-    removed (:func:`discard_outputs`)."""
+    cannot be written is left as it is. The command's other output files (``--csv``, ``--plot``, a
+    report, a network file), which have no error document, are removed when this run did not write
+    them, as after every exit 2 or 3 (:class:`Command`, :func:`hieropt.cli.outputs.answer_outputs`).
+    """
     from ..errors import InputError
 
     if isinstance(e, InputError) and e.source in FLAGS:
@@ -343,7 +418,6 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None,
     if json_out is not None:
         status = getattr(e, "kind", None) or ("bad_input" if isinstance(e, InputError) else "error")
         write_error_json(json_out, status, str(e), e.exit_code)
-    discard_outputs(*stale)
     return typer.Exit(e.exit_code)
 
 
@@ -381,24 +455,14 @@ def write_output(path: Path, text: str, flag: str) -> None:
     (:func:`hieropt.cli.outputs.check_not_input`: an InputError)."""
     check_not_input(path, flag)
     if str(path) == "-":
+        from ..io.files import record_written
+
         write_stdout(text)
+        record_written(path)
         return
     from ..io.files import write_atomic
 
     write_atomic(path, text, f"{flag} {path}")
-
-
-def discard_outputs(*paths: Path | None) -> None:
-    """Remove the output files ``paths`` an earlier run left, when this run ends without an answer
-    to write there (exit 2 or 3), so that a script never reads the earlier run's answer. Only
-    regular files are removed (not ``-``, ``None``, a device such as /dev/null, or a folder); one
-    that cannot be removed is left as it is."""
-    for path in paths:
-        if path is not None and str(path) != "-" and path.is_file():
-            try:
-                path.unlink()
-            except OSError:
-                pass
 
 
 def check_output_file(path: Path | None, flag: str) -> None:

@@ -26,6 +26,7 @@ from .common import (
     write_json,
 )
 from .options import BudgetOpt, TokensOpt
+from .outputs import answer_outputs
 
 if TYPE_CHECKING:
     from ..spec import Instance
@@ -306,6 +307,14 @@ def _codesign_report(
     return committee, write_codesign_report(committee, data, out_dir)
 
 
+REPORT_FILES = (
+    "report.html", "report.json", "bandwidth.png", "utilisation.png", "front.png", "gap.png"
+)
+"""The files ``report`` writes into its folder: the page, its JSON and the figures
+(:data:`hieropt.report.plots.FIGURES`); a run that ends without its report removes an earlier
+run's."""
+
+
 def report_command(
     instance: Annotated[
         Path | None,
@@ -358,6 +367,8 @@ def report_command(
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
+    # a run without its report leaves none of an earlier run in the folder
+    answer_outputs(*(out_dir / name for name in REPORT_FILES))
     try:
         # before the work: an existing file is refused
         check_output_folder(out_dir, "--out", "the report")

@@ -11,9 +11,9 @@ import typer
 
 from ..names import OBJECTIVES
 from .common import console, error_console, error_line, fail, to_stdout, write_json
-from .interrupt import interrupt_outcome
 from .numbers import parse_amount, parse_time_ns
 from .options import BudgetOpt, MaxTimeOpt
+from .outputs import interrupt_note, sweep_where
 from .usage import attribute_to_file
 
 NO_ANSWER = "no shape has a certified answer (see the failures above)"
@@ -111,84 +111,83 @@ def explore_command(
     from ..io.common import read_toml
 
     err = error_console()
-    # Ctrl-C (130) or SIGTERM (143)
-    with interrupt_outcome(err, json_out, out) as outcome:
-        out_console = err if to_stdout(json_out) else console(160)
+    # Ctrl-C (130) or SIGTERM (143): the line says where the rows are (hieropt.cli.common)
+    interrupt_note(sweep_where(out))
+    out_console = err if to_stdout(json_out) else console(160)
+    try:
+        max_time_ns, budget_usd = (
+            parse_time_ns(max_time, "--max-time"),
+            parse_amount(budget, "--budget"),
+        )
+        # a missing or unreadable file is reported before numpy loads
+        read_toml(space, "shape space")
+        from ..io.space import load_space
+
+        shapes = load_space(space)  # bad input is reported before the solvers load
+        if dask is not None:  # a malformed address is one line, before any work
+            from ..io.dask_address import check_dask_address
+
+            check_dask_address(dask)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    from ..report.explore import (
+        dims_table,
+        explore_dict,
+        pareto_table,
+        ranking_table,
+        summary_lines,
+    )
+    from ..studies.explore import explore
+
+    try:
+        result = explore(
+            shapes,
+            objective,
+            max_iteration_time_ns=max_time_ns,
+            max_network_cost_usd=budget_usd,
+            out=out,
+            workers=workers,
+            dask=dask,
+            prune=None if prune else False,
+            progress=True,
+        )
+    except HieroptError as e:
+        raise fail(err, attribute_to_file(e, space, shapes.name), json_out) from None
+    # the file first: a stdout its reader closes (| head) cannot keep it from being written;
+    # after exit 3 it holds this run's outcome, as every command's --json (never an earlier
+    # answer)
+    if json_out is not None:
+        data = explore_dict(result, top)
+        if not result.ranking:
+            failed = result.failed
+            why = f" (e.g. {failed[0]['shape_id']}: {failed[0]['message']})" if failed else ""
+            data = {
+                "status": _status(result),
+                "message": f"no shape has a certified answer{why}",
+                "exit_code": 3,
+                **data,
+            }
+        write_json(json_out, data)
+    for line in summary_lines(result):
+        out_console.print(line, highlight=False, soft_wrap=True)
+    if not result.ranking:
+        error_line(err, NO_ANSWER)
+        raise typer.Exit(3)
+    out_console.print(ranking_table(result, top))
+    out_console.print(dims_table(result))
+    out_console.print(pareto_table(result))
+    if catalog is not None:
+        from ..report.explore import provision_table
+        from ..studies.explore import provision_shortlist
+        from ..studies.explore.provision import all_failed
+
         try:
-            max_time_ns, budget_usd = (
-                parse_time_ns(max_time, "--max-time"),
-                parse_amount(budget, "--budget"),
-            )
-            # a missing or unreadable file is reported before numpy loads
-            read_toml(space, "shape space")
-            from ..io.space import load_space
-
-            shapes = load_space(space)  # bad input is reported before the solvers load
-            if dask is not None:  # a malformed address is one line, before any work
-                from ..io.dask_address import check_dask_address
-
-                check_dask_address(dask)
+            rows = provision_shortlist(result, catalog, provision_top)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
-        from ..report.explore import (
-            dims_table,
-            explore_dict,
-            pareto_table,
-            ranking_table,
-            summary_lines,
-        )
-        from ..studies.explore import explore
-
-        try:
-            result = explore(
-                shapes,
-                objective,
-                max_iteration_time_ns=max_time_ns,
-                max_network_cost_usd=budget_usd,
-                out=out,
-                workers=workers,
-                dask=dask,
-                prune=None if prune else False,
-                progress=True,
-            )
-        except HieroptError as e:
-            raise fail(err, attribute_to_file(e, space, shapes.name), json_out) from None
-        # the file first: a stdout its reader closes (| head) cannot keep it from being written;
-        # after exit 3 it holds this run's outcome, as every command's --json (never an earlier
-        # answer)
-        if json_out is not None:
-            data = explore_dict(result, top)
-            if not result.ranking:
-                failed = result.failed
-                why = f" (e.g. {failed[0]['shape_id']}: {failed[0]['message']})" if failed else ""
-                data = {
-                    "status": _status(result),
-                    "message": f"no shape has a certified answer{why}",
-                    "exit_code": 3,
-                    **data,
-                }
-            write_json(json_out, data)
-            outcome.answered = True
-        for line in summary_lines(result):
-            out_console.print(line, highlight=False, soft_wrap=True)
-        if not result.ranking:
-            error_line(err, NO_ANSWER)
+        out_console.print(provision_table(rows))
+        for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
+            out_console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        if (problem := all_failed(rows)) is not None:
+            error_line(err, problem)
             raise typer.Exit(3)
-        out_console.print(ranking_table(result, top))
-        out_console.print(dims_table(result))
-        out_console.print(pareto_table(result))
-        if catalog is not None:
-            from ..report.explore import provision_table
-            from ..studies.explore import provision_shortlist
-            from ..studies.explore.provision import all_failed
-
-            try:
-                rows = provision_shortlist(result, catalog, provision_top)
-            except HieroptError as e:
-                raise fail(err, e, json_out) from None
-            out_console.print(provision_table(rows))
-            for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
-                out_console.print(f"note: {note}", highlight=False, soft_wrap=True)
-            if (problem := all_failed(rows)) is not None:
-                error_line(err, problem)
-                raise typer.Exit(3)

@@ -35,6 +35,10 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
     for d, w in enumerate(words):
         if not PLAIN_NUMBER.fullmatch(w) and w.lower() not in NON_FINITE:
             where = f"bw[{d}]" if len(words) > 1 else None
+            from ..spec.constraint_parser import number_with_unit
+
+            if (unit := number_with_unit(w)) is not None:
+                raise bw_unit_error(words, where, *unit)
             raise InputError(
                 "--bw",
                 where,
@@ -56,6 +60,28 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
             raise InputError("--bw", f"bw[{d}]", number_problem(v, "a finite number >= 0"),
                              "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
     return values
+
+
+def bw_unit_error(words: list[str], where: str | None, number: str, unit: str,
+                  gbps: float) -> Exception:
+    """The InputError of a ``--bw`` word ``number`` written with ``unit`` (``2000Gb/s``; ``where``:
+    its ``bw[d]``), in the words of a constraint's (:func:`hieropt.spec.constraint_parser.
+    unit_problem`): ``--bw`` takes plain GB/s per NPU; the fix is the whole list in GB/s when every
+    word of ``words`` converts."""
+    from ..errors import InputError
+    from ..spec.constraint_parser import in_gbps_words, number_with_unit, unit_problem
+
+    def plain(w: str) -> str | None:
+        if PLAIN_NUMBER.fullmatch(w):
+            return w
+        u = number_with_unit(w)
+        return None if u is None else f"{u[2]:.10g}"
+
+    alone = [plain(w) for w in words]
+    fix = (f"write --bw {','.join(alone)}" if all(alone)
+           else f"write the number alone: {gbps:.10g}")
+    return InputError("--bw", where, unit_problem(number, unit, "--bw values"),
+                      f"{fix} ({in_gbps_words(number, unit, gbps)})")
 
 
 def check_positive(value: float | None, flag: str) -> None:

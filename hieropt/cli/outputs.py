@@ -5,15 +5,23 @@ one of the command's input files is refused with exit 2 before any work and befo
 document is written there: the input files named on its command line
 (:func:`check_command_outputs`, run by :class:`hieropt.cli.common.Command` before the command
 starts) and every file its readers opened since (:func:`check_not_input`, run by the writers: a
-model file a runs file names, the workload file an instance names). Imports only the standard
-library at load time."""
+model file a runs file names, the workload file an instance names).
+
+Output files never keep an earlier run's answer either: a run that ends without its answer (exit 2
+or 3, or interrupted: 130 on Ctrl-C, 143 on SIGTERM) leaves, in every output it did not write
+itself, this run's outcome (the ``--json`` file: ``{"status", "message", "exit_code"}``) or
+nothing (every other output file the command declared with :func:`answer_outputs` is removed);
+:class:`hieropt.cli.common.Command` applies that rule to every command (:func:`run_outputs`,
+:func:`discard_stale`). Which files the run wrote is recorded by the writers
+(:func:`hieropt.io.files.written`). Imports only the standard library at load time."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +139,104 @@ def check_command_outputs(params: list, values: dict[str, Any], inputs: Any) -> 
                 check_not_input(x, next(o for o in p.opts if o in OUTPUT_FLAGS), inputs)
 
 
+@dataclass
+class RunOutputs:
+    """The outputs of the running command (:func:`run_outputs`).
+
+    ``json``: its ``--json`` file (``-``: stdout; None: not given), which gets this run's outcome
+    when the run ends without writing it. ``answers``: (output file, how to remove an earlier run's
+    output there) pairs declared by the command (:func:`answer_outputs`). ``where``: what the line
+    of an interrupted run says after ``interrupted:`` (None: that the run has no answer)."""
+
+    json: Path | None = None
+    answers: list[tuple[Path, Callable[[Path], None] | None]] = field(default_factory=list)
+    where: str | None = None
+
+
+_RUN: ContextVar[RunOutputs | None] = ContextVar("hieropt_run_outputs", default=None)
+"""The outputs of the command running in the innermost :func:`run_outputs` block."""
+
+
+@contextmanager
+def run_outputs(json: Path | None) -> Iterator[RunOutputs]:
+    """Within the block, the running command's outputs are ``json`` (its ``--json`` file) and
+    those it declares (:func:`answer_outputs`); yields them."""
+    token = _RUN.set(RunOutputs(json))
+    try:
+        yield _RUN.get()
+    finally:
+        _RUN.reset(token)
+
+
+def answer_outputs(*paths: Path | None, remove: Callable[[Path], None] | None = None) -> None:
+    """Declare output files of the running command (besides ``--json``) that hold its answer: when
+    the run ends without writing one of them (:func:`discard_stale`), an earlier run's file there is
+    removed, by ``remove(path)`` when given (a bundle's marker file: the whole bundle), else the
+    file alone (:func:`discard_outputs`). None and ``-`` (stdout) are skipped; outside a
+    :func:`run_outputs` block nothing is recorded."""
+    run = _RUN.get()
+    if run is not None:
+        run.answers += [(Path(p), remove) for p in paths if p is not None and str(p) != "-"]
+
+
+def interrupt_note(where: str) -> None:
+    """What the line of the running command, when interrupted, says after ``interrupted:`` (a
+    sweep: where its rows so far are)."""
+    run = _RUN.get()
+    if run is not None:
+        run.where = where
+
+
+def sweep_where(out: Path | None) -> str:
+    """What the line of an interrupted sweep (``explore``, ``codesign``) says after
+    ``interrupted:``: where its rows so far are (``out``, its ``--out`` rows file, which is kept:
+    rerunning resumes), or that it has no ``--out`` file."""
+    return f"the rows so far are in {out}; rerun the same command to resume" if out else (
+        "no --out file")
+
+
+def current_outputs() -> RunOutputs:
+    """The outputs of the command running in the innermost :func:`run_outputs` block (none
+    outside one)."""
+    return _RUN.get() or RunOutputs()
+
+
+def discard_stale() -> list[Path]:
+    """Remove every declared output (:func:`answer_outputs`) of the running command that this run
+    did not write (:func:`hieropt.io.files.written`): the run ended without its answer. Returns
+    the files removed."""
+    from ..io.files import written
+
+    gone = []
+    for path, remove in current_outputs().answers:
+        if written(path) or not path.is_file() or input_clash(path, known_inputs()):
+            continue
+        if remove is not None:
+            remove(path)
+        else:
+            discard_outputs(path)
+        if not path.exists():
+            gone.append(path)
+    return gone
+
+
+def discard_outputs(*paths: Path | None) -> None:
+    """Remove the output files ``paths`` an earlier run left, when this run ends without an answer
+    to write there (exit 2, 3, 130 or 143), so that a script never reads the earlier run's answer.
+    Only regular files are removed (not ``-``, ``None``, a device such as /dev/null, a folder, or
+    one of the command's input files, :func:`known_inputs`); one that cannot be removed is left as
+    it is."""
+    for path in paths:
+        if path is None or str(path) == "-" or not Path(path).is_file():
+            continue
+        if input_clash(Path(path), known_inputs()) is not None:
+            continue
+        try:
+            Path(path).unlink()
+        except OSError:
+            pass
+
+
 def clashing_arg(path: Path, args: list[str]) -> bool:
     """Whether the output ``path`` is the same file as another of the raw command-line words
     ``args`` (``--x=VALUE`` taken as VALUE) besides its own: an input named on a command line click
@@ -148,4 +254,12 @@ __all__ = [
     "check_not_input",
     "check_command_outputs",
     "clashing_arg",
+    "RunOutputs",
+    "run_outputs",
+    "answer_outputs",
+    "interrupt_note",
+    "sweep_where",
+    "current_outputs",
+    "discard_stale",
+    "discard_outputs",
 ]

@@ -43,6 +43,7 @@ from .options import (
     TokensOpt,
     TotalBudgetOpt,
 )
+from .outputs import answer_outputs
 
 CommOpt = Annotated[
     Path | None,
@@ -326,18 +327,24 @@ def evaluate_command(
     from ..model.run import power_cap_problem, run_figures
     from ..report import dicts, text
     from ..report.run import instance_calibration, run_lines, run_notes
+    from ..units import implausible_bw_notes
 
     run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
     calibration = instance_calibration(inst)
     over = power_cap_problem(inst)  # (solve and provision call such a design infeasible)
     cap = [] if over is None else [f"infeasible at this site (solve exits 3): {over}"]
+    # (bandwidths in bytes/s or B/ns: solve's unit note on its optimum, here on the given values)
+    units = list(implausible_bw_notes(values, [b > 0 for b in bd.bytes_per_dim], "allocation",
+                                      "--bw 500"))
     if json_out is not None:  # the file first (see solve)
-        notes = run_notes(run, calibration) + cap
+        notes = run_notes(run, calibration) + cap + units
         write_json(json_out, dicts.evaluation_dict(inst, bd, run, notes))
     for line in text.evaluation_lines(inst, bd) + run_lines(run, calibration):
         out.print(line, highlight=False, soft_wrap=True)
     for note in cap:
         out.print(f"warning: {note}", highlight=False, soft_wrap=True)
+    for note in units:
+        out.print(f"note: {note}", highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop, inst.relative_time))
 
@@ -381,6 +388,7 @@ def pareto_command(
 
     err = error_console()
     out = err if to_stdout(json_out, csv_out) else console()
+    answer_outputs(csv_out, plot)  # (a run without its answer leaves no earlier one there)
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError(
@@ -408,7 +416,7 @@ def pareto_command(
         finally:
             bar.stop()
     except HieroptError as e:
-        raise fail(err, e, json_out, stale=(csv_out, plot)) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, plots, text
 
     # the files first (see solve); the CSV on stdout (--csv -) is this run's stdout, the tables then

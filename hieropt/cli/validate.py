@@ -183,9 +183,11 @@ def calibrate_command(
     than 10 % apart a note on stderr and in the JSON."""
     from ..errors import HieroptError, InputError
     from .common import check_not_input, check_output_file, to_stdout, write_json
+    from .outputs import answer_outputs
 
     err = error_console()
     out = err if to_stdout(json_out) else console(160)
+    answer_outputs(out_file)  # (a run without its fit leaves no earlier one there)
     try:
         check_output_file(json_out, "--json")
         check_output_file(out_file, "--out")

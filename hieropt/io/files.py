@@ -6,6 +6,11 @@ complete earlier one.
 The one mechanism is :func:`replacing`, a context manager that yields the temporary path to write
 to; :func:`write_atomic` writes text or bytes through it. A failure raises :class:`OutputError` (an
 ``OSError``), whose message names the file and says that the earlier file, if any, is intact.
+
+Within a :func:`recording_writes` block every file :func:`replacing` completes is recorded
+(:func:`written`): the command line's record of which output files hold this run's answer, and so
+which ones an end without an answer must not leave holding an earlier run's
+(:mod:`hieropt.cli.outputs`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 __all__ = [
@@ -22,9 +28,46 @@ __all__ = [
     "json_text",
     "nonfinite_field",
     "output_problem",
+    "record_written",
+    "recording_writes",
     "replacing",
     "write_atomic",
+    "written",
 ]
+
+_WRITES: ContextVar[set[str] | None] = ContextVar("hieropt_files_written", default=None)
+"""The record of the innermost :func:`recording_writes` block (None outside one: a library caller
+records nothing)."""
+
+
+@contextmanager
+def recording_writes() -> Iterator[None]:
+    """Within the block, every output :func:`replacing` completes is recorded (real paths), and
+    so is each one given to :func:`record_written`; :func:`written` asks. Blocks nest; each starts
+    empty."""
+    token = _WRITES.set(set())
+    try:
+        yield
+    finally:
+        _WRITES.reset(token)
+
+
+def _key(path: str | Path) -> str:
+    return "-" if str(path) == "-" else os.path.realpath(path)
+
+
+def record_written(path: str | Path) -> None:
+    """Record ``path`` (``-``: stdout) as written by the innermost :func:`recording_writes` block
+    (nothing outside one)."""
+    record = _WRITES.get()
+    if record is not None:
+        record.add(_key(path))
+
+
+def written(path: str | Path) -> bool:
+    """Whether ``path`` (``-``: stdout) was written inside the innermost :func:`recording_writes`
+    block (False outside one)."""
+    return _key(path) in (_WRITES.get() or ())
 
 
 class OutputError(OSError):
@@ -101,6 +144,7 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
             raise OutputError(
                 e.errno or errnos.EIO, e.strerror or str(e), name or str(path)
             ) from None
+        record_written(path)
         return
     if path.is_symlink():  # (the file it points to is replaced, not the link)
         path = Path(os.path.realpath(path))
@@ -122,6 +166,7 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
         _remove(tmp)
         raise
     _fsync_folder(path.parent)
+    record_written(path)
 
 
 def _remove(tmp: Path) -> None:

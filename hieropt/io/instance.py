@@ -47,6 +47,7 @@ from .common import (
     unknown_key_error,
     validation_error,
 )
+from .ratios import ratios_entries
 from .workload_file import read_model, run_generator, workload_entry
 
 if TYPE_CHECKING:
@@ -247,8 +248,7 @@ def load_instance(path: str | Path) -> Instance:
     else:
         for job in jobs:  # (every workload of a mix, not only the first)
             check_plan_loop(job[0], loop, src)
-    if "heuristic_ratios" in data:
-        extra["heuristic_ratios"] = data["heuristic_ratios"]
+    extra.update(ratios_entries(data, src, network.n_dims))  # ([heuristic_ratios], if given)
     extra.update(buyer_entries(data, src, (network.npus_total,), network.dims[0].npus))
     return _instance(
         src,

@@ -221,21 +221,11 @@ def report_json(out: Path, data: dict[str, Any]) -> str:
     """The text of ``out``/report.json for ``data``, made before the page is written.
 
     Raises:
-        InputError: a NaN or infinity in ``data`` (:func:`hieropt.io.files.json_text`); an earlier
-            run's report.json and report.html in ``out`` are removed first, so that the folder never
-            shows an earlier answer as this run's.
+        InputError: a NaN or infinity in ``data`` (:func:`hieropt.io.files.json_text`); nothing is
+            written (``hieropt report`` then removes an earlier run's report from ``out``:
+            :func:`hieropt.cli.outputs.answer_outputs`).
     """
-    from ..errors import InputError
-
-    try:
-        return json_text(data, str(out / "report.json"))
-    except InputError:
-        for name in ("report.json", "report.html"):
-            try:
-                (out / name).unlink(missing_ok=True)
-            except OSError:  # (a folder of that name, no permission: left as it is)
-                pass
-        raise
+    return json_text(data, str(out / "report.json"))
 
 
 def codesign_detail(data: dict[str, Any]) -> list[str]:

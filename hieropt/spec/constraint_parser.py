@@ -54,6 +54,37 @@ def _in_gbps(number: str, m: re.Match) -> float:
     return float(number) * _UNIT_PREFIX_GB[m["prefix"]] / (8.0 if bits else 1.0)
 
 
+UNIT_RULE = "in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s)"
+"""What a bandwidth given as a plain number is in: the words of every error about a number written
+with a unit (a constraint's, ``--bw``'s)."""
+
+
+def number_with_unit(word: str) -> tuple[str, str, float] | None:
+    """``word`` (``2000Gb/s``, ``500 GB/s``, ``25Gbps``) as (its number, its unit, the value in
+    GB/s: bits divided by 8) when it is a number followed by a bandwidth or size unit, else
+    None."""
+    m = _TOKEN_RE.match(word)
+    if m is None or m.lastgroup != "num":
+        return None
+    unit = _UNIT_RE.match(word, m.end())
+    if unit is None or word[unit.end():].strip():
+        return None
+    return m.group(), unit["unit"], _in_gbps(m.group(), unit)
+
+
+def unit_problem(number: str, unit: str, what: str) -> str:
+    """The problem of ``number`` written with ``unit`` where ``what`` (e.g. "constraints") takes
+    plain numbers in GB/s per NPU (:data:`UNIT_RULE`)."""
+    return f"'{number}' has the unit '{unit}': {what} take plain numbers, {UNIT_RULE}"
+
+
+def in_gbps_words(number: str, unit: str, gbps: float) -> str:
+    """``number`` ``unit`` as GB/s per NPU in words: ``2000 Gb/s = 250 GB/s per NPU`` (``500 GB/s
+    per NPU`` when the unit is GB/s)."""
+    how = "" if gbps == float(number) else f"{number} {unit} = "
+    return f"{how}{gbps:.10g} GB/s per NPU"
+
+
 _BAD_SENSE_FIX = {
     "=": "use == for equality",
     "=<": "use <=",
@@ -158,11 +189,9 @@ class ConstraintParser:
         """The error of ``number`` written with the unit ``unit`` (:data:`_UNIT_RE`): constraints
         take plain numbers in GB/s per NPU; the fix gives the number to write."""
         gbps = _in_gbps(number, unit)
-        how = "" if gbps == float(number) else f"{number} {unit['unit']} = "
         return self._syntax(
-            pos, f"'{number}' has the unit '{unit['unit']}': constraints take plain numbers, "
-            "in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s)",
-            f"write the number alone: {gbps:.10g} ({how}{gbps:.10g} GB/s per NPU)")
+            pos, unit_problem(number, unit["unit"], "constraints"),
+            f"write the number alone: {gbps:.10g} ({in_gbps_words(number, unit['unit'], gbps)})")
 
     def _snip(self, e: Lin) -> str:
         return self.shown[e.start : e.end]

@@ -118,6 +118,26 @@ class Job(Frozen):
     weight: float = Field(ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False)
 
 
+def ratios_problem(ratios: Any, n_dims: int) -> str | None:
+    """What is wrong with one named vector of an instance's ``heuristic_ratios`` (bandwidth ratios,
+    one per dimension, unitless) for a network of ``n_dims`` dimensions, in words, or None when it
+    is valid: ``3 ratios for 4 dimensions``, a negative or non-finite ratio, every ratio 0. The one
+    check of both the instance file's reader and ``hieropt compare``."""
+    r = list(ratios)
+    if len(r) != n_dims:
+        return f"{len(r)} ratios for {n_dims} dimensions"
+    if not all(math.isfinite(x) and x >= 0 for x in r):
+        return f"ratios {r} must be finite numbers >= 0"
+    if not any(x > 0 for x in r):
+        return "every ratio is 0"
+    return None
+
+
+def ratios_fix(n_dims: int) -> str:
+    """The fix for a :func:`ratios_problem` of a network of ``n_dims`` dimensions."""
+    return f"give {n_dims} finite ratios >= 0, at least one positive, one per dimension"
+
+
 class Instance(Frozen):
     """A complete problem: network, workload, mapping, cost model, design constraints, objective,
     training loop.

@@ -250,13 +250,10 @@ def _value(bd: Breakdown, objective: str) -> float:
 def check_ratios(instance: Instance) -> None:
     """Raise :class:`InputError` for an invalid ``heuristic_ratios`` entry (exit 2 on the command
     line)."""
+    from ..spec.instance import ratios_fix
+
     for name, problem in ratio_problems(instance):
-        raise InputError(
-            "heuristic_ratios",
-            name,
-            problem,
-            f"give {instance.network.n_dims} finite ratios >= 0, at least one positive",
-        )
+        raise InputError("heuristic_ratios", name, problem, ratios_fix(instance.network.n_dims))
 
 
 def comparison_objective(

@@ -372,17 +372,11 @@ def water_filling(
 def ratio_problems(instance: Instance) -> list[tuple[str, str]]:
     """(name, problem) for every invalid entry of ``instance.heuristic_ratios`` (wrong length,
     negative, non-finite, all zero)."""
-    out = []
+    from ..spec.instance import ratios_problem
+
     D = instance.network.n_dims
-    for name, ratios in (instance.heuristic_ratios or {}).items():
-        r = list(ratios)
-        if len(r) != D:
-            out.append((name, f"{len(r)} ratios for {D} dimensions"))
-        elif not all(math.isfinite(x) and x >= 0 for x in r):
-            out.append((name, f"ratios {r} must be finite numbers >= 0"))
-        elif not any(x > 0 for x in r):
-            out.append((name, "every ratio is 0"))
-    return out
+    return [(name, problem) for name, ratios in (instance.heuristic_ratios or {}).items()
+            if (problem := ratios_problem(ratios, D)) is not None]
 
 
 def vendor_ratios(instance: Instance, objective: str | None = None) -> list[HeuristicResult]:

@@ -92,7 +92,9 @@ def test_compare_command_bad_ratios_exit_2(tmp_path):
     )
     result = runner.invoke(app, ["compare", str(bad)])
     assert result.exit_code == 2
-    assert "heuristic_ratios: halving per level: 3 ratios for 4 dimensions" in result.stderr
+    assert (
+        f"{bad}: heuristic_ratios.halving per level: 3 ratios for 4 dimensions" in result.stderr
+    )
 
 
 def test_compare_command_libra_flags(shared_data):

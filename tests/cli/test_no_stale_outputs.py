@@ -1,0 +1,201 @@
+"""A run that ends without its answer never leaves an earlier run's answer in its output files, for
+every command (one rule, :class:`hieropt.cli.common.Command`), each a reproducer:
+
+- ``report -o DIR --budget 1M`` (infeasible, exit 3) left the earlier run's report.html and
+  report.json in DIR;
+- Ctrl-C during ``pareto --json F --csv C`` exited 130 with nothing on stderr and the earlier run's
+  front.json and front.csv in place (only ``explore`` and ``codesign`` wrote an "interrupted"
+  document); SIGTERM killed it without a word.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+COMPARE = REPO / "instances" / "gpt3-4d-compare.toml"
+BUDGET_LINE = (
+    "error: infeasible: the budget $1,000,000.00 is below the cheapest network the design "
+    "constraints allow, $4,096,000.00"
+)
+INTERRUPTED = "interrupted: the run ended before its answer; rerun the same command"
+
+
+def earlier(*paths: Path) -> None:
+    """An earlier run's answer in each of ``paths``."""
+    for p in paths:
+        p.write_text('{"answer": "from an earlier run"}\n')
+
+
+# -------------------------------------------------------------------------- exit 3: no answer left
+
+def test_an_infeasible_report_removes_the_earlier_report(tmp_path):
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    from hieropt.cli.compare import REPORT_FILES
+
+    earlier(*(folder / n for n in REPORT_FILES))
+    (folder / "notes.txt").write_text("the user's own file")
+    side = tmp_path / "committee.json"
+    earlier(side)
+    r = run("report", COMPARE, "-o", folder, "--budget", "1M", "--json", side)
+    assert r.exit_code == 3
+    assert error_line(r) == BUDGET_LINE
+    # the page, its JSON and every figure of the earlier run are gone; the user's file stays
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+    assert json.loads(side.read_text()) == {
+        "status": "infeasible", "message": BUDGET_LINE.removeprefix("error: "), "exit_code": 3,
+    }
+
+
+def test_the_report_files_are_the_page_its_json_and_every_figure():
+    from hieropt.cli.compare import REPORT_FILES
+    from hieropt.report.plots import FIGURES
+
+    assert set(REPORT_FILES) == {"report.html", "report.json", *FIGURES}
+
+
+def test_a_failed_workload_generator_removes_the_earlier_workload(tmp_path):
+    out = tmp_path / "w.txt"
+    earlier(out)
+    r = run("workload", "transformer", "--set", "tp=0", "-o", out)
+    assert r.exit_code == 2, r.output
+    assert not out.exists()
+
+
+def test_a_failed_calibration_removes_the_earlier_accelerator_file(tmp_path):
+    out, runs = tmp_path / "npu.toml", tmp_path / "runs.csv"
+    earlier(out)
+    runs.write_text("not,a,runs,file\n")
+    r = run("calibrate", runs, "--out", out)
+    assert r.exit_code == 2
+    assert error_line(r).startswith(f"error: {runs}")
+    assert not out.exists()
+
+
+def test_a_limit_reached_keeps_the_runs_own_answer(tmp_path, monkeypatch):
+    """Exit 3 after the run wrote its answer (``compare`` whose optimum is not certified): the file
+    is this run's and stays."""
+    from hieropt.studies import compare as studies
+
+    real = studies.compare
+
+    def uncertified(*args, **kwargs):
+        comp = real(*args, **kwargs)
+        from dataclasses import replace
+
+        from hieropt.result import Status
+
+        return replace(comp, optimum=replace(comp.optimum, status=Status.LIMIT))
+
+    monkeypatch.setattr(studies, "compare", uncertified)
+    out = tmp_path / "c.json"
+    earlier(out)
+    r = run("compare", GPT3, "--json", out)
+    assert r.exit_code == 3
+    data = json.loads(out.read_text())
+    assert "answer" not in data and data["optimum"]["status"] == "limit"
+
+
+# ------------------------------------------------------------------------- interrupted: 130 / 143
+
+def test_an_interrupted_pareto_leaves_no_earlier_front(tmp_path, monkeypatch):
+    from hieropt import api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "pareto", interrupted)
+    js, csv, plot = tmp_path / "front.json", tmp_path / "front.csv", tmp_path / "front.png"
+    earlier(js, csv, plot)
+    r = run("pareto", GPT3, "--json", js, "--csv", csv, "--plot", plot)
+    assert r.exit_code == 130
+    assert r.stderr.strip() == INTERRUPTED
+    assert json.loads(js.read_text()) == {
+        "status": "interrupted", "message": INTERRUPTED, "exit_code": 130,
+    }
+    assert not csv.exists() and not plot.exists()
+
+
+def test_an_interrupt_after_the_files_keeps_them(tmp_path, monkeypatch):
+    """Ctrl-C while the table prints, after every file was written: exit 130, the answer stays."""
+    from hieropt.report import text
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(text, "front_table", interrupted)
+    js, csv = tmp_path / "front.json", tmp_path / "front.csv"
+    earlier(js, csv)
+    r = run("pareto", GPT3, "--points", "3", "--json", js, "--csv", csv)
+    assert r.exit_code == 130
+    assert r.stderr.strip() == f"interrupted: after writing its answer to {js}, {csv}"
+    assert len(json.loads(js.read_text())["points"]) == 3
+    assert len(csv.read_text().splitlines()) == 4  # the header and 3 points
+
+
+@pytest.mark.parametrize("command", [
+    ["solve", GPT3],
+    ["evaluate", GPT3, "--bw", "250,125,75,50"],
+    ["compare", GPT3],
+    ["provision", GPT3, "--catalog", REPO / "catalogs" / "nvl72-ethernet.toml"],
+])
+def test_every_command_writes_the_interrupted_document(tmp_path, monkeypatch, command):
+    from hieropt.io import instance
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(instance, "load_instance", interrupted)
+    out = tmp_path / "r.json"
+    earlier(out)
+    r = run(*command, "--json", out)
+    assert r.exit_code == 130
+    assert r.stderr.strip() == INTERRUPTED
+    assert json.loads(out.read_text())["status"] == "interrupted"
+
+
+SCRIPT = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a background test run ignores it)
+from hieropt import progress
+update, calls = progress.ProgressBar.update, []
+def update_then_signal(self, *args, **kwargs):  # the signal as the front's 3rd point is done
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.{signal})
+    return update(self, *args, **kwargs)
+progress.ProgressBar.update = update_then_signal
+from hieropt.cli import main
+sys.argv = ["hieropt", {args}]
+main()
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "word"), [
+    ("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated"),
+])
+def test_a_signal_during_pareto_leaves_no_earlier_front(tmp_path, sig, code, word):
+    """A real Ctrl-C (SIGINT) or SIGTERM to the process while the front is solved."""
+    js, csv = tmp_path / "front.json", tmp_path / "front.csv"
+    earlier(js, csv)
+    args = ", ".join(repr(str(a)) for a in ("pareto", GPT3, "--points", "50", "--json", js,
+                                            "--csv", csv))
+    r = subprocess.run([sys.executable, "-c", SCRIPT.format(signal=sig, args=args)],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    message = f"{word}: the run ended before its answer; rerun the same command"
+    assert r.returncode == code, r.stderr[-2000:]
+    assert r.stderr.strip().splitlines()[-1] == message
+    assert "Traceback" not in r.stderr
+    assert json.loads(js.read_text()) == {
+        "status": "interrupted", "message": message, "exit_code": code,
+    }
+    assert not csv.exists()

@@ -1,0 +1,138 @@
+"""Inputs every command checks alike, each a reproducer:
+
+- ``[heuristic_ratios]`` with the wrong number of ratios was accepted silently by ``solve`` and
+  refused by ``compare`` and ``report`` without the file's path: now the instance file's reader
+  refuses it, naming the file and the field ``heuristic_ratios.NAME``;
+- ``evaluate --bw 250e9,125e9,75e9,50e9`` (bytes/s meant as GB/s) printed a $1.7e19 network without
+  a word, where ``solve`` notes such an optimum: now evaluate notes the allocation the same way;
+- ``--bw 2000Gb/s,...`` was refused without the "Gb/s / 8" hint a ``--constraint`` gets.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+
+
+def with_ratios(tmp_path: Path, entry: str) -> Path:
+    """gpt3-4d-compare.toml (4 dimensions) with the extra ``[heuristic_ratios]`` line ``entry``."""
+    text = (REPO / "instances" / "gpt3-4d-compare.toml").read_text()
+    text = text.replace('"../models/', f'"{REPO}/models/')
+    anchor = '"scale-up 9:1" = [9, 9, 9, 1]\n'
+    assert anchor in text
+    p = tmp_path / "ratios.toml"
+    p.write_text(text.replace(anchor, anchor + entry + "\n"))
+    return p
+
+
+FIX = "fix: give 4 finite ratios >= 0, at least one positive, one per dimension"
+
+
+@pytest.mark.parametrize("command", [
+    ["solve"], ["evaluate", "--bw", "250,125,75,50"], ["pareto", "--points", "2"], ["compare"],
+    ["report"], ["export", "--astra-sim", "net.yml"],
+])
+def test_wrong_ratio_count_is_refused_by_every_command(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    p = with_ratios(tmp_path, '"bad" = [1, 2, 3]')
+    r = run(command[0], p, *command[1:])
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {p}: heuristic_ratios.bad: 3 ratios for 4 dimensions; {FIX}"
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ('"bad" = [1, -2, 3, 4]', "ratios [1.0, -2.0, 3.0, 4.0] must be finite numbers >= 0; " + FIX),
+    ('"bad" = [0, 0, 0, 0]', "every ratio is 0; " + FIX),
+    ('"bad" = "8:4:2:1"',
+     "expected a list of 4 numbers, got '8:4:2:1'; fix: write \"bad\" = [8, 4, 2, 1]"),
+    ('"bad" = [1, true, 3, 4]',
+     "expected a list of 4 numbers, got [1, True, 3, 4]; fix: write \"bad\" = [8, 4, 2, 1]"),
+])
+def test_each_ratio_problem_names_the_file_and_entry(tmp_path, entry, problem):
+    p = with_ratios(tmp_path, entry)
+    assert error_line(run("solve", p)) == f"error: {p}: heuristic_ratios.bad: {problem}"
+
+
+def test_valid_ratios_are_read_as_floats():
+    import hieropt
+
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d-compare.toml")
+    assert inst.heuristic_ratios == {
+        "halving per level": (8.0, 4.0, 2.0, 1.0), "scale-up 9:1": (9.0, 9.0, 9.0, 1.0),
+    }
+
+
+# ------------------------------------------------------------------------------- --bw in bytes/s
+
+HIGH_NOTE = (
+    "implausible allocation: dim 0 2.5e+11, dim 1 1.25e+11, dim 2 7.5e+10, dim 3 5e+10 GB/s per "
+    "NPU, above 1e+06 GB/s per NPU; bandwidths, design constraints and bounds are in GB/s per NPU "
+    "(1 GB = 1e9 bytes), not bytes/s: check their units (500 GB/s per NPU is --bw 500, not 500e9)"
+)
+
+
+def test_evaluate_notes_bandwidths_in_bytes_per_second(tmp_path):
+    r = run("evaluate", GPT3, "--bw", "250e9,125e9,75e9,50e9")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    # 1e9 x the $17,080,320 of 250,125,75,50 GB/s (cost is linear in bandwidth)
+    assert "network cost: $17,080,320,000,000,000" in lines
+    assert f"note: {HIGH_NOTE}" in lines
+    out = tmp_path / "e.json"
+    assert run("evaluate", GPT3, "--bw", "250e9,125e9,75e9,50e9", "--json", out).exit_code == 0
+    assert HIGH_NOTE in json.loads(out.read_text())["notes"]
+
+
+def test_evaluate_notes_bandwidths_far_too_small():
+    r = run("evaluate", GPT3, "--bw", "250e-9,125e-9,75e-9,50e-9")
+    assert r.exit_code == 0, r.output
+    assert (
+        "note: implausible allocation: dim 0 2.5e-07, dim 1 1.25e-07, dim 2 7.5e-08, dim 3 5e-08 "
+        "GB/s per NPU, below 0.001 GB/s per NPU; bandwidths, design constraints and bounds are in "
+        "GB/s per NPU (1 GB = 1e9 bytes), check their units (500 GB/s per NPU is --bw 500, not 0.5 "
+        "or 500e-9)"
+    ) in r.stdout.splitlines()
+
+
+def test_evaluate_of_plausible_bandwidths_has_no_unit_note():
+    r = run("evaluate", GPT3, "--bw", "250,125,75,50")
+    assert r.exit_code == 0 and "implausible" not in r.output
+
+
+UNIT_PROBLEM = (
+    "--bw values take plain numbers, in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s)"
+)
+
+
+@pytest.mark.parametrize(("bw", "line"), [
+    ("2000Gb/s,1000Gb/s,600Gb/s,400Gb/s",
+     f"error: --bw: bw[0]: '2000' has the unit 'Gb/s': {UNIT_PROBLEM}; fix: write --bw "
+     "250,125,75,50 (2000 Gb/s = 250 GB/s per NPU)"),
+    ("250,125,75,400Gbps",
+     f"error: --bw: bw[3]: '400' has the unit 'Gbps': {UNIT_PROBLEM}; fix: write --bw "
+     "250,125,75,50 (400 Gbps = 50 GB/s per NPU)"),
+    ("250 GB/s,125,75,50",
+     f"error: --bw: bw[0]: '250' has the unit 'GB/s': {UNIT_PROBLEM}; fix: write --bw "
+     "250,125,75,50 (250 GB/s per NPU)"),
+    # (a word that does not convert: the number alone)
+    ("2000Gb/s,x,75,50",
+     f"error: --bw: bw[0]: '2000' has the unit 'Gb/s': {UNIT_PROBLEM}; fix: write the number "
+     "alone: 250 (2000 Gb/s = 250 GB/s per NPU)"),
+])
+def test_bw_with_a_unit_gets_the_constraint_hint(bw, line):
+    assert error_line(run("evaluate", GPT3, "--bw", bw)) == line
+
+
+def test_the_constraint_hint_is_the_same_words():
+    line = error_line(run("solve", GPT3, "--constraint", "bw[0] <= 2000Gb/s"))
+    assert line.endswith(
+        "'2000' has the unit 'Gb/s': constraints take plain numbers, in GB/s per NPU (1 GB = 1e9 "
+        "bytes; Gb/s / 8 = GB/s); fix: write the number alone: 250 (2000 Gb/s = 250 GB/s per NPU)"
+    )
