@@ -46,12 +46,13 @@ ReportObjectiveOpt = Annotated[
     str | None,
     typer.Option(
         "--objective",
-        help="performance, performance_per_cost or min_cost (with --max-time): the question the "
-        "page answers. Its optimum under --max-time and --budget (the design 'hieropt solve' "
-        "gives with the same flags) is the recommendation, and the detail places the rules of "
-        "thumb for it. Default: the instance's objective, answered by a column named in the "
-        "page's head (the detail compares performance, and says so, when that is min_run_cost "
-        "or min_max_regret); the recommendation is then the least $ per run, else the knee.",
+        help="performance, performance_per_cost or min_cost (with --max-time): the question an "
+        "instance's page answers. Its optimum under --max-time and --budget (the design "
+        "'hieropt solve' gives with the same flags) is the recommendation, and the detail "
+        "places the rules of thumb for it. Default: the instance's objective, answered by a "
+        "column named in the page's head (the detail compares performance, and says so, when "
+        "that is min_run_cost or min_max_regret); the recommendation is then the least $ per "
+        "run, else the knee.",
     ),
 ]
 CommOpt = Annotated[
@@ -147,6 +148,36 @@ def check_report_objective(objective: str | None, path: Path | None = None) -> N
         f"places them for {placed} only)",
         f"leave out --objective (report then compares for the instance's objective, or for "
         f"performance with a note) or give one of {placed}; {answer}",
+    )
+
+
+def check_codesign_question(path: Path | None, objective: str | None, max_time: str | None,
+                            budget: str | None) -> None:
+    """Refuse ``report``'s ``--objective``, ``--max-time`` or ``--budget`` (the first given is
+    named) on a co-design input (``path``: its JSON or space): its page shows the ranked
+    candidates of a search already run for its space's objective and targets, so it cannot answer
+    another question; the fix is the search for it (``hieropt codesign --objective ...``), then
+    its report. Passes when none is given.
+
+    Raises:
+        InputError: one of them given.
+    """
+    from ..errors import InputError
+
+    given = [(f, v) for f, v in (("--objective", objective), ("--max-time", max_time),
+                                 ("--budget", budget)) if v is not None]
+    if not given:
+        return
+    flags = " ".join(f"{f} {v}" for f, v in given)
+    space = "SPACE" if path is None or path.suffix.lower() == ".json" else str(path)
+    raise InputError(
+        given[0][0],
+        None,
+        f"the committee page of a co-design input ({path}) shows the candidates of a search "
+        "for its space's objective and targets, so it cannot answer another question "
+        "(--objective, --max-time and --budget apply to an instance)",
+        f"search for it: 'hieropt codesign {space} {flags} --json result.json', then "
+        f"'hieropt report result.json --space {space}'",
     )
 
 
@@ -378,6 +409,7 @@ def report_command(
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
 
         if _is_codesign(instance):
+            check_codesign_question(instance, objective, max_time_ns, budget_usd)
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_tokens(tokens), slack)
             return _finish(out, json_out, committee, out_dir, data["files"], 0,

@@ -35,12 +35,9 @@ from ..spec import Instance
 from ..studies.knee import knee_of
 from ..units import objective_unit
 from .committee import (
-    ANSWERS,
     Alternative,
-    Asked,
     Committee,
     Missing,
-    asked_lines,
     non_dominated,
     ordered,
     pareto_data,
@@ -50,9 +47,9 @@ from .committee import (
     recommend,
     slowdown_words,
     subject_lines,
-    titled,
     unknown_lines,
 )
+from .committee_asked import ANSWERS, Asked, asked_lines, titled
 from .run import calibration_note, instance_calibration
 
 PLAN_FACTORS = ("tp", "cp", "pp", "dp")
@@ -465,7 +462,7 @@ def procurement_committee(
             instance.network.npus_total,
             instance.tokens,
             instance.objective,
-            asked_lines(asked, alts_t, key),
+            asked_lines(asked, {a.key: a.label for a in alts_t}, key),
         ),
         key,
         why,
