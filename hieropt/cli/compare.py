@@ -43,6 +43,19 @@ ObjectiveOpt = Annotated[
         "report compares for performance (and says so) and compare asks for this option.",
     ),
 ]
+ReportObjectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--objective",
+        help="performance, performance_per_cost or min_cost (with --max-time): the question an "
+        "instance's page answers. Its optimum under --max-time and --budget (the design "
+        "'hieropt solve' gives with the same flags) is the recommendation, and the detail "
+        "places the rules of thumb for it. Default: the instance's objective, answered by a "
+        "column named in the page's head (the detail compares performance, and says so, when "
+        "that is min_run_cost or min_max_regret); the recommendation is then the least $ per "
+        "run, else the knee.",
+    ),
+]
 CommOpt = Annotated[
     Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")
 ]
@@ -136,6 +149,36 @@ def check_report_objective(objective: str | None, path: Path | None = None) -> N
         f"places them for {placed} only)",
         f"leave out --objective (report then compares for the instance's objective, or for "
         f"performance with a note) or give one of {placed}; {answer}",
+    )
+
+
+def check_codesign_question(path: Path | None, objective: str | None, max_time: str | None,
+                            budget: str | None) -> None:
+    """Refuse ``report``'s ``--objective``, ``--max-time`` or ``--budget`` (the first given is
+    named) on a co-design input (``path``: its JSON or space): its page shows the ranked
+    candidates of a search already run for its space's objective and targets, so it cannot answer
+    another question; the fix is the search for it (``hieropt codesign --objective ...``), then
+    its report. Passes when none is given.
+
+    Raises:
+        InputError: one of them given.
+    """
+    from ..errors import InputError
+
+    given = [(f, v) for f, v in (("--objective", objective), ("--max-time", max_time),
+                                 ("--budget", budget)) if v is not None]
+    if not given:
+        return
+    flags = " ".join(f"{f} {v}" for f, v in given)
+    space = "SPACE" if path is None or path.suffix.lower() == ".json" else str(path)
+    raise InputError(
+        given[0][0],
+        None,
+        f"the committee page of a co-design input ({path}) shows the candidates of a search "
+        "for its space's objective and targets, so it cannot answer another question "
+        "(--objective, --max-time and --budget apply to an instance)",
+        f"search for it: 'hieropt codesign {space} {flags} --json result.json', then "
+        f"'hieropt report result.json --space {space}'",
     )
 
 
@@ -333,7 +376,7 @@ def report_command(
             "instance) the PNG figures (created if missing).",
         ),
     ] = Path("report"),
-    objective: ObjectiveOpt = None,
+    objective: ReportObjectiveOpt = None,
     points: Annotated[
         int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")
     ] = 30,
@@ -377,6 +420,7 @@ def report_command(
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
 
         if _is_codesign(instance):
+            check_codesign_question(instance, objective, max_time_ns, budget_usd)
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_tokens(tokens), slack)
             from ..report.committee_codesign import caveat_notes
@@ -415,12 +459,10 @@ def report_command(
             raise fail(err, e, json_out) from None
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
-    # (its alternatives are the fastest, the knee, the least $ per run...: none takes the regret
-    # bound of min_cost, which 'hieropt solve' answers)
-    if inst.max_regret is not None:
-        inst = inst.model_copy(update={"max_regret": None})
+    # (the page answers the objective asked, its optimum under the targets given; the regret bound
+    # of min_cost is left to 'hieropt solve', and the page says so)
     try:
-        committee = procurement_committee(inst, front, slack, catalog)
+        committee = procurement_committee(inst, front, slack, catalog, objective=objective)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     # the files first (see compare)

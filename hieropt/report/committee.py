@@ -7,7 +7,8 @@ One :class:`Committee` holds what the page (:mod:`hieropt.report.committee_page`
 (:mod:`.committee_answers`) or a co-design result (:mod:`.committee_codesign`). Which design is
 recommended (:func:`recommend`): the cheapest run ($ per run) when the cluster's cost and a token
 budget are known, else the knee (the cheapest design within ``within`` of the fastest time), else
-the fastest.
+the fastest; when the user asked an objective (``hieropt report --objective``), its optimum under
+the targets asked (:class:`Asked`), the design ``hieropt solve`` gives with the same flags.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..model.run import RunFigures
 from ..result import Portfolio, slowdown_ratio
 from ..units import RELATIVE_UNIT, fmt_relative
 from ..verify import FEAS_TOL
+from .committee_asked import Asked, time_words
 from .run import fmt_money, fmt_tokens
 
 HEADLINE = (
@@ -54,6 +56,7 @@ LABELS = {
 
 ORDER = (
     "min_run_cost",
+    "min_cost",
     "knee",
     "fastest",
     "best",
@@ -63,7 +66,6 @@ ORDER = (
     "catalog",
 )
 """The alternatives' order on the page (those present)."""
-
 
 def fmt_figure(key: str, value: Any, time_unit: str = "ns") -> str:
     """A headline figure as the page shows it, with its unit; ``unknown`` for None. ``time_unit``:
@@ -107,6 +109,11 @@ class Alternative:
         portfolio: with several workloads, each workload's iteration time at this design against
             its own optimum (:func:`hieropt.solvers.portfolio.portfolio_of`, the table ``hieropt
             solve`` prints); None for one workload.
+        objective: the objective it is the certified optimum of (``performance``, ``min_cost``,
+            ...; named in its label, :func:`titled`), None when it is not one (a ranked co-design
+            candidate, the front's first point).
+        max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
+            ``time_unit``, a network budget in $), None where there was none.
     """
 
     key: str
@@ -122,6 +129,9 @@ class Alternative:
     power_w: float | None = None
     time_unit: str = "ns"
     portfolio: Portfolio | None = None
+    objective: str | None = None
+    max_time_ns: float | None = None
+    budget_usd: float | None = None
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""
@@ -132,10 +142,15 @@ class Alternative:
                 "network_cost_usd": self.network_cost_usd, "tokens_per_s": r.tokens_per_s}
 
     def to_dict(self, fastest: Alternative | None = None) -> dict[str, Any]:
-        """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power,
-        every run figure (``run``) and ``portfolio`` (:func:`workload_rows` against ``fastest``;
-        null for one workload)."""
-        return {"key": self.key, "label": self.label, "how": self.how, **self.figures(),
+        """JSON-ready: key, label, how, the objective it is the optimum of and the targets it was
+        solved under (``max_iteration_time_ns``, ``max_network_cost_usd``; null where none), the
+        headline figures, bandwidths, the network's power, every run figure (``run``) and
+        ``portfolio`` (:func:`workload_rows` against ``fastest``; null for one workload)."""
+        return {"key": self.key, "label": self.label, "how": self.how,
+                "objective": self.objective,
+                "targets": {"max_iteration_time_ns": self.max_time_ns,
+                            "max_network_cost_usd": self.budget_usd},
+                **self.figures(),
                 "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
                 "power_w": self.power_w, "run": self.run.to_dict(),
                 "portfolio": portfolio_json(self, fastest)}
@@ -276,6 +291,8 @@ class Committee:
         within: the knee's slack (0.01 = 1 %).
         pareto: the trade-off plot's points (None when fewer than two designs are known).
         unknown: why headline figures are unknown, one line each; notes: method notes.
+        asked: the question the page answers (an objective under targets, and the column that is
+            its optimum); None for a co-design result.
     """
 
     kind: str
@@ -289,6 +306,7 @@ class Committee:
     pareto: ParetoData | None = None
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    asked: Asked | None = None
 
     @property
     def recommendation(self) -> Alternative:
@@ -305,12 +323,15 @@ class Committee:
         return self.recommendation.figures()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: kind, name, the recommendation (key, why, ``headline``), every alternative,
-        the missing ones, the knee's slack, the plot's points, what is unknown and the notes."""
+        """JSON-ready: kind, name, the subject lines, the question asked (``asked``:
+        :meth:`Asked.to_dict`, null for a co-design result), the recommendation (key, why,
+        ``headline``), every alternative, the missing ones, the knee's slack, the plot's points,
+        what is unknown and the notes."""
         return {
             "kind": self.kind,
             "name": self.name,
             "subject": list(self.subject),
+            "asked": None if self.asked is None else self.asked.to_dict(),
             "recommended": self.recommended,
             "why": self.why,
             "headline": self.headline(),
@@ -323,25 +344,39 @@ class Committee:
         }
 
 
-def recommend(alternatives: list[Alternative], within: float) -> tuple[str, str]:
-    """(key, why) of the recommended alternative: the cheapest run when $ per run is known, else the
-    knee, else the fastest, else the first of ``alternatives``."""
+def recommend(alternatives: list[Alternative], within: float,
+              asked: Asked | None = None) -> tuple[str, str]:
+    """(key, why) of the recommended alternative: the optimum of the objective asked with
+    ``--objective`` (``asked``, when given and on the page), else the cheapest run when $ per run
+    is known, else the knee, else the fastest, else the first of ``alternatives``."""
     keys = {a.key: a for a in alternatives}
     pct = f"{within * 100:g} %"
+    if asked is not None and asked.given and asked.answer in keys:
+        also = ("; the least $ per run is its own column" if asked.answer != "min_run_cost"
+                and "min_run_cost" in keys else "")
+        return asked.answer, (
+            f"the certified optimum of the objective asked ({asked.words()}), the design "
+            f"hieropt solve gives with the same --objective and targets{also}"
+        )
+    lead = ""
+    if asked is not None and asked.given:
+        lead = (f"the objective asked ({asked.words()}) has no optimum on this page "
+                f"({asked.why_not or 'no column gives it'}); instead ")
     if "min_run_cost" in keys and keys["min_run_cost"].run.run_cost_usd is not None:
-        return "min_run_cost", (
+        return "min_run_cost", lead + (
             "the least $ per training run (run time x the whole cluster's cost rate); the "
             "accelerators are paid for every hour the training takes"
         )
     if "knee" in keys:
-        return "knee", (
+        return "knee", lead + (
             f"the cheapest network within {pct} of the fastest iteration time (the $ per run is "
             "unknown: give a [cluster] section and a token budget to rank by it)"
         )
     if "fastest" in keys:
-        return "fastest", "the fastest design (neither the $ per run nor a knee is known)"
+        return "fastest", lead + "the fastest design (neither the $ per run nor a knee is known)"
     a = alternatives[0]
-    return a.key, f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known"
+    return a.key, lead + (
+        f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known")
 
 
 PRACTICAL_SLOWDOWN = 10.0
@@ -350,7 +385,7 @@ of the fastest design's on the page (e.g. the cheapest network of a fabric whose
 to ~0 on a dimension, thousands of years to train), or exceeds the input's iteration-time cap when
 it has one, is not offered to the committee: it is listed under the table as not a practical
 option, with its time, and the plot leaves out the designs beyond that limit. The recommendation
-is never dropped."""
+and the optimum of the objective asked (:attr:`Asked.answer`) are never dropped."""
 
 
 def practical_limit(alternatives: list[Alternative] | tuple[Alternative, ...],
@@ -368,11 +403,13 @@ def practical_limit(alternatives: list[Alternative] | tuple[Alternative, ...],
 
 
 def practical(alternatives: tuple[Alternative, ...], recommended: str,
-              cap_ns: float | None = None) -> tuple[tuple[Alternative, ...], tuple[Missing, ...]]:
+              cap_ns: float | None = None, answer: str | None = None
+              ) -> tuple[tuple[Alternative, ...], tuple[Missing, ...]]:
     """(the practical alternatives, the others as :class:`Missing` saying why): an alternative
-    other than the ``recommended`` one whose iteration time exceeds :func:`practical_limit` is
-    not a practical option (its why gives its time against the fastest, or against the cap
-    ``cap_ns``, in the alternatives' time unit)."""
+    other than the ``recommended`` one and the ``answer`` to the objective asked
+    (:attr:`Asked.answer`) whose iteration time exceeds :func:`practical_limit` is not a
+    practical option (its why gives its time against the fastest, or against the cap ``cap_ns``,
+    in the alternatives' time unit)."""
     limit = practical_limit(alternatives, cap_ns)
     if limit is None:
         return alternatives, ()
@@ -380,14 +417,14 @@ def practical(alternatives: tuple[Alternative, ...], recommended: str,
     kept: list[Alternative] = []
     dropped: list[Missing] = []
     for a in alternatives:
-        if a.key == recommended or a.iteration_time_ns <= limit:
+        if a.key in (recommended, answer) or a.iteration_time_ns <= limit:
             kept.append(a)
             continue
-        t = _time_words(a.iteration_time_ns, a.time_unit)
+        t = time_words(a.iteration_time_ns, a.time_unit)
         days = a.run.time_to_train_days
         took = t if days is None else f"{t}, {fmt_figure('time_to_train_days', days)} to train"
         if cap_ns is not None and limit < PRACTICAL_SLOWDOWN * fastest:
-            cap = _time_words(cap_ns, a.time_unit)
+            cap = time_words(cap_ns, a.time_unit)
             why = f"its iteration time ({took}) exceeds the iteration-time cap of {cap}"
         else:
             r = a.iteration_time_ns / fastest
@@ -398,22 +435,14 @@ def practical(alternatives: tuple[Alternative, ...], recommended: str,
     return tuple(kept), tuple(dropped)
 
 
-def _time_words(value: float, time_unit: str) -> str:
-    """An iteration time for a line of text: ms from 1 ms up, else ns (a small instance's times
-    stay readable), or the hour-weighted ratio (``time_unit``)."""
-    if time_unit == RELATIVE_UNIT:
-        return fmt_relative(value, 5)
-    return f"{value / 1e6:,.1f} ms" if value >= 1e6 else f"{value:,.1f} ns"
-
-
 def practical_note(cap_ns: float | None = None) -> str:
     """The page's rule (:data:`PRACTICAL_SLOWDOWN`) as one note."""
     cap = "" if cap_ns is None else ", or the iteration-time cap given,"
     return (
         f"an alternative whose iteration time exceeds {PRACTICAL_SLOWDOWN:g} x the fastest "
         f"design's on this page{cap} is not a practical option: it is listed as not shown, with "
-        "its time, and the plot leaves out the designs beyond that limit (the recommendation is "
-        "always shown)"
+        "its time, and the plot leaves out the designs beyond that limit (the recommendation and "
+        "the optimum of the objective asked are always shown)"
     )
 
 
@@ -470,13 +499,14 @@ def pareto_data(
 
 
 def subject_lines(
-    model: str | None, npus: int, tokens: float | None, objective: str
+    model: str | None, npus: int, tokens: float | None, objective: str,
+    asked: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
-    """What was asked, for the page's head: the model, the cluster size, the token budget, the
-    objective."""
+    """What was asked, for the page's head: the model, the cluster size, the token budget, then
+    the ``asked`` lines (:func:`asked_lines`) or, without them, the input's ``objective``."""
     what = f"{model} on {npus:,} NPUs" if model else f"{npus:,} NPUs"
     run = f"a run of {fmt_tokens(tokens)} tokens" if tokens is not None else "no token budget given"
-    return (what, run, f"objective of the input: {objective}")
+    return (what, run, *(asked or (f"objective of the input: {objective}",)))
 
 
 def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:

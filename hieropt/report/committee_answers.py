@@ -8,9 +8,18 @@ weighs, each a certified optimum (:func:`hieropt.solvers.objectives.solve`):
   :func:`hieropt.studies.knee.knee_of`, the knee ``hieropt solve`` prints);
 - ``min_run_cost``: the least $ per training run (needs the instance's ``[cluster]`` cost rate);
 - ``performance_per_cost``: the least iteration time x network cost;
+- ``min_cost``: the cheapest network meeting the iteration-time target (when the objective asked is
+  ``min_cost``, or the instance has an iteration-time cap in ns);
 - ``cheapest``: the fastest design at the cheapest network's cost (the Pareto front's first point);
 - ``catalog``: with a parts catalog, the fastest design in whole parts
   (:func:`~hieropt.solvers.provision. provision`), its bill of materials' cost and power.
+
+Each is solved under the instance's targets (its iteration-time cap and network budget, e.g. from
+``--max-time`` and ``--budget``), and its label names its objective and those targets
+(:func:`hieropt.report.committee.titled`). The objective asked (``--objective``, else the
+instance's) is answered by the column of :data:`hieropt.report.committee.ANSWERS`, the design
+``hieropt solve`` gives with the same objective and targets; asked with ``--objective``, it is the
+recommendation.
 
 The instance fixes its training plan, so every alternative is a LIBRA-style fixed plan (the network
 optimised for one plan); the page says so instead of showing a separate fixed-plan column.
@@ -40,6 +49,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
+from .committee_asked import ANSWERS, Asked, asked_lines, titled
 from .run import calibration_note, instance_calibration
 
 PLAN_FACTORS = ("tp", "cp", "pp", "dp")
@@ -130,23 +140,44 @@ def alternative(
     time_ns: float,
     cost_usd: float,
     power_w: float | None = None,
+    objective: str | None = None,
+    max_time_ns: float | None = None,
+    budget_usd: float | None = None,
 ) -> Alternative:
     """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns or the
-    hour-weighted ratio of workloads weighted by shares of hours, cost $)."""
+    hour-weighted ratio of workloads weighted by shares of hours, cost $), the optimum of
+    ``objective`` under the targets ``max_time_ns`` (same unit as the time) and ``budget_usd``
+    ($)."""
     bw = tuple(float(b) for b in bw)
     return Alternative(key, label, how, plan_text(instance), fabric_text(instance, bw),
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
                        run_figures(instance, time_ns, cost_usd), power_w,
-                       objective_unit("performance", instance.relative_time))
+                       time_unit(instance), objective=objective, max_time_ns=max_time_ns,
+                       budget_usd=budget_usd)
+
+
+def time_unit(instance: Instance) -> str:
+    """The unit of ``instance``'s iteration times on the page: ns, or the hour-weighted ratio of
+    workloads weighted by shares of hours (:func:`hieropt.units.objective_unit`)."""
+    return objective_unit("performance", instance.relative_time)
 
 
 WHAT = {"fastest": "the least iteration time (the performance optimum hieropt solve prints)",
         "knee": "the cheapest network with an iteration time within the slack of the fastest",
         "min_run_cost": "the least $ per training run (run time x the cluster's cost rate)",
-        "performance_per_cost": "the least iteration time x network capex"}
+        "performance_per_cost": "the least iteration time x network capex",
+        "min_cost": "the cheapest network meeting the iteration-time target (the min_cost "
+                    "optimum hieropt solve prints)"}
+
+NAMES = {"fastest": "fastest", "min_run_cost": "least $ per run",
+         "performance_per_cost": "performance per network $",
+         "min_cost": "cheapest network meeting the time target",
+         "catalog": "fastest in whole parts"}
+"""The name of each solved column, before the objective and targets of its label."""
 
 
-def _solved(instance: Instance, key: str, label: str, sol: Any) -> Alternative:
+def _solved(instance: Instance, key: str, label: str, sol: Any, objective: str,
+            max_time_ns: float | None, budget_usd: float | None) -> Alternative:
     return alternative(
         instance,
         key,
@@ -155,6 +186,9 @@ def _solved(instance: Instance, key: str, label: str, sol: Any) -> Alternative:
         sol.bw_gbps,
         sol.iteration_time_ns,
         sol.network_cost_usd,
+        objective=objective,
+        max_time_ns=max_time_ns,
+        budget_usd=budget_usd,
     )
 
 
@@ -164,6 +198,7 @@ def procurement_alternatives(
     within: float,
     catalog: Any | None = None,
     time_limit_s: float = 60.0,
+    objective: str | None = None,
 ) -> tuple[list[Alternative], list[Missing]]:
     """The alternatives of the module docstring and those the instance cannot give (with the
     solver's reason).
@@ -173,9 +208,13 @@ def procurement_alternatives(
             None.
         within: the knee's slack, a fraction in (0, 1).
         catalog: a parts catalog (path or :class:`~hieropt.model.catalog.Catalog`) or None.
+        objective: the objective asked (None: the instance's); ``min_cost`` adds the cheapest
+            network meeting the instance's time target even without a cap in ns.
 
-    An alternative whose solve fails (no fastest design without an upper limit on bandwidth, no cost
-    rate for ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
+    Each is solved under the instance's iteration-time cap and network budget, and labelled with
+    its objective and those targets (:func:`~hieropt.report.committee.titled`). An alternative
+    whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
+    ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
     from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
     from ..solvers.portfolio import hours_weighted
@@ -185,60 +224,72 @@ def procurement_alternatives(
     alts: list[Alternative] = []
     missing: list[Missing] = []
     pct = f"{within * 100:g} %"
+    cap, budget, unit = given.max_iteration_time_ns, given.max_network_cost_usd, time_unit(given)
 
-    def attempt(key: str, label: str, objective: str, **kw: Any) -> None:
+    def label(key: str, objective: str | None, max_time: float | None = cap) -> str:
+        return titled(NAMES.get(key, key), objective, max_time, budget, unit)
+
+    def attempt(key: str, objective: str) -> None:
         try:
-            options = SolveOptions(time_limit_s=time_limit_s, **kw)
+            options = SolveOptions(time_limit_s=time_limit_s)
             sol = solve(instance, objective, options=options).raise_for_status()
-            alts.append(_solved(instance, key, label, sol))
+            alts.append(_solved(instance, key, label(key, objective), sol, objective, cap, budget))
         except HieroptError as e:
-            missing.append(Missing(key, label, str(e)))
+            missing.append(Missing(key, label(key, objective), str(e)))
 
+    knee_name = f"knee, cheapest within {pct}"
     try:
         fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     except HieroptError as e:  # e.g. no upper limit on bandwidth: no fastest design, no knee
         missing += [
-            Missing("fastest", "fastest", str(e)),
-            Missing(
-                "knee",
-                f"knee (cheapest within {pct})",
-                "no fastest design to be within " + pct + " of",
-            ),
+            Missing("fastest", label("fastest", "performance"), str(e)),
+            Missing("knee", titled(knee_name, "min_cost", None, budget, unit),
+                    "no fastest design to be within " + pct + " of"),
         ]
     else:
-        alts.append(_solved(instance, "fastest", "fastest", fast))  # (the design solve prints)
+        # (the design solve prints)
+        alts.append(_solved(instance, "fastest", label("fastest", "performance"), fast,
+                            "performance", cap, budget))
         try:
             k = knee_of(instance, fast, cheap, within, time_limit_s)
-            alts.append(_solved(instance, "knee", f"knee (cheapest within {pct})", k.knee))
+            target = min(k.fastest_bound_ns or k.fastest_ns, k.fastest_ns) * (1 + within)
+            alts.append(_solved(instance, "knee", titled(knee_name, "min_cost", target, budget,
+                                                         unit), k.knee, "min_cost", target,
+                                budget))
         except HieroptError as e:
-            missing.append(Missing("knee", f"knee (cheapest within {pct})", str(e)))
-    attempt("min_run_cost", "least $ per run", "min_run_cost")
+            missing.append(Missing("knee", titled(knee_name, "min_cost", None, budget, unit),
+                                   str(e)))
+    attempt("min_run_cost", "min_run_cost")
+    if (objective or given.objective) == "min_cost" or (cap is not None
+                                                         and not given.relative_time):
+        attempt("min_cost", "min_cost")
     if front is not None and front.best_per_cost is not None:
-        alts.append(
-            _solved(
-                instance, "performance_per_cost", "performance per network $", front.best_per_cost
-            )
-        )
+        alts.append(_solved(instance, "performance_per_cost",
+                            label("performance_per_cost", "performance_per_cost"),
+                            front.best_per_cost, "performance_per_cost", cap, budget))
     else:
-        attempt("performance_per_cost", "performance per network $", "performance_per_cost")
+        attempt("performance_per_cost", "performance_per_cost")
     if front is not None and front.points:
         p = front.points[0]
         alts.append(
             alternative(
                 instance,
                 "cheapest",
-                "cheapest network",
+                titled("cheapest network", "performance", None, p.network_cost_usd, unit),
                 "the fastest design at the cheapest "
                 "network's cost (the Pareto front's first point)",
                 p.bw,
                 p.iteration_time_ns,
                 p.network_cost_usd,
+                objective="performance",
+                budget_usd=p.network_cost_usd,
             )
         )
     else:
         missing.append(Missing("cheapest", "cheapest network", "no Pareto front"))
     if catalog is not None:
-        alts += _catalog(instance, catalog, missing, time_limit_s)
+        alts += _catalog(instance, catalog, missing, time_limit_s,
+                         label("catalog", "performance"), cap, budget)
     return with_workloads(given, instance, alts, time_limit_s), missing
 
 
@@ -268,11 +319,11 @@ def with_workloads(given: Instance, instance: Instance, alts: list[Alternative],
 
 
 def _catalog(
-    instance: Instance, catalog: Any, missing: list[Missing], time_limit_s: float
+    instance: Instance, catalog: Any, missing: list[Missing], time_limit_s: float, label: str,
+    cap: float | None, budget: float | None,
 ) -> list[Alternative]:
     from ..solvers.provision import provision
 
-    label = "fastest in whole parts"
     try:
         p = provision(
             instance, catalog, objective="performance", compare=False, time_limit_s=time_limit_s
@@ -291,6 +342,9 @@ def _catalog(
             p.iteration_time_ns,
             p.network_cost_usd,
             p.power_w,
+            objective="performance",
+            max_time_ns=cap,
+            budget_usd=budget,
         )
     ]
 
@@ -306,28 +360,66 @@ WORKLOADS_NOTE = (
 """The page's note on a portfolio of workloads."""
 
 
+def asked_of(instance: Instance, objective: str | None) -> Asked:
+    """The question ``instance``'s page answers (:class:`~hieropt.report.committee.Asked`, its
+    ``answer`` not yet known): ``objective`` (``--objective``; None: the instance's own) under the
+    instance's iteration-time cap and network budget. An objective with no column
+    (``min_max_regret``, or ``min_cost`` within a ``max_regret`` bound) gets the reason and the
+    command that answers it as ``why_not``."""
+    asked = objective or instance.objective
+    why_not = None
+    if asked == "min_max_regret":
+        why_not = "'hieropt solve INSTANCE --objective min_max_regret' gives the most even design"
+    elif asked == "min_cost" and instance.max_regret is not None:
+        asked = f"min_cost with max_regret {instance.max_regret:g}"
+        why_not = ("'hieropt solve INSTANCE' gives the cheapest network with every workload "
+                   f"within {instance.max_regret * 100:g} % of its own optimum")
+    return Asked(asked, objective is not None, instance.max_iteration_time_ns,
+                 instance.max_network_cost_usd, None, why_not, time_unit(instance))
+
+
 def procurement_committee(
     instance: Instance,
     front: Any | None,
     within: float = 0.01,
     catalog: Any | None = None,
     time_limit_s: float = 60.0,
+    objective: str | None = None,
 ) -> Committee:
     """The :class:`~hieropt.report.committee.Committee` of ``instance`` (module docstring), its
     Pareto plot from ``front``'s points (each mapped to days and $ per run when they are known).
 
+    ``objective`` is the one asked with ``--objective`` (None: the instance's own answers the
+    page's question, and the recommendation follows the page's rule). Its optimum under the
+    instance's targets is the column :data:`~hieropt.report.committee.ANSWERS` names, and, asked
+    with ``--objective``, the recommendation. A ``max_regret`` bound is left out of the
+    alternatives (``hieropt solve`` answers it; :func:`asked_of`).
+
     Raises:
         NoSolutionError: no alternative could be solved (the first one's reason).
     """
-    alts, missing = procurement_alternatives(instance, front, within, catalog, time_limit_s)
+    from dataclasses import replace
+
+    asked = asked_of(instance, objective)
+    if instance.max_regret is not None:
+        instance = instance.model_copy(update={"max_regret": None})
+    alts, missing = procurement_alternatives(instance, front, within, catalog, time_limit_s,
+                                             objective)
     if not alts:
         from ..errors import NoSolutionError
 
         raise NoSolutionError("infeasible", f"no design to recommend: {missing[0].why}")
+    key_of = ANSWERS.get(asked.objective)
+    if asked.why_not is None and key_of is not None:
+        if any(a.key == key_of for a in alts):
+            asked = replace(asked, answer=key_of)
+        else:
+            asked = replace(asked, why_not=next(
+                (m.why for m in missing if m.key == key_of), "no column gives it"))
     alts_t = ordered(alts)
-    key, why = recommend(list(alts_t), within)
+    key, why = recommend(list(alts_t), within, asked)
     cap = instance.max_iteration_time_ns
-    alts_t, dropped = practical(alts_t, key, cap)
+    alts_t, dropped = practical(alts_t, key, cap, asked.answer)
     missing += dropped
     fastest = next((a for a in alts_t if a.key == "fastest"), None)
     words = slowdown_words(next(a for a in alts_t if a.key == key), fastest)
@@ -344,8 +436,8 @@ def procurement_committee(
     pareto = pareto_data(designs, alts_t, source)
     tr = instance.workload.training
     notes = [
-        "every alternative is a certified optimum of its objective, re-checked by the "
-        "independent evaluator",
+        "every alternative is a certified optimum of the objective its label names, under the "
+        "targets it names, re-checked by the independent evaluator",
         "the instance fixes the training plan: every alternative is the network for that "
         "plan (as LIBRA "
         "designs it); a co-design result shows the plan chosen with the network",
@@ -370,6 +462,7 @@ def procurement_committee(
             instance.network.npus_total,
             instance.tokens,
             instance.objective,
+            asked_lines(asked, {a.key: a.label for a in alts_t}, key),
         ),
         key,
         why,
@@ -379,11 +472,14 @@ def procurement_committee(
         pareto,
         unknown_lines(alts_t),
         tuple(notes),
+        asked,
     )
 
 
 __all__ = [
     "procurement_committee",
+    "asked_of",
+    "time_unit",
     "procurement_alternatives",
     "plan_text",
     "plans_text",

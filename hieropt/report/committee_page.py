@@ -26,6 +26,7 @@ from .run import fmt_money
 
 COLORS = {
     "min_run_cost": "#1b7837",
+    "min_cost": "#c51b7d",
     "knee": "#2166ac",
     "fastest": "#b2182b",
     "best": "#762a83",

@@ -1,6 +1,7 @@
 """``hieropt report --objective`` with an objective the page's rules of thumb are not placed for is
 refused by ``report``'s own message (exit 2, one line, nothing written): it names ``report`` (not
-``compare``) and says what to do instead."""
+``compare``) and says what to do instead. A co-design input refuses ``--objective``, ``--max-time``
+and ``--budget`` the same way, naming the search that answers the question."""
 
 from __future__ import annotations
 
@@ -56,3 +57,33 @@ def test_compare_keeps_its_own_words():
         "error: --objective: compare does not place heuristics for objective 'min_max_regret'; "
         f"fix: use one of {PLACED}"
     )
+
+
+SPACE = REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml"
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(("--objective", "min_cost", "--max-time", "1.3s"), "--objective"),
+     (("--budget", "10M"), "--budget")],
+)
+def test_a_codesign_input_refuses_a_question_it_cannot_answer(tmp_path, flags, named):
+    """A co-design page shows the candidates of a search for its space's objective and targets:
+    ``--objective``, ``--max-time`` or ``--budget`` is refused (exit 2, nothing written), with the
+    search that answers the question."""
+    out = tmp_path / "rep"
+    r = run("report", SPACE, *flags, "-o", out)
+    assert r.exit_code == 2 and not out.exists()
+    given = " ".join(flags)
+    assert error_line(r) == (
+        f"error: {named}: the committee page of a co-design input ({SPACE}) shows the candidates "
+        "of a search for its space's objective and targets, so it cannot answer another question "
+        "(--objective, --max-time and --budget apply to an instance); fix: search for it: "
+        f"'hieropt codesign {SPACE} {given} --json result.json', then 'hieropt report "
+        f"result.json --space {SPACE}'"
+    )
+    result = tmp_path / "result.json"
+    result.write_text("{}")
+    r = run("report", result, *flags, "-o", out)
+    assert r.exit_code == 2 and not out.exists()
+    assert f"'hieropt codesign SPACE {given} --json result.json'" in error_line(r)

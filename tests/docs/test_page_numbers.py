@@ -200,3 +200,38 @@ def test_procurement_sensitivity_quotes():
            "$549,090", "solve", GPT3_4D)
     quoted("how-to/procurement.md", "(within 10 % for bw[3] in [23.4, 43.46] GB/s)", "solve",
            GPT3_4D, "--ranges")
+
+
+def test_committee_page_quotes_the_answer_to_the_objective_asked(tmp_path):
+    """docs/committee-page.md: the recommendation of ``report --objective X`` with the targets
+    given, as the report's JSON gives it, for the four questions the page quotes."""
+    compare = REPO / "instances" / "gpt3-4d-compare.toml"
+
+    def asked(*flags: str) -> dict:
+        out = tmp_path / "-".join(f.strip("-") for f in flags)
+        r = run("report", compare, *flags, "-o", out, "--points", "3", "--json", out / "c.json")
+        assert r.exit_code == 0, r.output
+        return json.loads((out / "c.json").read_text())
+
+    def at(a: dict, digits: int = 0) -> str:
+        return f"at {a['iteration_time_ns'] / 1e6:,.{digits}f} ms"
+
+    from hieropt.report.run import fmt_money
+
+    cheapest = asked("--objective", "min_cost", "--max-time", "1.3s")
+    rec, knee = cheapest["headline"], next(a for a in cheapest["alternatives"]
+                                           if a["key"] == "knee")
+    assert cheapest["recommended"] == "min_cost"
+    on_page("committee-page.md",
+            f"recommends the cheapest network meeting 1.3 s, ${rec['network_cost_usd']:,.0f} "
+            f"{at(rec)}, not the knee ({fmt_money(knee['network_cost_usd'])} {at(knee, 1)}")
+    ppc = asked("--objective", "performance_per_cost")["headline"]
+    capped = asked("--objective", "performance_per_cost", "--max-time", "1.3s")["headline"]
+    on_page("committee-page.md",
+            f"`--objective performance_per_cost` recommends {fmt_money(ppc['network_cost_usd'])} "
+            f"{at(ppc, 1)}, and with `--max-time 1.3s` the optimum under that cap, "
+            f"${capped['network_cost_usd']:,.0f} {at(capped)}")
+    fast = asked("--objective", "performance", "--budget", "10M")
+    assert fast["recommended"] == "fastest"
+    on_page("committee-page.md", "`--objective performance --budget 10M` the fastest network "
+            f"within $10M, {fast['headline']['iteration_time_ns'] / 1e6:,.1f} ms")
