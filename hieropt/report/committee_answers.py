@@ -260,8 +260,8 @@ def procurement_alternatives(
             missing.append(Missing("knee", titled(knee_name, "min_cost", None, budget, unit),
                                    str(e)))
     attempt("min_run_cost", "min_run_cost")
-    if (objective or given.objective) == "min_cost" or (cap is not None
-                                                         and not given.relative_time):
+    if cap is not None and ((objective or given.objective) == "min_cost"
+                            or not given.relative_time):  # (min cost needs a time target)
         attempt("min_cost", "min_cost")
     if front is not None and front.best_per_cost is not None:
         alts.append(_solved(instance, "performance_per_cost",

@@ -43,9 +43,10 @@ def with_targets(
         )
         if v is not None and getattr(model, k, None) != v
     }
-    # nothing changes (values equal to the model's were validated with it): the model itself
+    # nothing changes (values equal to the model's were validated with it): the model itself,
+    # unless it asks for min cost without a target (a copy that dropped its regret bound)
     if not update:
-        return model
+        return _with_min_cost_target(model)
     if objective is not None and objective not in OBJECTIVES:
         raise InputError(f"{flag_prefix}objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(OBJECTIVES)}")
@@ -70,6 +71,15 @@ def with_targets(
             f"only objective min_cost takes it (got {out.objective})",
             "use --objective min_cost with --max-regret",
         )
+    return _with_min_cost_target(out)
+
+
+def _with_min_cost_target(out: M) -> M:
+    """``out``, which asks for a time target or regret bound when its objective is min_cost.
+
+    Raises:
+        InputError: objective min_cost without either.
+    """
     if (
         out.objective == "min_cost"
         and out.max_iteration_time_ns is None
