@@ -8,13 +8,17 @@ pipeline sends included) and the per-iteration tail W = sum_l T_wg + U of the fi
 backward ends the iteration; another stage's ends at least one stage's backward earlier), 1F1B with
 blocking sends takes
 
-    T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W
+    T = c sum_r t_r + (m - c) max_r t_r + W
 
-(v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that enters first passes every stage
-once on its way forward and once back (the fill and drain: sum_r t_r, each stage at its own pace;
-with v chunks a chunk's share t_r / v), and the other m - 1 micro-batches follow at the pace of the
-slowest stage: exact when the last stage is the slowest (for 1F1B the graph is exact always: stages
-after a slower middle one hide in its steady state). With equal stages it is
+with c = 1/v for v equal chunks (v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that
+enters first passes every stage once on its way forward and once back (the fill and drain: sum_r
+t_r, each stage at its own pace; with v chunks a chunk's share t_r / v), and the other m - 1
+micro-batches follow at the pace of the slowest stage. With unequal chunks (a stage's blocks that v
+does not divide) the fill and drain run at the largest chunk's pace: c is its share of the slowest
+stage's slot (:attr:`hieropt.spec.StepSchedule.fill_share`; 5 blocks in chunks of 2, 1, 1, 1: c =
+2/5, which the simulator's per-chunk traces confirm, where 1/4 is 8 % fast). The composition is
+exact when the last stage is the slowest (for 1F1B the graph is exact always: stages after a slower
+middle one hide in its steady state). With equal stages it is
 Narayanan et al.'s (m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at
 the slowest stage's pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the
 per-iteration collectives on their own stream (:func:`hieropt.model.loops.cross_backward`): its
@@ -91,16 +95,16 @@ def add_composed(
 ) -> None:
     """Add ``weight`` x T of the module docstring to ``b``: ``slot(s, w)`` adds w x t_s of stage
     entry s, ``tail`` w x W_s, ``last`` w x (f_s + X_s + U_s) (the overlapped last micro-batch)."""
-    m, v = instance.step.microbatches, instance.step.virtual_stages
+    m, c = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
     if uses_graph(instance):
         raise ValueError("a 1F1B pipeline timed by its graph: hieropt.model.pipeline.add_graph")
     for s, n in enumerate(counts):
         n -= 1 if over and s == first else 0
         if n:
-            slot(s, weight * n / v)
-    if m - 1 / v > 0:
-        add_slowest_stage(b, len(counts), lambda s: slot(s, 1.0), weight * (m - 1 / v))
+            slot(s, weight * n * c)
+    if m - c > 0:
+        add_slowest_stage(b, len(counts), lambda s: slot(s, 1.0), weight * (m - c))
     (last if over else tail)(first, weight)
 
 
@@ -164,15 +168,15 @@ def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry
     """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last
     pass f_s + X_s + U_s, forward f_s and backward b_s: the schedule's graph (:func:`uses_graph`) or
     the composition of the module docstring."""
-    m, v = instance.step.microbatches, instance.step.virtual_stages
+    m, c = instance.step.microbatches, instance.step.fill_share
     if uses_graph(instance):
         return graph_time(instance, first, entry, fwds, bwds, tails, lasts)
     over = overlapped(instance)
     total = sum(
-        (n - (1 if over and s == first else 0)) * t / v
+        (n - (1 if over and s == first else 0)) * t * c
         for s, (n, t) in enumerate(zip(counts, slots, strict=True))
     )
-    total += (m - 1 / v) * max(slots)
+    total += (m - c) * max(slots)
     return float(total + (lasts[first] if over else tails[first]))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..workloads.llm.layout import chunk_share
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Step, build_step
 from .memory import MemoryReport, memory
@@ -70,9 +71,9 @@ class PlanFigures:
                                    [x["backward_ns"] for x in stages])
             bubble = end - compute
         else:
-            bubble = (
-                sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb
-            ) / pl.virtual_stages
+            share = chunk_share(self.params)  # (the largest chunk's share; None: 1 / v)
+            bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) * (
+                share if share is not None else 1 / pl.virtual_stages)
         tail = stages[0]["optimizer_ns"]
         return {"microbatches": self.step.microbatches, "slowest_stage": self.slowest_stage,
                 "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": tail,

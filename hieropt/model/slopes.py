@@ -232,7 +232,7 @@ def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[
     forward, backward, tail or overlapped last pass as affine pieces; the schedule graph's critical
     path at ``t`` (or the slowest slot of the composition) selected for its maxima."""
     counts, first, entry = job.composed
-    m, v = instance.step.microbatches, instance.step.virtual_stages
+    m, share = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
     fwd, bwd = [], []
     end = (0.0, np.zeros(t.size))
@@ -262,9 +262,9 @@ def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[
         const, grad = const + fwd[first][0], grad + fwd[first][1]
     for k, (n, (c, g)) in enumerate(zip(counts, slots, strict=True)):
         n -= 1 if over and k == first else 0
-        const, grad = const + n / v * c, grad + n / v * g
+        const, grad = const + n * share * c, grad + n * share * g
     top = max(range(len(slots)), key=lambda k: slots[k][0] + float(slots[k][1] @ t))
-    return const + (m - 1 / v) * slots[top][0], grad + (m - 1 / v) * slots[top][1]
+    return const + (m - share) * slots[top][0], grad + (m - share) * slots[top][1]
 
 
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:

@@ -136,7 +136,11 @@ class StepSchedule(Frozen):
         microbatches: m per iteration.
         stages: pipeline stages p (1: no pipeline).
         virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
-            is (p - 1) / v micro-batch slots.
+            is (p - 1) c micro-batch slots, c = :attr:`fill_share`.
+        chunk_share: the largest model chunk's share of the slowest stage's micro-batch slot,
+            when the chunks are not equal (None: equal chunks, 1 / v): the interleaved schedule's
+            fill and drain run at that chunk's pace (a stage of 5 layers in chunks of 2, 1, 1, 1:
+            2 / 5, not 1 / 4).
         microbatch_group: the interleaved schedule's N, micro-batches a stage runs back to back on
             one chunk (default: ``stages``; Megatron-LM's ``microbatch_group_size_per_vp_stage``):
             the order the ASTRA-sim traces run (:mod:`hieropt.io.astrasim_step`). Within its
@@ -157,6 +161,7 @@ class StepSchedule(Frozen):
     stages: int = Field(default=1, ge=1)
     virtual_stages: int = Field(default=1, ge=1)
     microbatch_group: int | None = Field(default=None, ge=1)
+    chunk_share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     overlap_dp: bool = False
     overlap_groups: tuple[str, ...] = ()
 
@@ -166,6 +171,11 @@ class StepSchedule(Frozen):
             raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
                              "per-iteration overlap); fix: set one of them")
         n, p, m = self.microbatch_group, self.stages, self.microbatches
+        c = self.chunk_share
+        if c is not None and not 1 / self.virtual_stages <= c <= 1:
+            raise ValueError(
+                f"step.chunk_share: {c:g} with {self.virtual_stages} virtual stages; fix: the "
+                "largest chunk's share of a stage, between 1 / virtual_stages and 1")
         if n is not None and (self.virtual_stages == 1 or not p <= n <= m or 0 < m % n < p):
             raise ValueError(
                 f"step.microbatch_group: {n} with {p} stages, {self.virtual_stages} virtual "
@@ -179,9 +189,16 @@ class StepSchedule(Frozen):
         return self.microbatch_group or self.stages
 
     @property
+    def fill_share(self) -> float:
+        """c, the share of a stage's micro-batch slot at whose pace the fill and drain run: the
+        largest chunk's (:attr:`chunk_share`), else 1 / v."""
+        return self.chunk_share if self.chunk_share is not None else 1 / self.virtual_stages
+
+    @property
     def slots(self) -> float:
-        """Micro-batch slots of the stage per iteration: m + (p - 1) / v."""
-        return self.microbatches + (self.stages - 1) / self.virtual_stages
+        """Micro-batch slots of the stage per iteration: m + (p - 1) c (c = :attr:`fill_share`:
+        1 / v for equal chunks)."""
+        return self.microbatches + (self.stages - 1) * self.fill_share
 
 
 class Workload(Frozen):

@@ -82,6 +82,20 @@ def split_chunks(n: int, v: int, first_stage: bool = False) -> list[int]:
     return out[::-1] if first_stage else out
 
 
+def chunk_share(p: LLMParams) -> float | None:
+    """The largest model chunk's blocks over the fullest stage's, when the interleaved schedule's
+    chunks are not all equal (:attr:`hieropt.spec.StepSchedule.chunk_share`: the fill and drain
+    run at that chunk's pace); None for 1F1B and for equal chunks (1 / v). 5 blocks per stage in 4
+    chunks (2, 1, 1, 1): 2 / 5. Llama 3 405B's 7, 8 x 14, 7 blocks in 8 chunks: 1 / 8 (None)."""
+    v = p.plan.virtual_stages
+    if v == 1:
+        return None
+    counts = stage_layer_counts(p)
+    chunk = max(max(split_chunks(n, v, r == 0)) for r, n in enumerate(counts))
+    stage = max(counts)
+    return None if chunk * v == stage else chunk / stage
+
+
 def stage_chunks(p: LLMParams) -> list[list[range]]:
     """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th
     chunk, model chunk j p + r (module docstring)."""
@@ -96,4 +110,5 @@ def stage_chunks(p: LLMParams) -> list[list[range]]:
     ]
 
 
-__all__ = ["balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks"]
+__all__ = ["balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks",
+           "chunk_share"]

@@ -40,6 +40,7 @@ from ...cache import Same, current
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
 from .comms import own_stream_groups
 from .flops import training_of
+from .layout import chunk_share
 from .params import PLAN_GROUPS, LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
 
@@ -287,23 +288,26 @@ def schedule(p: LLMParams) -> StepSchedule:
     (:func:`~hieropt.workloads.llm.comms.own_stream_groups`)."""
     pl = p.plan
     own = own_stream_groups(pl)
+    share = chunk_share(p)
     if own:
         return StepSchedule(microbatches=pl.microbatches, stages=pl.pp,
-                            virtual_stages=pl.virtual_stages,
+                            virtual_stages=pl.virtual_stages, chunk_share=share,
                             microbatch_group=pl.microbatch_group_size, overlap_groups=own)
     key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce,
-           pl.microbatch_group_size)
+           pl.microbatch_group_size, share)
     return current().memo("schedule", key, lambda: _schedule(*key), 1024)
 
 
 def _schedule(
-    microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool, group: int | None
+    microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool, group: int | None,
+    share: float | None,
 ) -> StepSchedule:
     return StepSchedule(
         microbatches=microbatches,
         stages=stages,
         virtual_stages=virtual_stages,
         microbatch_group=group,
+        chunk_share=share,
         overlap_dp=overlap_dp,
     )
 
