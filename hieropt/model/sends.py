@@ -172,4 +172,4 @@ def _with_groups(s: Workload, groups: np.ndarray, name: str) -> Workload:
     layers.groups = groups
     return Workload.model_construct(
         **{**{f: getattr(s, f) for f in type(s).model_fields}, "name": name, "layers": layers,
-           "more_stages": ()})
+           "more_stages": (), "pipeline_stages": ()})
