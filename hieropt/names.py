@@ -88,3 +88,6 @@ expert-parallel group."""
 PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
 """Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help
 order."""
+SEND_GROUP_SEPARATOR = "@"
+"""Between a pipeline send group's name and the dimensions one stage boundary crosses, in the named
+group a send across that boundary runs on (``pp@0+1``: :mod:`hieropt.model.sends`)."""

@@ -33,6 +33,67 @@ nic_usd_per_gbps = 1.0
 its workload in ``model.toml`` beside it (the test writes that model)."""
 
 
+PP2D_MODEL_TOML = """generator = "llm"
+[params.model]
+name = "gpt-22b"
+layers = 8
+hidden_size = 6144
+heads = 64
+ffn_size = 24576
+vocab_size = 51200
+sequence_length = 2048
+norm = "layernorm"
+biases = true
+dropout = true
+position_embedding = "learned"
+tied_embeddings = true
+[params.plan]
+tp = 4
+pp = 4
+dp = 1
+micro_batch_size = 1
+global_batch_size = 16
+recompute = "none"
+schedule = "1f1b"
+zero_stage = 0
+[params.npu]
+accelerator = "A100-SXM-80GB"
+hbm_reserve_gib = 4.0
+"""
+"""GPT 22B's architecture cut to 8 layers, tp 4 x pp 4 x dp 1, 16 micro-batches of 1 sequence of
+2048 tokens, tied embeddings, on A100s."""
+
+PP2D_INSTANCE_TOML = """name = "pp2d"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = ["bw[0] <= 300", "bw[1] <= 25"]
+[network]
+dims = [{ block = "Switch", npus = 8, cost_class = "NVLink" },
+        { block = "Switch", npus = 2, cost_class = "IB" }]
+[cost.NVLink]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 0.0
+[cost.IB]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+""":data:`PP2D_MODEL_TOML` on two nodes of 8 NPUs (NVLink switch, InfiniBand switch): tp [4, 1],
+pp [2, 2] placed lowest first, so stages 0 and 1 sit on node 0, 2 and 3 on node 1, and only the
+1 -> 2 boundary crosses InfiniBand."""
+
+
+def pp2d_instance(folder: Path) -> Any:
+    """The instance of :data:`PP2D_INSTANCE_TOML` (its files written into ``folder``)."""
+    import hieropt
+
+    (folder / "model.toml").write_text(PP2D_MODEL_TOML)
+    (folder / "inst.toml").write_text(PP2D_INSTANCE_TOML)
+    return hieropt.load_instance(folder / "inst.toml")
+
+
 HOURS_PAIR_TOML = """\
 name = "hours-pair"
 objective = "performance"

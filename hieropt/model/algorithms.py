@@ -49,13 +49,12 @@ time of a collective of S bytes at per-NPU bandwidths B (bytes/ns) is, with m_d 
   reduce-scatter and all-to-all S/P, all-gather S), all dimensions at once: T = max_d (m_d / B_d +
   s_d alpha_d), s_d = 2 (all-reduce) or 1.
 
-Point-to-point (``P2P``, a pipeline send) is no collective: each NPU sends S to its neighbour across
-one of the spanned dimensions (stages ordered so that neighbours differ in one coordinate, e.g.
-boustrophedon), one step; the slowest such send paces the pipeline: T = max_d (S f_d / B_d +
-alpha_d), f_d the send's share of the NPU's bandwidth on d (:func:`p2p_links`: one link of a
-FullyConnected dimension of n NPUs carries B_d / (n
-- 1)). Every algorithm's T is a max or a sum of terms linear in 1/B_d: convex and piecewise linear
-  in 1/B.
+Point-to-point (``P2P``, a pipeline send) is no collective: each NPU sends S to its neighbour, one
+step on every spanned dimension of the group it is given: T = max_d (S f_d / B_d + alpha_d), f_d the
+send's share of the NPU's bandwidth on d (:func:`p2p_links`: one link of a FullyConnected dimension
+of n NPUs carries B_d / (n - 1)). A pipeline's sends are given the dimensions their stage boundary
+crosses (:mod:`hieropt.model.sends`). Every algorithm's T is a max or a sum of terms linear in
+1/B_d: convex and piecewise linear in 1/B.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ A **placement** gives every group X (``tp``, ``pp``, ``dp``, and ``ep`` / ``edp`
 size on each dimension, g^X_d, as hieropt's mappings do: g^X_d divides p_d, prod_d g^X_d = |X|, and
 the groups tile every dimension, prod_X g^X_d = p_d (ep and edp are a split of dp: g^ep_d g^edp_d =
 g^dp_d). A group spans the dimensions where g^X_d > 1; a collective over X puts its traffic there
-(:mod:`hieropt.model.traffic`), a point-to-point send of the pipeline crosses one of them (stages
-ordered so that neighbours differ in one coordinate, e.g. boustrophedon).
+(:mod:`hieropt.model.traffic`), a point-to-point send of the pipeline crosses those where its two
+stages' coordinates differ (the stages in mixed radix over the pp group's dimensions, lowest first:
+:mod:`hieropt.model.sends`).
 
 - :func:`place_lowest`: the groups in the order given (innermost first; Megatron-LM's rank order is
   tp, then the data-parallel groups, then pp) fill the dimensions from dimension 0 upwards, each

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..names import SEND_GROUP_SEPARATOR as SEPARATOR
 from ..spec import Instance
 from .terms import PhaseRefs, TermBuilder
 
@@ -50,6 +51,10 @@ def _own_mask(named, groups: np.ndarray) -> np.ndarray | None:
     mask = np.zeros(groups.shape, dtype=bool)
     for g in set(named):  # (object arrays: one vectorised comparison per name)
         mask |= groups == g
+    # (a pipeline send's boundary group, hieropt.model.sends, is its send group's)
+    for g in {x for x in groups.ravel().tolist() if x is not None and SEPARATOR in x}:
+        if g.split(SEPARATOR, 1)[0] in named:
+            mask |= groups == g
     mask[:, 2] = False
     mask.flags.writeable = False
     return mask if mask.any() else None

@@ -4,9 +4,10 @@ by the closed composition below of the stages' micro-batch slots.
 
 With p stages, m micro-batches and v model chunks per stage, stage r's micro-batch slot
 t_r = sum_l (C_f + T_f + C_ig + T_ig + C_wg) (one micro-batch's forward and backward on it, its
-pipeline sends included) and the per-iteration tail W = sum_l T_wg + U of the first stage (its last
-backward ends the iteration; another stage's ends at least one stage's backward earlier), 1F1B with
-blocking sends takes
+own pipeline sends included, each over the dimensions its boundary crosses:
+:mod:`hieropt.model.sends`) and the per-iteration tail W = sum_l T_wg + U of the first stage (its
+last backward ends the iteration; another stage's ends at least one stage's backward earlier), 1F1B
+with blocking sends takes
 
     T = c sum_r t_r + (m - c) max_r t_r + W
 

@@ -24,6 +24,7 @@ from ..spec import Instance
 from .loops import p2p_row
 from .pipeline import composition, overlapped, uses_graph
 from .schedule_dag import one_f_one_b, schedule_time
+from .sends import placed_job
 from .stages import stage_jobs
 from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
 
@@ -55,6 +56,7 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
     """The per-layer arrays of every workload of ``instance`` (``instance.jobs`` order)."""
     out = []
     for job in instance.jobs:
+        job = placed_job(instance, job)  # (each pipeline send on the dimensions it crosses)
         first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
         out.append(
             replace(first, more=tuple(more), composed=composition(instance, job)) if more else first

@@ -52,8 +52,11 @@ def stage_rows(job: Job) -> tuple[Job, tuple[slice, ...]]:
         ]
         ends = np.cumsum([len(t) for t in tables])
         cols = {f: np.concatenate([getattr(t, f) for t in tables]) for f in
-                ("compute_ns", "size_bytes", "kinds", "scopes", "update_ns", "policies", "groups")}
+                ("compute_ns", "size_bytes", "kinds", "scopes", "update_ns", "policies")}
         layers = LayerTable([n for t in tables for n in t.names], **cols)
+        # (the stages' groups, checked in their tables already; a pipeline send's boundary group,
+        # hieropt.model.sends, holds a separator no group named in an input may)
+        layers.groups = np.concatenate([t.groups for t in tables])
         rows = tuple(slice(int(e - len(t)), int(e)) for t, e in zip(tables, ends, strict=True))
         whole = Workload.model_construct(
             name=f"{w.name} (every stage)",

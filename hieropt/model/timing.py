@@ -90,6 +90,7 @@ from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
 from .overlap import add_slot, own_stream
 from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
+from .sends import placed_job
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
 from .traffic import (
@@ -192,7 +193,9 @@ def _add_job(
     """Add ``weight`` x one workload's T, by its training loop, to the builder; a workload of
     several pipeline stages adds ``weight`` x the max over its stages of each stage's T
     (:func:`hieropt.model.stages.add_slowest_stage`), every stage's collectives registered at once
-    (:func:`hieropt.model.stages.stage_rows`)."""
+    (:func:`hieropt.model.stages.stage_rows`), each pipeline send on the dimensions it crosses
+    (:func:`hieropt.model.sends.placed_job`)."""
+    job = placed_job(instance, job)
     rows, original = None, job
     if job.workload.more_stages:
         job, rows = stage_rows(job)
@@ -324,6 +327,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     slowest = []
     for i, job in enumerate(instance.jobs):
         runs = _stage_runs(instance, i, bw, execs, p2p_count, p2p, positive, latency_free)
+        job = placed_job(instance, job)  # (the stages as _stage_runs times them)
         # the slowest stage (the first of equals): every figure is its
         r = max(runs, key=lambda x: x.T)
         comp = composition(instance, job)

@@ -16,6 +16,7 @@ from ..cache import Same, current
 from ..spec import PHASES, Collective, Instance, Job
 from .algorithms import collective_steps, p2p_links, sums_dims, unit_table, unit_traffic
 from .rows import distinct_rows
+from .sends import placed_job
 from .stages import stage_rows
 
 
@@ -242,6 +243,7 @@ def model_mode(instance: Instance) -> str:
     def build() -> str:
         summing = other = False
         for job in instance.jobs:
+            job = placed_job(instance, job)
             job = stage_rows(job)[0] if job.workload.more_stages else job
             sums = phase_sums(instance, job)
             multi = (
@@ -257,7 +259,8 @@ def model_mode(instance: Instance) -> str:
         return "sequential" if summing else "concurrent"
 
     return instance.memo("_model_mode", (instance.network, instance.workload, instance.mapping,
-                                         instance.more_workloads, instance.dimension_mode), build)
+                                         instance.more_workloads, instance.dimension_mode,
+                                         instance.training_loop, instance.step), build)
 
 
 def model_fields(instance: Instance) -> tuple:
@@ -271,10 +274,11 @@ def model_fields(instance: Instance) -> tuple:
 def job_arrays(instance: Instance, i: int) -> tuple:
     """What the evaluator reads of job ``i`` of ``instance`` at every bandwidth: (the job, or the
     job of its stages' rows, :func:`hieropt.model.stages.stage_rows`; the rows of each stage;
-    traffic (L, 3, D) bytes; latency (L, 3, D) ns; the summing collectives (L, 3)), kept on the
+    traffic (L, 3, D) bytes; latency (L, 3, D) ns; the summing collectives (L, 3)), each pipeline
+    send on the dimensions it crosses (:func:`hieropt.model.sends.placed_job`), kept on the
     instance (a repeated solve evaluates it again)."""
     def build() -> tuple:
-        job, rows = instance.jobs[i], None
+        job, rows = placed_job(instance, instance.jobs[i]), None
         if job.workload.more_stages:
             job, rows = stage_rows(job)
         traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)

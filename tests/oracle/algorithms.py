@@ -109,11 +109,13 @@ def _steps(kind: Collective, g: list[int], algorithm: str, dim_algos: list[str])
 
 
 def restated_rows(
-    instance: Instance, workload, mapping
+    instance: Instance, workload, mapping, sends: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(traffic (L, 3, D) bytes, latency (L, 3, D) ns, sums (L, 3) bool) of ``workload`` on
     ``mapping``: every phase's collective by its group's algorithm (the workload's entry, else the
-    instance's dimension_mode)."""
+    instance's dimension_mode). ``sends``: (phase column, named group) -> the group sizes a
+    point-to-point send of that column and group crosses (:func:`crossed_sizes`), in place of the
+    group's own."""
     t = workload.table
     dims = instance.network.dims
     D = len(dims)
@@ -127,6 +129,8 @@ def restated_rows(
         for j, phase in enumerate(PHASES):
             kind, size, name = t.collective[lay, j], float(t.size_bytes[lay, j]), t.group[lay, j]
             g = list(mapping.groups[name] if name is not None else getattr(mapping, phase))
+            if sends and kind is Collective.P2P and (j, name) in sends:
+                g = list(sends[(j, name)])
             algorithm = (
                 algos.get(name, instance.dimension_mode)
                 if name is not None
@@ -140,3 +144,15 @@ def restated_rows(
                 ]
             sums[lay, j] = algorithm == "sequential" and kind is not Collective.P2P
     return traffic, latency, sums
+
+
+def crossed_sizes(sizes: tuple[int, ...], r: int, s: int) -> tuple[int, ...]:
+    """A pipeline group of ``sizes`` NPUs per dimension holds its stages in mixed radix, lowest
+    dimension fastest: stage r at coordinate floor(r / (p_0 ... p_(d-1))) mod p_d on dimension d.
+    A send between stages ``r`` and ``s`` crosses the dimensions whose coordinates differ: the
+    group's size there, 1 elsewhere."""
+    out, below = [], 1
+    for p in sizes:
+        out.append(p if (r // below) % p != (s // below) % p else 1)
+        below *= p
+    return tuple(out)

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -81,7 +82,7 @@ from hieropt.spec import (
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
-from tests.oracle.algorithms import LINK_RULES, restated_rows  # noqa: E402
+from tests.oracle.algorithms import LINK_RULES, crossed_sizes, restated_rows  # noqa: E402
 from tests.oracle.test_scip_oracle import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
@@ -362,10 +363,28 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
     (L, 3, D) bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the
     collectives whose dimensions' times add up)). Traffic, latency and sums are the oracle's own
     statement of each group's algorithm (tests/oracle/algorithms.py). A workload's time is the max
-    over its stages of each stage's time (the slowest stage paces the pipeline)."""
+    over its stages of each stage's time (the slowest stage paces the pipeline). A pipeline whose
+    send group spans several dimensions (:func:`_send_groups`) is listed stage by stage, 0 first,
+    each stage's forward sends crossing the dimensions between it and stage r + 1 (mod p), its
+    input-gradient sends those between it and stage r - 1 (tests/oracle/algorithms.py
+    crossed_sizes); the third item then states one pipeline stage per entry."""
     out = []
     for job in instance.jobs:
         stages = []
+        placed = _send_groups(instance, job)
+        if placed:
+            p = instance.step.stages
+            entry = {r: k for k, m in enumerate(job.workload.pipeline_stages) for r in m}
+            for r in range(p):
+                w = job.workload.stages[entry[r]]
+                sends = {(j, g): crossed_sizes(sizes, r, (r + (1 if j == 0 else -1)) % p)
+                         for g, sizes in placed.items() for j in (0, 1)}
+                traffic, latency, sums = restated_rows(instance, w, job.mapping, sends)
+                stages.append((traffic, latency, w.table.compute_ns,
+                               float(w.table.update_ns.sum()), sums, _own(instance, w.table.group)))
+            each = SimpleNamespace(pipeline_stages=tuple((r,) for r in range(p)))
+            out.append((job.weight, stages, each))
+            continue
         for w in job.workload.stages:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             own = _own(instance, w.table.group)
@@ -373,6 +392,29 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
                            sums, own))
         out.append((job.weight, stages, job.workload))
     return out  # (per workload: weight, stages, the workload)
+
+
+def _send_groups(instance: Instance, job) -> dict:
+    """The named groups of the point-to-point sends in the forward and input-gradient phases of a
+    loop ``step`` workload whose pipeline stages are known, that span several dimensions and hold
+    the schedule's p stages: name -> sizes; empty otherwise (every send then crosses its group's
+    dimensions)."""
+    w, st_ = job.workload, instance.step
+    if instance.training_loop != "step" or not w.more_stages or not w.pipeline_stages:
+        return {}
+    if sorted(r for m in w.pipeline_stages for r in m) != list(range(st_.stages)):
+        return {}
+    out = {}
+    for s in w.stages:
+        t = s.table
+        for lay in range(t.size_bytes.shape[0]):
+            for j in (0, 1):
+                g = t.group[lay, j]
+                if t.collective[lay, j] is Collective.P2P and g is not None:
+                    sizes = tuple(job.mapping.groups[g])
+                    if math.prod(sizes) == st_.stages and sum(x > 1 for x in sizes) > 1:
+                        out[g] = sizes
+    return out
 
 
 def _own(instance: Instance, groups: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from hieropt.io.instance import load_instance
 from hieropt.model import terms
 from hieropt.model.groups import instance_for, place_lowest, plan_groups
 from hieropt.model.memory import memory, stage_activation_bytes, stage_memory
+from hieropt.model.sends import base_group, placed_job
 from hieropt.model.stages import stage_jobs
 from hieropt.model.timing import build_time_model
 from hieropt.model.traffic import phase_classes, phase_latency, phase_traffic
@@ -259,8 +260,10 @@ def test_phase_classes_give_the_time_model_of_every_row():
             assert b1.collectives == b2.collectives
             assert all(np.array_equal(x, y)
                        for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
-            total = 0  # (pp > 1: every distinct stage's collectives; the first's are b1's)
-            for job in stage_jobs(inst.jobs[0]):
+            # (pp > 1: every distinct stage's collectives, the stages split by the boundaries their
+            # sends cross; the first's are b1's)
+            total = 0
+            for job in stage_jobs(placed_job(inst, inst.jobs[0])):
                 b = terms.TermBuilder(inst.network.n_dims)
                 terms.phase_refs(b, phase_traffic(inst, job), phase_latency(inst, job))
                 total += b.collectives
@@ -404,9 +407,11 @@ def _split_by_layer(inst, bw):
     from hieropt.model.timing import evaluate
     from hieropt.spec import Collective
 
-    # (a plan with pp > 1: the slowest stage at bw; else the workload)
+    # (a plan with pp > 1: the slowest stage at bw, each send on the dimensions it crosses; else
+    # the workload)
     slowest = evaluate(inst, bw).slowest_stage
-    job = next(j for j in stage_jobs(inst.jobs[0]) if slowest is None or j.workload.name == slowest)
+    job = next(j for j in stage_jobs(placed_job(inst, inst.jobs[0]))
+               if slowest is None or j.workload.name == slowest)
     st, table = inst.step, job.workload.table
     per = phase_traffic(inst, job) / bw + phase_latency(inst, job)
     seq = np.array(
@@ -427,7 +432,7 @@ def _split_by_layer(inst, bw):
     for j, times in ((0, st.microbatches), (1, st.microbatches), (2, 1)):
         for g, t in zip(table.group[:, j], coll[:, j], strict=True):
             if t > 0:
-                name = g or ("tp" if j < 2 else "dp")
+                name = base_group(g) or ("tp" if j < 2 else "dp")
                 by_group[name] = by_group.get(name, 0.0) + times * float(t)
     return by_group
 

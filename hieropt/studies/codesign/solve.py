@@ -18,6 +18,7 @@ from ...cache import Same, current, scoped
 from ...errors import HieroptError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
+from ...model.sends import base_group, placed_job
 from ...model.stages import stage_jobs
 from ...model.timing import evaluate
 from ...model.traffic import phase_times
@@ -47,7 +48,7 @@ def issued_by_group_ns(inst, bw: np.ndarray, stage: str | None = None) -> dict[s
     exposed communication. Summed phase by phase, layer by layer (one ``bincount`` over the phases
     in that order)."""
     st = inst.step
-    job = inst.jobs[0]
+    job = placed_job(inst, inst.jobs[0])  # (each pipeline send on the dimensions it crosses)
     if inst.workload.more_stages:
         name = stage or evaluate(inst, bw).slowest_stage
         job = next(j for j in stage_jobs(job) if j.workload.name == name)
@@ -75,7 +76,8 @@ def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray]:
 
 def _ids_of(table) -> tuple[tuple[str, ...], np.ndarray]:
     names: dict[str, int] = {}
-    ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
+    # (a pipeline send's boundary group counts as its send group: hieropt.model.sends)
+    ids = [names.setdefault(base_group(g) or ("tp" if j < 2 else "dp"), len(names))
            for j in range(3) for g in table.group[:, j].tolist()]
     return tuple(names), np.array(ids, dtype=np.int64)
 
