@@ -99,13 +99,14 @@ def stage_slots(inst, bw) -> list[tuple[float, float]]:
 
 
 def composed(inst, bw) -> float:
-    """Σ_r t_r / v + (m - 1 / v) max_r t_r + W_0: 1F1B (v = 1) with blocking sends, and what the
-    interleaved
-    schedule measures here (the first stage finishes last; its tail W_0 ends the iteration)."""
+    """c Σ_r t_r + (m - c) max_r t_r + W_0, c = 1 / v for equal chunks (else the largest chunk's
+    share of the fullest stage, ``step.fill_share``): 1F1B (v = 1) with blocking sends, and what
+    the interleaved schedule measures here (the first stage finishes last; its tail W_0 ends the
+    iteration)."""
     slots = stage_slots(inst, bw)
     t = [x for x, _ in slots]
-    v = inst.step.virtual_stages
-    return sum(t) / v + (inst.step.microbatches - 1 / v) * max(t) + slots[0][1]
+    c = inst.step.fill_share
+    return c * sum(t) + (inst.step.microbatches - c) * max(t) + slots[0][1]
 
 
 @pytest.mark.parametrize("which", list(SPACES))
