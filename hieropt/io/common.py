@@ -239,6 +239,31 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
     return InputError(src, key, "missing", fix)
 
 
+def check_not_model_file(data: dict[str, Any], src: str | Path, what: str, fix: str) -> None:
+    """Refuse a workload model file (a top-level ``generator`` beside ``[params]``:
+    ``models/gpt3-175b-llm.toml``) given where ``what`` (``an instance``, ``a co-design space``,
+    ...) is read, which would otherwise fail on its first key as an unknown one.
+
+    ``fix``: how to name it in a ``what`` file (``{name}`` is replaced by the file's name); for an
+    LLM model file (``generator = "llm"``) it goes on with ``, or use hieropt workload plan FILE``
+    (size its plan), for another ``, or use hieropt workload show FILE``.
+
+    Raises:
+        InputError: naming ``src``, ``generator`` and the fix.
+    """
+    generator = data.get("generator")
+    if not isinstance(generator, str) or not isinstance(data.get("params"), dict):
+        return
+    kind = "an LLM" if generator == "llm" else f"a {generator}"
+    command = "plan" if generator == "llm" else "show"
+    raise InputError(
+        src,
+        "generator",
+        f'{kind} model file (generator = "{generator}"), not {what}',
+        f"{fix.format(name=Path(src).name)}, or use hieropt workload {command} {src}",
+    )
+
+
 def _unique_key_loader() -> type:
     """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one
     mapping (PyYAML itself keeps the last one). Built when a YAML file is read, so PyYAML is
