@@ -238,7 +238,7 @@ class Plan(_Frozen):
             (gradient reduce-scatter; ZeRO-3's parameter all-gathers) run on their own stream
             through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
             (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
-            exposed, each in its pass.
+            exposed, each in its pass. Refused with ZeRO stage 0 or 1 (nothing to overlap).
         overlap_tp_comms: the TP collectives (all-reduces; with sequence parallelism the
             all-gathers and reduce-scatters) run on their own stream, pipelined with the GEMMs
             they feed and follow, as Megatron-Core and Transformer Engine run them
