@@ -52,7 +52,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import check_not_model_file, missing_key, unknown_key_error, validation_error
+from .common import missing_key, unknown_key_error, validation_error
 from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry, nic_entry
@@ -94,10 +94,6 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     path = Path(path)
     src = str(path)
     data = read_toml(path, "co-design space")
-    check_not_model_file(
-        data, src, "a co-design space",
-        "name it as the space's model (model = \"PATH/{name}\", relative to the space file)",
-    )
     _check_keys(data, src)
     sets = _strings(data, "set", src, "expected a list of KEY=VALUE strings",
                     'write set = ["global_batch_size=1536"]')

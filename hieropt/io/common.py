@@ -181,8 +181,25 @@ def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing
-    file or bad TOML."""
-    return parse_toml(read_text(path, what), path)
+    file or bad TOML, or on a workload model file where an instance or a space is read
+    (:func:`check_not_model_file`, ``what`` one of :data:`NOT_MODEL_FILES`)."""
+    data = parse_toml(read_text(path, what), path)
+    if what in NOT_MODEL_FILES:
+        check_not_model_file(data, path, f"{'an' if what == 'instance' else 'a'} {what}",
+                             NOT_MODEL_FILES[what])
+    return data
+
+
+NOT_MODEL_FILES = {
+    "instance": "name it as an instance's workload (workload = \"PATH/{name}\", relative to the "
+    "instance file, or the workload of a [[workloads]] entry)",
+    "shape space": "name it as the space's workload (workload = \"PATH/{name}\", relative to the "
+    "space file, or the workload of a [[workloads]] entry)",
+    "co-design space": "name it as the space's model (model = \"PATH/{name}\", relative to the "
+    "space file)",
+}
+"""The file kinds :func:`read_toml` refuses a workload model file for, each with where the model
+file goes instead (``{name}``: its file name)."""
 
 
 def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> Path:

@@ -38,7 +38,6 @@ from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from ..spec.base import text_for_number
 from .common import (
-    check_not_model_file,
     close_key,
     path_argument,
     read_text,
@@ -210,11 +209,6 @@ def load_instance(path: str | Path) -> Instance:
     path = path_argument(path, "an instance file", 'hieropt.load_instance("instances/x.toml")')
     src = str(path)
     data = read_toml(path, "instance")
-    check_not_model_file(
-        data, src, "an instance",
-        "name it as an instance's workload (workload = \"PATH/{name}\", relative to the "
-        "instance file, or the workload of a [[workloads]] entry)",
-    )
     for k in data:
         if k not in _TOP_KEYS:
             raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")

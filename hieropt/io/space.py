@@ -53,7 +53,6 @@ from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import (
-    check_not_model_file,
     missing_key,
     positive_number,
     unknown_key_error,
@@ -109,11 +108,6 @@ def load_space(path: str | Path) -> ShapeSpace:
     path = Path(path)
     src = str(path)
     data = read_toml(path, "shape space")
-    check_not_model_file(
-        data, src, "a shape space",
-        "name it as the space's workload (workload = \"PATH/{name}\", relative to the space "
-        "file, or the workload of a [[workloads]] entry)",
-    )
     for k in data:
         if k not in _TOP_KEYS:
             raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")
