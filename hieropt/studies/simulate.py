@@ -43,11 +43,10 @@ TOLERANCE = 0.03
 TIE = 1e-6
 """Predicted times closer than this (relative) are ties when rankings are compared."""
 MAX_CHUNKS = 256
-HIERARCHICAL = ("sequential", "concurrent")
-"""The group algorithms that run a collective's dimensions one after another or overlapped, as
-the simulator runs every collective (with one chunk, or several)."""
 """The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows
 with them)."""
+HIERARCHICAL = ("sequential", "concurrent")
+"""Group algorithms running a collective's dimensions in turn or overlapped (as the simulator)."""
 CHUNK_MARGIN = 2.0
 """Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the
 concurrent time is about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice
