@@ -175,8 +175,9 @@ def calibrate_command(
     bounds, minimising the mean absolute percentage error (or the log error), and write the
     accelerator with its fitted values, the fit's mean and worst error, the number of runs it
     rests on and each runs file's SHA-256 (validate --npu refuses a runs file changed since).
-    Each distinct run counts once (a row repeating a run, or a file given twice, does not add one).
-    Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, a
+    Each distinct run counts once (a row repeating a run, or a file given twice, does not add one;
+    rows of one plan measured at several times weigh each but are one run). Refused (exit 2): more
+    fitted fields than distinct runs, a run whose plan does not fit in memory, a
     row giving a fitted field, a best fit more than 50 % off (with the unit it points at), an
     --out or --json file that is one of the inputs; a fitted value at a bound
     of its range is a note on stderr and in the file, and two runs of the same plan measured more

@@ -181,8 +181,25 @@ def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing
-    file or bad TOML."""
-    return parse_toml(read_text(path, what), path)
+    file or bad TOML, or on a workload model file where an instance or a space is read
+    (:func:`check_not_model_file`, ``what`` one of :data:`NOT_MODEL_FILES`)."""
+    data = parse_toml(read_text(path, what), path)
+    if what in NOT_MODEL_FILES:
+        check_not_model_file(data, path, f"{'an' if what == 'instance' else 'a'} {what}",
+                             NOT_MODEL_FILES[what])
+    return data
+
+
+NOT_MODEL_FILES = {
+    "instance": "name it as an instance's workload (workload = \"PATH/{name}\", relative to the "
+    "instance file, or the workload of a [[workloads]] entry)",
+    "shape space": "name it as the space's workload (workload = \"PATH/{name}\", relative to the "
+    "space file, or the workload of a [[workloads]] entry)",
+    "co-design space": "name it as the space's model (model = \"PATH/{name}\", relative to the "
+    "space file)",
+}
+"""The file kinds :func:`read_toml` refuses a workload model file for, each with where the model
+file goes instead (``{name}``: its file name)."""
 
 
 def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> Path:
@@ -237,6 +254,31 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
             f"move '{key}' above the first [table] header",
         )
     return InputError(src, key, "missing", fix)
+
+
+def check_not_model_file(data: dict[str, Any], src: str | Path, what: str, fix: str) -> None:
+    """Refuse a workload model file (a top-level ``generator`` beside ``[params]``:
+    ``models/gpt3-175b-llm.toml``) given where ``what`` (``an instance``, ``a co-design space``,
+    ...) is read, which would otherwise fail on its first key as an unknown one.
+
+    ``fix``: how to name it in a ``what`` file (``{name}`` is replaced by the file's name); for an
+    LLM model file (``generator = "llm"``) it goes on with ``, or use hieropt workload plan FILE``
+    (size its plan), for another ``, or use hieropt workload show FILE``.
+
+    Raises:
+        InputError: naming ``src``, ``generator`` and the fix.
+    """
+    generator = data.get("generator")
+    if not isinstance(generator, str) or not isinstance(data.get("params"), dict):
+        return
+    kind = "an LLM" if generator == "llm" else f"a {generator}"
+    command = "plan" if generator == "llm" else "show"
+    raise InputError(
+        src,
+        "generator",
+        f'{kind} model file (generator = "{generator}"), not {what}',
+        f"{fix.format(name=Path(src).name)}, or use hieropt workload {command} {src}",
+    )
 
 
 def _unique_key_loader() -> type:

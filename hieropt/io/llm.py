@@ -140,9 +140,13 @@ def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = (),
-               override_source: str = "--set") -> LLMParams:
+               override_source: str = "--set", plan_rules: bool = True) -> LLMParams:
     """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into
     :class:`LLMParams`.
+
+    ``plan_rules`` False leaves out the rules between the plan and the model (the degrees'
+    product, divisibility, the micro-batch count against the stages, ...: :class:`LLMParams`), for a
+    co-design space, whose plans replace the model file's and are each checked when enumerated.
 
     ``override_source`` names where the overrides come from (``--set``, or ``"space.toml: set"`` for
     a co-design space's ``set`` list): a bad override, or a value an override gives that the model
@@ -176,7 +180,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     overrides = list(overrides)
     merged = with_accelerator(data, apply_overrides(params, overrides, override_source), source)
     try:
-        return LLMParams(**merged)
+        return LLMParams.model_validate(merged, context={"plan_rules": plan_rules})
     except ValidationError as e:
         item = _override_of(e, overrides, override_source)
         if item is not None:
@@ -238,17 +242,21 @@ def _override_of(e: ValidationError, overrides: list[str], source: str) -> str |
 
 
 def read_llm(
-    path: str | Path, overrides: Iterable[str] = (), override_source: str = "--set"
+    path: str | Path,
+    overrides: Iterable[str] = (),
+    override_source: str = "--set",
+    plan_rules: bool = True,
 ) -> LLMParams:
     """Read an LLM model file (module docstring) and apply ``overrides`` (from ``override_source``,
-    see :func:`llm_params`).
+    see :func:`llm_params`; ``plan_rules`` False: without the rules between the plan and the model,
+    for a co-design space's base).
 
     Raises:
         InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
     """
     path = Path(path)
     data = parse_toml(read_text(path, "model"), path)
-    return llm_params(data, path, overrides, override_source)
+    return llm_params(data, path, overrides, override_source, plan_rules)
 
 
 load_llm = read_llm

@@ -52,7 +52,12 @@ from ..errors import InputError
 from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
-from .common import missing_key, positive_number, unknown_key_error, validation_error
+from .common import (
+    missing_key,
+    positive_number,
+    unknown_key_error,
+    validation_error,
+)
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = (

@@ -14,7 +14,7 @@ def simulate_table(study: SimulationStudy) -> Table:
     """Per allocation: the instance's own prediction (what solve optimised) vs simulated, ms, with
     their ratio, and hieropt in the simulator's exact mode beside them."""
     t = Table(
-        title=f"ASTRA-sim vs hieropt: {study.instance} ({study.mode} dimensions as solved; "
+        title=f"ASTRA-sim vs hieropt: {study.instance} ({study.solved_text} as solved; "
         f"{study.chunks} "
         f"chunk{'s' if study.chunks != 1 else ''} per collective)",
         title_justify="left",

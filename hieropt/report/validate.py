@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from ..studies.validate import Calibration, Validation
-from ..studies.validate.checks import row_calibration_cells
+from ..studies.validate.checks import row_calibration_cells, runs_text
 from ..units import plural
 
 
@@ -143,8 +143,9 @@ def calibration_line(c: Calibration, verb: str = "fitted") -> str:
     """One calibration in a line: accelerator, values, runs, quality."""
     values = ", ".join(f"{k} = {v:.4g}" for k, v in c.values.items())
     return (
-        f"{c.npu} {verb} on {plural(c.runs, 'run')} of {', '.join(short_file(f) for f in c.files)} "
-        f"({c.loss}): {values}; fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
+        f"{c.npu} {verb} on {runs_text(c.runs, c.measurements)} of "
+        f"{', '.join(short_file(f) for f in c.files)} ({c.loss}): {values}; "
+        f"fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
     )
 
 
@@ -220,6 +221,7 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
         "mape": _finite(c.mape),
         "worst": _finite(c.worst),
         "runs": c.runs,
+        "measurements": c.measurements or c.runs,
         "files": list(c.files),
         "loss": c.loss,
         "evaluations": c.evaluations,
@@ -289,8 +291,9 @@ def calibration_file_parts(c: Calibration) -> tuple[dict[str, Any], dict[str, An
         "at_bound": list(c.at_bound),
     }
     comment = (
-        f"Accelerator {c.npu} calibrated by `hieropt calibrate` on {c.runs} measured runs "
-        f"({', '.join(c.files)}):\nmean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} "
+        f"Accelerator {c.npu} calibrated by `hieropt calibrate` on "
+        f"{runs_text(c.runs, c.measurements)} of {', '.join(c.files)}:\n"
+        f"mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} "
         "on those runs "
         f"(loss {c.loss}); fitted: {', '.join(c.values)}."
     )

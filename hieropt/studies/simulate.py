@@ -34,7 +34,7 @@ from ..io.astrasim_network import sim_network
 from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
 from ..solvers.portfolio import hours_weighted
-from ..spec import Instance
+from ..spec import Instance, Workload
 
 RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 DEFAULT_TIMEOUT_S = 600.0
@@ -45,6 +45,8 @@ TIE = 1e-6
 MAX_CHUNKS = 256
 """The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows
 with them)."""
+HIERARCHICAL = ("sequential", "concurrent")
+"""Group algorithms running a collective's dimensions in turn or overlapped (as the simulator)."""
 CHUNK_MARGIN = 2.0
 """Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the
 concurrent time is about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice
@@ -196,11 +198,11 @@ def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
     reproduces: one collective in flight (ASTRA-sim's single collective slot per NPU), latency paid
     per chunk, and the dimensions of a collective sequential with one chunk (exact) or concurrent
     with several (the simulator approaches it from above, by about (sequential - concurrent) /
-    chunks)."""
+    chunks), the instance's ``dimension_mode`` and every group's algorithm alike
+    (:func:`in_mode`: a plan's ``collective_algorithms`` does not change how the simulator runs
+    a collective)."""
     mode = "sequential" if chunks == 1 else "concurrent"
-    return instance.model_copy(
-        update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks}
-    )
+    return _one_in_flight(instance, mode, chunks)
 
 
 def simulator_chunks(
@@ -241,9 +243,57 @@ def chunk_difference(instance: Instance, bw_gbps: Sequence[float], chunks: int) 
 
 
 def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
-    return instance.model_copy(
+    return in_mode(instance, mode).model_copy(
         update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks}
     )
+
+
+def in_mode(instance: Instance, mode: str) -> Instance:
+    """``instance`` with its collectives over several dimensions run hierarchically in ``mode``
+    (``sequential`` or ``concurrent``), as the simulator runs every collective: each workload's
+    (and pipeline stage's) ``group_algorithms`` entry that is hierarchical, or that is another
+    algorithm on a group spanning several dimensions, becomes ``mode``; the instance's own
+    ``dimension_mode`` is left to the caller."""
+
+    def spans(job_groups: dict, name: str) -> bool:
+        return sum(p > 1 for p in job_groups.get(name, ())) > 1
+
+    def recast(w: Workload, groups: dict) -> Workload:
+        algs = tuple(
+            (n, mode if a in HIERARCHICAL or spans(groups, n) else a)
+            for n, a in w.group_algorithms
+        )
+        more = tuple(recast(x, groups) for x in w.more_stages)
+        if algs == w.group_algorithms and more == w.more_stages:
+            return w
+        return w.model_copy(update={"group_algorithms": algs, "more_stages": more})
+
+    first = recast(instance.workload, instance.mapping.groups)
+    more = tuple(
+        j.model_copy(update={"workload": recast(j.workload, j.mapping.groups)})
+        for j in instance.more_workloads
+    )
+    return instance.model_copy(update={"workload": first, "more_workloads": more})
+
+
+def solved_mode(instance: Instance) -> str:
+    """How ``instance``'s collectives over several dimensions run in its own model (what ``solve``
+    optimised), in words: ``"concurrent dimensions"`` when every such group runs one hierarchical
+    mode (or, none stating one, the instance's ``dimension_mode``), else each group with its
+    algorithm (``"tp nccl_ring"``, ``"tp concurrent, dp sequential"``)."""
+    groups: dict[str, str] = {}
+    for job in instance.jobs:
+        for stage in job.workload.stages:
+            used = stage.named_groups
+            for name, algorithm in stage.group_algorithms:
+                if name in used and sum(p > 1 for p in job.mapping.groups.get(name, ())) > 1:
+                    groups.setdefault(name, algorithm)
+    algorithms = set(groups.values())
+    if not algorithms:
+        return f"{instance.dimension_mode} dimensions"
+    if len(algorithms) == 1 and algorithms <= set(HIERARCHICAL):
+        return f"{algorithms.pop()} dimensions"
+    return ", ".join(f"{n} {a}" for n, a in groups.items())
 
 
 def unsimulated_group(instance: Instance) -> str | None:
@@ -255,7 +305,7 @@ def unsimulated_group(instance: Instance) -> str | None:
         for stage in job.workload.stages:
             for name, algorithm in stage.group_algorithms:
                 group = job.mapping.groups.get(name, ())
-                if algorithm not in ("sequential", "concurrent") and sum(
+                if algorithm not in HIERARCHICAL and sum(
                     p > 1 for p in group
                 ) > 1:
                     return f"{name} ({algorithm})"
@@ -273,7 +323,7 @@ def collective_mode(instance: Instance) -> str | None:
         for stage in job.workload.stages:
             used = stage.named_groups  # (a plan states every group's algorithm, used or not)
             for name, algorithm in stage.group_algorithms:
-                if name in used and algorithm in ("sequential", "concurrent") and sum(
+                if name in used and algorithm in HIERARCHICAL and sum(
                     p > 1 for p in job.mapping.groups.get(name, ())
                 ) > 1:
                     modes.add(algorithm)
@@ -375,6 +425,9 @@ class SimulationStudy:
         notes: allocations that could not be made (e.g. an infeasible heuristic), one line each.
         mode: the instance's dimension mode (what ``solve`` optimised).
         mismatch: why the simulator cannot run in that mode (:func:`mode_mismatch`), or None.
+        solved: how the instance's collectives over several dimensions run in its own model, in
+            words (:func:`solved_mode`: ``"concurrent dimensions"``, ``"tp nccl_ring"``); ''
+            for ``mode`` + ``" dimensions"``.
     """
 
     instance: str
@@ -384,6 +437,12 @@ class SimulationStudy:
     notes: tuple[str, ...] = ()
     mode: str = "sequential"
     mismatch: str | None = None
+    solved: str = ""
+
+    @property
+    def solved_text(self) -> str:
+        """:attr:`solved`, or ``mode`` + ``" dimensions"`` when not given."""
+        return self.solved or f"{self.mode} dimensions"
 
     @property
     def ranking_predicted(self) -> tuple[str, ...]:
@@ -442,7 +501,7 @@ class SimulationStudy:
             )
         if self.worst_error > self.tolerance:
             why.append(
-                f"simulated and predicted ({self.mode} dimensions, what solve optimised) "
+                f"simulated and predicted ({self.solved_text}, what solve optimised) "
                 "differ by up to "
                 f"{100 * self.worst_error:.3g} % (tolerance {100 * self.tolerance:g} %)"
             )
@@ -516,6 +575,7 @@ def simulate_allocations(
         tuple(notes),
         collective_mode(instance) or "mixed",
         mismatch,
+        solved_mode(instance),
     )
 
 
@@ -528,6 +588,9 @@ __all__ = [
     "run_bundle",
     "check_binary",
     "matching_instance",
+    "in_mode",
+    "solved_mode",
+    "HIERARCHICAL",
     "mode_mismatch",
     "unsimulated_group",
     "simulator_chunks",

@@ -853,3 +853,47 @@ def test_solve_help_lists_every_exit_3():
         "limit reached before the gap target (the best design found is printed, with its proven "
         "gap) or a failed verification."
     ) in text
+
+
+# --------------------------------------------------------------------------------------------------
+# An LLM model file given where an instance is read said "generator: unknown key (did you mean
+# 'network'?)": it is named as a model file, with where it goes instead.
+
+_AS_INSTANCE = (
+    f"error: {MODELS / 'gpt3-175b-llm.toml'}: generator: an LLM model file (generator = \"llm\"), "
+    "not an instance; fix: name it as an instance's workload (workload = "
+    "\"PATH/gpt3-175b-llm.toml\", relative to the instance file, or the workload of a "
+    f"[[workloads]] entry), or use hieropt workload plan {MODELS / 'gpt3-175b-llm.toml'}"
+)
+
+
+@pytest.mark.parametrize("command", [
+    ["evaluate"], ["solve"], ["pareto"], ["simulate"], ["compare"], ["report"],
+    ["export", "--astra-sim", "OUT"],
+    ["provision", "--catalog", str(REPO / "catalogs/example-4d.toml")],
+])
+def test_a_model_file_given_as_an_instance_is_named_so(tmp_path: Path, command: list[str]):
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    r = run(*args, MODELS / "gpt3-175b-llm.toml")
+    assert r.exit_code == 2 and error_line(r) == _AS_INSTANCE
+
+
+def test_a_model_file_given_as_a_space_is_named_so():
+    model = MODELS / "gpt3-175b-llm.toml"
+    r = run("codesign", model)
+    assert r.exit_code == 2 and error_line(r) == (
+        f"error: {model}: generator: an LLM model file (generator = \"llm\"), not a co-design "
+        "space; fix: name it as the space's model (model = \"PATH/gpt3-175b-llm.toml\", relative "
+        f"to the space file), or use hieropt workload plan {model}"
+    )
+    r = run("explore", model)
+    assert r.exit_code == 2 and "not a shape space; fix: name it as the space's workload" in (
+        error_line(r))
+    cnn = MODELS / "resnet50.toml"  # (not an LLM: workload show prints it)
+    r = run("evaluate", cnn)
+    assert r.exit_code == 2 and error_line(r) == (
+        f"error: {cnn}: generator: a cnn model file (generator = \"cnn\"), not an instance; fix: "
+        "name it as an instance's workload (workload = \"PATH/resnet50.toml\", relative to the "
+        f"instance file, or the workload of a [[workloads]] entry), or use hieropt workload show "
+        f"{cnn}"
+    )

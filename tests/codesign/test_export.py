@@ -64,7 +64,7 @@ def test_own_stream_overlap_is_kept(tmp_path):
     the gathers exposed, slower)."""
     from ..workloads.test_codesign_search import SLOW
 
-    plan = SLOW.plan.model_copy(update={"overlap_sharded_comms": True})
+    plan = SLOW.plan.model_copy(update={"overlap_sharded_comms": True, "zero_stage": 3})
     sp = space(base=SLOW.model_copy(update={"plan": plan}),
                plans=PlanChoices(tp=(1, 2), pp=(1, 2), zero_stage=(3,)))
     pruned, brute = codesign(sp, workers=1), codesign(sp, workers=1, prune=False)

@@ -8,7 +8,7 @@ import pytest
 from hieropt.errors import InputError
 from hieropt.io.codesign import load_codesign
 
-from ..cli.test_codesign_cli import SPACE, _files
+from ..cli.test_codesign_cli import MODEL, SPACE, _files
 
 
 def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
@@ -152,3 +152,46 @@ def test_a_misspelled_key_of_a_space_names_the_key_meant(tmp_path):
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value).startswith(f"{path}: plan: unknown key (did you mean 'plans'?); fix: ")
+
+
+# --------------------------------------------------------------------------------------------------
+# A space's set was checked against the model file's own plan (here PP 4 on 4 NPUs), which the
+# space never searches: global_batch_size=4 was refused for "2 micro-batches per iteration are
+# fewer than the 4 pipeline stages", though the space's plans on 8 NPUs include valid ones.
+
+_PP4 = MODEL.replace("micro_batch_size = 2\n", "micro_batch_size = 2\npp = 4\nnpus = 4\n")
+
+
+def test_set_is_checked_against_the_plans_the_space_searches(tmp_path):
+    from hieropt.studies.codesign.plans import enumerate_plans
+
+    text = SPACE.replace("npus = 8\n", 'npus = 8\nset = ["global_batch_size=4"]\n')
+    sp = load_codesign(_files(tmp_path, text, _PP4))
+    assert sp.base.plan.global_batch_size == 4
+    plans = enumerate_plans(sp.base, 8, sp.plans)
+    # 4 sequences over dp x 2: only dp 2 (tp 4, pp 1: 1 micro-batch) and dp 1 (tp 4, pp 2: 2
+    # micro-batches for 2 stages) divide it, each with both recompute choices
+    assert [c.id for c in plans.fitting] == [
+        "tp4 pp1 dp2 ep1 z0 nore nosp v1 mb2", "tp4 pp1 dp2 ep1 z0 full nosp v1 mb2",
+        "tp4 pp2 dp1 ep1 z0 nore nosp v1 mb2", "tp4 pp2 dp1 ep1 z0 full nosp v1 mb2",
+    ]
+    assert plans.combinations == 12 and sum(plans.invalid.values()) == 8
+
+
+def test_a_set_that_no_searched_plan_meets_is_refused_with_the_plans_reasons(tmp_path):
+    from typer.testing import CliRunner
+
+    from hieropt.cli import app
+
+    text = SPACE.replace("npus = 8\n", 'npus = 8\nset = ["global_batch_size=2"]\n')
+    path = _files(tmp_path, text, _PP4)
+    r = CliRunner().invoke(app, ["codesign", str(path), "--workers", "1"])
+    assert r.exit_code == 2
+    # (no plan of dp <= 8 with 2 sequences per micro-batch divides a batch of 2)
+    assert r.stderr.strip() == (
+        f"error: {path}: plans: none of the 12 plan combinations is valid for the model "
+        "(plan.global_batch_size: 2 sequences are not a multiple of dp x micro_batch_size = "
+        "4 x 2 = 8 (4), plan.global_batch_size: 2 sequences are not a multiple of dp x "
+        "micro_batch_size = 2 x 2 = 4 (4), plan.global_batch_size: 2 sequences are not a "
+        "multiple of dp x micro_batch_size = 8 x 2 = 16 (2)); fix: widen the plan choices"
+    )

@@ -235,3 +235,31 @@ def test_committee_page_quotes_the_answer_to_the_objective_asked(tmp_path):
     assert fast["recommended"] == "fastest"
     on_page("committee-page.md", "`--objective performance --budget 10M` the fastest network "
             f"within $10M, {fast['headline']['iteration_time_ns'] / 1e6:,.1f} ms")
+
+
+def test_the_time_split_quoted_for_the_llama_cluster(tmp_path):
+    # the page quoted 9,453.63 ms (compute 3,638.54, bubble 1,686.20, exposed 4,128.89) and
+    # T_0 = 5,324.74 ms, long after the model moved them
+    page = "explanation/model.md"
+    at_bounds = printed("evaluate", L405, "--bw", "450,50")
+    free = printed("evaluate", L405, "--bw", "1e9,1e9")
+    rows = [
+        ("compute", "4,706.8036", "74.6%"),
+        ("pipeline bubble (fill and drain)", "545.3398", "8.6%"),
+        ("exposed communication", "1,058.3776", "16.8%"),
+        ("iteration", "6,310.5211", "100.0%"),
+        ("issued in forward", "353.1418", "-"),
+        ("issued in input_grad", "4,535.4381", "-"),
+        ("issued in weight_grad", "126.5211", "-"),
+    ]
+    for part, ms, share in rows:
+        row = f"│ {part} │ {ms} │ {share} │"
+        on_page(page, row)
+        assert squash(row) in at_bounds, row
+    on_page(page, "T_0 = 5,252.1438 ms = compute + bubble")
+    assert "│ iteration │ 5,252.1438 │ 100.0% │" in free
+    assert "│ compute │ 4,706.8036 │ 89.6% │" in free
+    assert "│ exposed communication │ 0.0004 │ 0.0% │" in free
+    on_page(page, "the file's own `min_run_cost` buys 37.7 GB/s of scale-out")
+    assert [round(b, 1) for b in solved(tmp_path, L405)["bw_gbps_per_dim"]] == [450.0, 37.7]
+    assert solved(tmp_path, L405, "--objective", "performance")["bw_gbps_per_dim"] == [450.0, 50.0]

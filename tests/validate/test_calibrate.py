@@ -228,8 +228,9 @@ def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
         fit_npu(read_runs(path) + read_runs(path), fields)
     assert e.value.one_line() == (
         f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 run of {path}: more fields than "
-        "runs do not determine them (any values fit); fix: fit at most 1 field, or add runs "
-        "that separate them (several micro-batch sizes, models and recompute strategies)")
+        "distinct runs do not determine them (any values fit; repeated measurements of one plan "
+        "count once); fix: fit at most 1 field, or add runs of other plans that separate them "
+        "(several micro-batch sizes, models and recompute strategies)")
     cal = synthetic(tmp_path, ("npu.efficiency=0.37",))
     once = fit_npu(read_runs(cal))
     twice = fit_npu(read_runs(cal) + read_runs(cal)[:1])
@@ -239,3 +240,40 @@ def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
     assert "toy fitted on 4 runs of runs.csv (mape): efficiency = 0.37;" in r.stdout
     v = validate([cal], calibrate_on=[cal, cal])
     assert v.calibrations[0].runs == 4
+
+
+def test_one_plan_measured_at_several_times_is_one_run(tmp_path: Path):
+    # before: the same plan measured at 0.2 and 0.25 ms made two runs, so two fields were fitted
+    # on one plan, and "fitted on 3 runs" was printed for two plans
+    one, other = "tiny.toml,net.toml,10,2,4,1,{},g,{}", "tiny.toml,net.toml,10,2,8,2,{},g,{}"
+    rows = [one.format(0.2, "a"), one.format(0.25, "b"), one.format(0.2, "c")]
+    path = write_case(tmp_path, rows, HEADER + ",name")
+    fields = [CalibrationField("efficiency", 0.05, 1.0), CalibrationField("hbm_gbps", 10.0, 1e3)]
+    with pytest.raises(InputError) as e:
+        fit_npu(read_runs(path), fields)
+    assert e.value.one_line().startswith(
+        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 distinct run (2 measurements) of "
+        f"{path}: more fields than distinct runs do not determine them")
+    (tmp_path / "r").mkdir()
+    roofline = write_case(tmp_path / "r", [x.replace(",g,", ",") for x in rows],
+                          HEADER.replace(",group", ",name"), ROOFLINE_MODEL)
+    for args in (["calibrate", str(roofline), "--out", str(tmp_path / "o.toml")],
+                 ["validate", str(roofline), "--calibrate-on", str(roofline)]):
+        r = runner.invoke(app, [*args, "--fit", "matrix_efficiency,hbm_efficiency"])
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith(
+            "error: --fit: 2 fields to fit (matrix_efficiency, hbm_efficiency) on 1 distinct run "
+            f"(2 measurements) of {roofline}: more fields than distinct runs")
+        assert "fix: fit at most 1 field" in r.stderr
+    path = write_case(tmp_path, [*rows, other.format(0.4, "d")], HEADER + ",name")
+    fit = fit_npu(read_runs(path))
+    assert (fit.runs, fit.measurements) == (2, 3)
+    js = tmp_path / "o.json"
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "o.toml"),
+                            "--json", str(js)])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("toy fitted on 2 distinct runs (3 measurements) of runs.csv (mape)")
+    assert json.loads(js.read_text())["runs"] == 2
+    assert json.loads(js.read_text())["measurements"] == 3
+    assert tomllib.loads((tmp_path / "o.toml").read_text())["calibration"]["runs"] == 2
+    assert validate([path], calibrate_on=[path]).calibrations[0].runs == 2

@@ -71,13 +71,13 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
 
 
 @pytest.mark.parametrize(
-    ("npu", "runs", "mape", "worst", "errors"),
+    ("npu", "runs", "plans", "mape", "worst", "errors"),
     [
-        ("H100-SXM", H100_CALIBRATION, 0.0172, 0.0416, [-0.010, 0.0, 0.042]),
-        ("A100-SXM-80GB", CALIBRATION, 0.0133, 0.0267, [0.0, -0.027]),
+        ("H100-SXM", H100_CALIBRATION, 1, 0.0172, 0.0416, [-0.010, 0.0, 0.042]),
+        ("A100-SXM-80GB", CALIBRATION, 2, 0.0133, 0.0267, [0.0, -0.027]),
     ],
 )
-def test_the_default_is_its_fit_on_one_node(npu, runs, mape, worst, errors):
+def test_the_default_is_its_fit_on_one_node(npu, runs, plans, mape, worst, errors):
     """A catalog default fitted on one node (catalogs/npus.toml) is what ``hieropt calibrate`` fits
     on the runs file its ``runs_file`` names, and ``validate`` with that default predicts the runs
     as fitted (not at a bound of the fit).
@@ -94,7 +94,7 @@ def test_the_default_is_its_fit_on_one_node(npu, runs, mape, worst, errors):
     assert REPO / entry.runs_file == runs
     (fit,) = calibrate(read_runs(runs))
     assert fit.npu == npu and set(fit.values) == {"matrix_efficiency"}
-    assert fit.runs == len(errors)
+    assert (fit.runs, fit.measurements) == (plans, len(errors))  # (H100: one plan, 3 releases)
     assert fit.values["matrix_efficiency"] == pytest.approx(entry.matrix_efficiency, abs=5e-5)
     assert (fit.mape, fit.worst) == pytest.approx((mape, worst), abs=5e-4)
     assert fit.at_bound == ()

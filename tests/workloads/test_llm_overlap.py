@@ -108,9 +108,48 @@ def test_overlap_options_that_conflict_are_refused():
         params(**ZERO2, overlap_sharded_comms=True, overlap_grad_reduce=True)
     with pytest.raises(ValueError, match="step.overlap_groups: not with overlap_dp"):
         StepSchedule(microbatches=2, overlap_dp=True, overlap_groups=("dp",))
-    # below ZeRO-2 there is no per-micro-batch DP collective: the option changes nothing
-    z1 = params(**{**ZERO2, "zero_stage": 1}, overlap_sharded_comms=True)
-    assert schedule(z1).overlap_groups == ()
+    # below ZeRO-2 there is no per-micro-batch DP collective: the option would change nothing
+    # (before: accepted silently), so it is refused as the other conflicts are
+    for z in (0, 1):
+        with pytest.raises(ValueError) as e:
+            params(**{**ZERO2, "zero_stage": z}, overlap_sharded_comms=True)
+        assert (
+            f"plan.overlap_sharded_comms: with zero_stage {z} there are no per-micro-batch DP "
+            "collectives to overlap (ZeRO 2/3's gradient reduce-scatters and parameter "
+            "all-gathers), so it would change nothing; fix: set zero_stage = 2 or 3, or "
+            "overlap_sharded_comms = false (overlap_grad_reduce overlaps the per-iteration DP "
+            "collectives)"
+        ) in str(e.value)
+
+
+def test_sharded_overlap_below_zero_2_is_refused_in_a_model_file(tmp_path):
+    from hieropt.io.llm import read_llm
+    from tests.validate.tiny import MODEL
+
+    path = tmp_path / "m.toml"
+    path.write_text(MODEL.replace("global_batch_size = 4\n", "global_batch_size = 4\n"
+                                  "zero_stage = 1\noverlap_sharded_comms = true\n"))
+    with pytest.raises(InputError) as e:
+        read_llm(path)
+    assert e.value.one_line().startswith(
+        f"{path}: params: plan.overlap_sharded_comms: with zero_stage 1 there are no "
+        "per-micro-batch DP collectives to overlap")
+    assert e.value.one_line().endswith(
+        "fix: set zero_stage = 2 or 3, or overlap_sharded_comms = false (overlap_grad_reduce "
+        "overlaps the per-iteration DP collectives)")
+    assert read_llm(path, ["zero_stage=2"]).plan.overlap_sharded_comms
+
+
+def test_a_space_keeps_the_sharded_overlap_for_its_zero_2_and_3_plans():
+    # a co-design base with the flag (models/llama3-405b.toml, zero_stage = [0, 1, 2, 3]): its
+    # ZeRO 0/1 choices are plans without it, not invalid ones
+    from hieropt.studies.codesign.plans import plan_params
+
+    base = params(**ZERO2, overlap_sharded_comms=True)
+    choice = {"tp": 1, "pp": 1, "virtual_stages": 1, "micro_batch_size": 2}
+    flags = [plan_params(base, 4, {**choice, "zero_stage": z}).plan.overlap_sharded_comms
+             for z in (0, 1, 2, 3)]
+    assert flags == [False, False, True, True]
 
 
 def test_codesign_bound_leaves_the_hidden_collectives_out():

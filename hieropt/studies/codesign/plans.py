@@ -121,9 +121,10 @@ def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
     """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the
     :class:`PlanChoices` fields), dp = N / (tp cp pp) (cp: the base's), the schedule
-    ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers replaced when pp or v
-    differ from it: by :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide the
-    layers, else none (even stages).
+    ``interleaved`` for v > 1 (else ``1f1b``), the base's ``overlap_sharded_comms`` only for a
+    ZeRO 2/3 choice (ZeRO 0/1 have no per-micro-batch DP collectives to overlap), and the base's
+    stage_layers replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b
+    plan whose pp does not divide the layers, else none (even stages).
 
     Raises:
         pydantic.ValidationError: the model rejects the plan (module docstring).
@@ -134,6 +135,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     upd["npus"] = npus
     upd.setdefault("schedule", "interleaved" if upd["virtual_stages"] > 1 else "1f1b")
     plan = base.plan.model_dump() | upd
+    if plan["zero_stage"] < 2:  # (the base's own-stream ZeRO 2/3 collectives: none to overlap)
+        plan["overlap_sharded_comms"] = False
     if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
         plan["stage_layers"] = None
         if upd["virtual_stages"] == 1:

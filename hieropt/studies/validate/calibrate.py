@@ -32,6 +32,7 @@ from .checks import (
     check_fit_quality,
     check_no_fitted_cells,
     contradictions,
+    distinct_plans,
     distinct_runs,
 )
 from .metrics import mape, mean_log_error, worst_error
@@ -139,8 +140,9 @@ class Calibration:
         values: fitted value of each calibration field.
         fields: the fields fitted, with their bounds.
         mape, worst: the fit's mean and largest |p - m| / m on the runs it rests on (fractions).
-        runs: the number of distinct runs it rests on (a repeated row once); ``files``: their
-            runs files.
+        runs: the number of distinct runs it rests on
+            (:func:`~hieropt.studies.validate.checks.distinct_plans`: a plan measured several
+            times once); ``files``: their runs files.
         loss: ``mape`` or ``log``; ``evaluations``: loss evaluations of the search.
         npu_fields: every field of the fitted accelerator (the runs' NPU with ``values``), for
             writing; read from a calibrated file, its ``[params.npu]``.
@@ -150,6 +152,9 @@ class Calibration:
         source: the calibrated file it was read from ('' for a fit made here).
         contradictions: one warning per pair of runs of the same plan measured more than 10 %
             apart (:func:`~hieropt.studies.validate.checks.contradictions`).
+        measurements: the measured times the fit weighs (a row repeating a run, or a file given
+            twice, once; two times of one plan twice): ``runs`` or more; 0 when not recorded (a
+            fit read from a file).
     """
 
     npu: str
@@ -165,6 +170,7 @@ class Calibration:
     at_bound: tuple[str, ...] = ()
     source: str = ""
     contradictions: tuple[str, ...] = ()
+    measurements: int = 0
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -203,14 +209,16 @@ def fit_npu(
     """Fit the calibration ``fields`` (default :func:`calibration_fields` of the runs' NPU: the flat
     or the roofline model's; names are looked up with :func:`fields_named`) of the one accelerator
     of ``runs``, each run once (:func:`~hieropt.studies.validate.checks.distinct_runs`: a row
-    repeating an earlier run, or a file given twice, neither counts nor weighs twice).
+    repeating an earlier run, or a file given twice, neither counts nor weighs twice; two
+    measurements of one plan both weigh, and count as one run:
+    :func:`~hieropt.studies.validate.checks.distinct_plans`).
 
     Raises:
         InputError: no runs, runs of several accelerators, an unknown loss, no field or a field the
             NPU does not have, a run whose row gives a fitted field (the fit would replace its
             value), and what :mod:`~hieropt.studies.validate.checks` refuses: more
-            fields than runs, a run whose plan does not fit in memory, a best fit whose mean
-            absolute error exceeds 50 % (with the unit it points at).
+            fields than distinct runs, a run whose plan does not fit in memory, a best fit whose
+            mean absolute error exceeds 50 % (with the unit it points at).
     """
     if loss not in LOSSES:
         raise InputError(
@@ -258,7 +266,8 @@ def fit_npu(
         fields=fields,
         mape=mape(best, measured),
         worst=worst_error(best, measured),
-        runs=len(runs),
+        runs=distinct_plans(runs),
+        measurements=len(runs),
         files=tuple(dict.fromkeys(str(r.path) for r in runs)),
         loss=loss,
         evaluations=count,

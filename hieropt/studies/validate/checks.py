@@ -93,6 +93,22 @@ def distinct_runs(runs: Sequence[Run]) -> list[Run]:
     return list(first.values())
 
 
+def distinct_plans(runs: Sequence[Run]) -> int:
+    """How many distinct runs ``runs`` holds: rows of the same plan where it ran (:func:`plan_key`:
+    the same model, network, bandwidths, plan and every field a row or ``--set`` gives) count once
+    however many times it was measured, since repeated measurements of one plan determine one
+    time, not one more field of a fit."""
+    return len({plan_key(r) for r in runs})
+
+
+def runs_text(runs: int, measurements: int) -> str:
+    """``runs`` distinct runs in words, with the ``measurements`` behind them when there are more:
+    ``"3 runs"``, ``"2 distinct runs (3 measurements)"``."""
+    if measurements <= runs:
+        return plural(runs, "run")
+    return f"{plural(runs, 'distinct run')} ({plural(measurements, 'measurement')})"
+
+
 def row_calibration_cells(run: Run) -> dict[str, tuple[str, str]]:
     """The :data:`CALIBRATED` NPU fields ``run``'s row gives a value (field -> (column, value):
     ``matrix_efficiency`` -> (``npu.matrix_efficiency``, ``0.9``)): cells that time the run
@@ -158,19 +174,22 @@ def check_fit_inputs(runs: Sequence[Run], names: Sequence[str]) -> None:
     """Refuse a fit of the fields ``names`` on ``runs`` that cannot be meaningful.
 
     Raises:
-        InputError: more fields than runs (``--fit``), or a run whose plan does not fit in its
+        InputError: more fields than distinct runs (``--fit``; :func:`distinct_plans`: a plan
+            measured several times counts once), or a run whose plan does not fit in its
             NPU's memory (naming the run's file and line, and the memory model's figures).
     """
     files = ", ".join(dict.fromkeys(str(r.path) for r in runs))
-    if len(names) > len(runs):
+    distinct = distinct_plans(runs)
+    if len(names) > distinct:
         raise InputError(
             "--fit",
             None,
             f"{plural(len(names), 'field')} to fit ({', '.join(names)}) on "
-            f"{plural(len(runs), 'run')} of {files}: "
-            "more fields than runs do not determine them (any values fit)",
-            f"fit at most {plural(len(runs), 'field')}, or add runs that separate them (several "
-            "micro-batch sizes, models and recompute strategies)",
+            f"{runs_text(distinct, len(runs))} of {files}: "
+            "more fields than distinct runs do not determine them (any values fit; repeated "
+            "measurements of one plan count once)",
+            f"fit at most {plural(distinct, 'field')}, or add runs of other plans that separate "
+            "them (several micro-batch sizes, models and recompute strategies)",
         )
     for r in runs:
         room = memory(r.params)
@@ -289,6 +308,8 @@ __all__ = [
     "plan_key",
     "run_key",
     "distinct_runs",
+    "distinct_plans",
+    "runs_text",
     "row_calibration_cells",
     "check_no_fitted_cells",
     "contradictions",

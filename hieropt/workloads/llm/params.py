@@ -19,7 +19,15 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
@@ -230,7 +238,7 @@ class Plan(_Frozen):
             (gradient reduce-scatter; ZeRO-3's parameter all-gathers) run on their own stream
             through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
             (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
-            exposed, each in its pass.
+            exposed, each in its pass. Refused with ZeRO stage 0 or 1 (nothing to overlap).
         overlap_tp_comms: the TP collectives (all-reduces; with sequence parallelism the
             all-gathers and reduce-scatters) run on their own stream, pipelined with the GEMMs
             they feed and follow, as Megatron-Core and Transformer Engine run them
@@ -357,7 +365,11 @@ class LLMParams(_Frozen):
     :func:`hieropt.workloads.llm.build_step`.
 
     Raises pydantic's ``ValidationError`` (messages ``"<field>: <problem>; fix: <fix>"``) when the
-    plan does not fit the model (see the module docstring for the rules).
+    plan does not fit the model (see the module docstring for the rules). Validated with the
+    context ``{"plan_rules": False}`` (``LLMParams.model_validate(data, context=...)``), the
+    rules between the plan and the model are left to whoever replaces the plan's varied fields
+    (a co-design space's plans, each checked when enumerated); every field is still checked on
+    its own.
     """
 
     name: str | None = None
@@ -366,8 +378,14 @@ class LLMParams(_Frozen):
     npu: NPU
     precision: Precision = Precision()
 
+    _plan_rules_deferred: bool = PrivateAttr(default=False)
+
     @model_validator(mode="after")
-    def _fits(self) -> LLMParams:
+    def _fits(self, info: ValidationInfo) -> LLMParams:
+        if isinstance(info.context, dict) and info.context.get("plan_rules") is False:
+            self._plan_rules_deferred = True  # (kept when a space holding it is validated)
+        if self._plan_rules_deferred:
+            return self
         m, p = self.model, self.plan
         check_degrees(p)
         _check_tp(m, p)

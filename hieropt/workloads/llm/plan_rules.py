@@ -15,7 +15,9 @@ Architecture = Plan = Any
 
 
 def check_degrees(p: Plan) -> None:
-    """plan.npus against the degrees' product; the interleaved schedule's chunks and stages."""
+    """plan.npus against the degrees' product; the interleaved schedule's chunks and stages; the
+    overlap flags: ``overlap_sharded_comms`` needs ZeRO 2/3 and excludes ``overlap_grad_reduce``,
+    ``overlap_tp_comms`` excludes it under 1F1B."""
     if p.npus is not None and p.total_npus != p.npus:
         names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
             ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
@@ -35,6 +37,14 @@ def check_degrees(p: Plan) -> None:
         raise ValueError(
             "plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= "
             "2 or use 1f1b"
+        )
+    if p.overlap_sharded_comms and p.zero_stage < 2:
+        raise ValueError(
+            f"plan.overlap_sharded_comms: with zero_stage {p.zero_stage} there are no "
+            "per-micro-batch DP collectives to overlap (ZeRO 2/3's gradient reduce-scatters and "
+            "parameter all-gathers), so it would change nothing; fix: set zero_stage = 2 or 3, "
+            "or overlap_sharded_comms = false (overlap_grad_reduce overlaps the per-iteration DP "
+            "collectives)"
         )
     if p.overlap_sharded_comms and p.overlap_grad_reduce and p.zero_stage >= 2:
         raise ValueError("plan.overlap_sharded_comms: not with overlap_grad_reduce (one overlap "
