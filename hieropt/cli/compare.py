@@ -423,7 +423,7 @@ def report_command(
             check_codesign_question(instance, objective, max_time_ns, budget_usd)
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_tokens(tokens), slack)
-            from ..report.committee_codesign import caveat_notes
+            from ..report.committee import caveat_notes
 
             notes = caveat_notes(committee.alternatives) + _space_notes(instance, space)
             return _finish(out, json_out, committee, out_dir, data["files"], 0, notes)

@@ -519,7 +519,20 @@ def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+
+def caveat_notes(alts: tuple[Alternative, ...] | list[Alternative]) -> list[str]:
+    """What the validation says of the plans of ``alts`` (:attr:`hieropt.model.run.RunFigures.
+    caveats`: ZeRO-3, experts), once per caveat with the alternatives it concerns by plan:
+    "knee, fastest (tp8 pp1 dp2048 ...): ZeRO stage 3 ..."."""
+    by: dict[str, dict[str, list[str]]] = {}
+    for a in alts:
+        for c in a.run.caveats:
+            by.setdefault(c, {}).setdefault(a.plan, []).append(a.key)
+    return ["; ".join(f"{', '.join(keys)} ({plan})" for plan, keys in plans.items()) + f": {c}"
+            for c, plans in by.items()]
+
 __all__ = [
+    "caveat_notes",
     "HEADLINE",
     "LABELS",
     "ORDER",

@@ -38,6 +38,7 @@ from .committee import (
     Alternative,
     Committee,
     Missing,
+    caveat_notes,
     non_dominated,
     ordered,
     pareto_data,
@@ -445,6 +446,7 @@ def procurement_committee(
     ]
     if len(instance.jobs) > 1:
         notes.append(WORKLOADS_NOTE)
+    notes += caveat_notes(alts_t)  # (what the validation says of the plan: ZeRO-3, experts)
     note = calibration_note(instance_calibration(instance))
     if note is not None and tr is not None:
         notes.append(note)

@@ -22,6 +22,7 @@ from .committee import (
     Alternative,
     Committee,
     Missing,
+    caveat_notes,
     ordered,
     pareto_data,
     practical,
@@ -276,18 +277,6 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
     return [dataclasses.replace(alt, power_w=p.get("power_w"))]
 
 
-def caveat_notes(alts: tuple[Alternative, ...] | list[Alternative]) -> list[str]:
-    """What the validation says of the plans of ``alts`` (:attr:`hieropt.model.run.RunFigures.
-    caveats`: ZeRO-3, experts), once per caveat with the alternatives it concerns by plan:
-    "knee, fastest (tp8 pp1 dp2048 ...): ZeRO stage 3 ..."."""
-    by: dict[str, dict[str, list[str]]] = {}
-    for a in alts:
-        for c in a.run.caveats:
-            by.setdefault(c, {}).setdefault(a.plan, []).append(a.key)
-    return ["; ".join(f"{', '.join(keys)} ({plan})" for plan, keys in plans.items()) + f": {c}"
-            for c, plans in by.items()]
-
-
 def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: float | None = None,
                        within: float = 0.01, fixed: dict[str, Any] | None = None,
                        fixed_space: Any | None = None) -> Committee:
@@ -341,5 +330,5 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     )
 
 
-__all__ = ["codesign_committee", "caveat_notes", "codesign_alternatives", "row_figures",
-           "result_npus", "result_tokens", "NO_SPACE"]
+__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus",
+           "result_tokens", "NO_SPACE"]

@@ -72,15 +72,17 @@ def figure_cell(tag: str, key: str, value: Any, extra: str = "", time_unit: str 
 
 
 def recommendation_html(c: Committee) -> str:
-    """The recommendation block: what is recommended, why, and its headline figures."""
+    """The recommendation block: what is recommended, why, what the validation says of its plan
+    (:attr:`hieropt.model.run.RunFigures.caveats`: ZeRO-3, experts) and its headline figures."""
     a = c.recommendation
     figs = a.figures()
     items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k], '', a.time_unit)}"
                     for k in HEADLINE)
+    caveats = "".join(f"<p class='caveat'>Caveat: {html.escape(x)}</p>" for x in a.run.caveats)
     return (
         f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
         f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
-        f"<dl class='figs'>{items}</dl></section>"
+        f"{caveats}<dl class='figs'>{items}</dl></section>"
     )
 
 

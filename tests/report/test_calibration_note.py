@@ -180,3 +180,29 @@ def test_the_codesign_report_prints_it(tmp_path, codesign_json):
     r = run("report", codesign_json, "-o", tmp_path / "bare")  # (no space: no MFU, no note)
     assert r.exit_code == 0, r.output
     assert "calibration" not in r.stdout
+
+
+def test_a_zero3_plan_carries_its_caveat_beside_the_recommendation(tmp_path):
+    """GPT-3's plan with ZeRO stage 3: the committee page's recommendation block states the caveat
+    (the only measured ZeRO-3 runs took 1.3-3.1x the predicted time), report.json's notes name the
+    alternatives it concerns, and solve prints it; the plan as shipped (ZeRO 1) gets none."""
+    from hieropt.workloads.llm.flops import ZERO3_CAVEAT
+
+    (tmp_path / "model.toml").write_text(
+        MODEL.read_text().replace("zero_stage = 1", "zero_stage = 3"))
+    inst = tmp_path / "inst.toml"
+    inst.write_text(PLAN.read_text().replace('"../models/gpt3-175b-llm.toml"', '"model.toml"')
+                    .replace('"../', f'"{REPO}/'))
+    r = run("report", inst, "-o", tmp_path / "rep", "--points", "3", "--json", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "rep" / "report.html").read_text()
+    rec = page[page.index("data-recommended='true'"):]
+    rec = rec[:rec.index("</section>")]
+    assert "Caveat: ZeRO stage 3" in rec and "1.3-3.1x" in rec
+    notes = json.loads((tmp_path / "r.json").read_text())["notes"]
+    assert any(n.endswith(ZERO3_CAVEAT) and "knee" in n for n in notes)
+    assert f"note: {ZERO3_CAVEAT}" in run("solve", inst, "--no-sensitivity").stdout
+    shipped = run("report", PLAN, "-o", tmp_path / "rep1", "--points", "3", "--json",
+                  tmp_path / "r1.json")
+    assert shipped.exit_code == 0 and "class='caveat'" not in (
+        tmp_path / "rep1" / "report.html").read_text()
