@@ -25,6 +25,7 @@ from .outputs import (
     current_outputs,
     discard_stale,
     input_clash,
+    inputs_read,
     known_inputs,
     run_outputs,
 )
@@ -175,7 +176,7 @@ def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
 
     terminated = isinstance(e, Terminated)
     run = current_outputs()
-    outputs = [p for p in [run.json, *(p for p, _ in run.answers)] if p is not None]
+    outputs = [p for p in [run.json, *(a[0] for a in run.answers)] if p is not None]
     done = bool(outputs) and all(written(p) for p in outputs)
     where = run.where or (
         f"after writing its answer to {', '.join(map(str, outputs))}" if done
@@ -557,6 +558,7 @@ def load_instance_args(
                 field, rest = problem.split(": ", 1)
                 raise InputError("--constraint", field, *rest.split("; fix: ", 1))
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
+        inputs_read()  # (the instance and every file it names)
         return inst
     # optional: header-derived
     missing = [k for k, v in libra.items() if v is None and k != "--communicator"]
@@ -578,4 +580,6 @@ def load_instance_args(
         )
     from ..io.instance import load_libra
 
-    return load_libra(network, workload, communicator, cost, constraint or [])
+    inst = load_libra(network, workload, communicator, cost, constraint or [])
+    inputs_read()
+    return inst

@@ -22,6 +22,8 @@ from .util import error_line, run
 REPO = Path(__file__).resolve().parents[2]
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 COMPARE = REPO / "instances" / "gpt3-4d-compare.toml"
+ONE_NODE = REPO / "validation" / "calibration" / "a100-one-node.csv"
+CALCULON = REPO / "spaces" / "codesign-gpt3-calculon-a100.toml"
 BUDGET_LINE = (
     "error: infeasible: the budget $1,000,000.00 is below the cheapest network the design "
     "constraints allow, $4,096,000.00"
@@ -72,13 +74,26 @@ def test_a_failed_workload_generator_removes_the_earlier_workload(tmp_path):
 
 
 def test_a_failed_calibration_removes_the_earlier_accelerator_file(tmp_path):
+    """The fit fails after the runs (and the model files they name) were read: the inputs are
+    known, and --out is none of them."""
+    out = tmp_path / "npu.toml"
+    earlier(out)
+    r = run("calibrate", ONE_NODE, "--fit", "latency", "--out", out)
+    assert r.exit_code == 2
+    assert error_line(r).startswith("error: --fit: unknown calibration field latency")
+    assert not out.exists()
+
+
+def test_a_runs_file_that_does_not_parse_keeps_the_out_file(tmp_path):
+    """The runs file names the model files it reads: when it does not parse they are unknown, and
+    --out may be one of them, so it is kept."""
     out, runs = tmp_path / "npu.toml", tmp_path / "runs.csv"
     earlier(out)
     runs.write_text("not,a,runs,file\n")
     r = run("calibrate", runs, "--out", out)
     assert r.exit_code == 2
     assert error_line(r).startswith(f"error: {runs}")
-    assert not out.exists()
+    assert out.read_text() == '{"answer": "from an earlier run"}\n'
 
 
 def test_a_limit_reached_keeps_the_runs_own_answer(tmp_path, monkeypatch):
@@ -199,3 +214,51 @@ def test_a_signal_during_pareto_leaves_no_earlier_front(tmp_path, sig, code, wor
         "status": "interrupted", "message": message, "exit_code": code,
     }
     assert not csv.exists()
+
+
+# ------------------------------------------------------------- never an input, never a refused path
+
+def beside_model(folder: Path) -> tuple[Path, Path]:
+    """``folder/inst.toml``, the compare instance reading ``gpt3-175b.toml`` beside it (copied):
+    (the instance, the model file)."""
+    model = folder / "gpt3-175b.toml"
+    model.write_bytes((REPO / "models" / "gpt3-175b.toml").read_bytes())
+    inst = folder / "inst.toml"
+    inst.write_text(COMPARE.read_text().replace("../models/gpt3-175b.toml", "gpt3-175b.toml"))
+    return inst, model
+
+
+PLOT_REFUSED = "error: --plot: cannot draw to '{}'; fix: name a .png, .svg or .pdf file"
+
+
+def test_a_plot_path_refused_keeps_the_file_there(tmp_path):
+    photo = tmp_path / "front.jpg"
+    photo.write_text("photo\n")
+    r = run("pareto", COMPARE, "--plot", photo)
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("front.jpg")
+    assert photo.read_text() == "photo\n"
+
+
+def test_a_file_the_instance_reads_is_never_removed(tmp_path):
+    inst, model = beside_model(tmp_path)
+    before = model.read_bytes()
+    r = run("pareto", inst, "--plot", model)
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("gpt3-175b.toml")
+    # --csv at the model, refused --plot: the run ends before the instance names its model file
+    r = run("pareto", inst, "--csv", model, "--plot", tmp_path / "x.txt")
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("x.txt")
+    assert model.read_bytes() == before
+
+
+def test_an_early_failure_removes_an_earlier_figure_only(tmp_path):
+    """Before the inputs are known only a figure or a page (never read by hieropt) is removed."""
+    csv, png = tmp_path / "front.csv", tmp_path / "front.png"
+    earlier(csv, png)
+    missing = tmp_path / "no-folder" / "front.json"
+    r = run("pareto", COMPARE, "--csv", csv, "--plot", png, "--json", missing)
+    assert r.exit_code == 2, r.output
+    assert error_line(r).startswith(f"error: --json {missing}: the folder")
+    assert csv.is_file() and not png.exists()
