@@ -262,3 +262,27 @@ def test_an_early_failure_removes_an_earlier_figure_only(tmp_path):
     assert r.exit_code == 2, r.output
     assert error_line(r).startswith(f"error: --json {missing}: the folder")
     assert csv.is_file() and not png.exists()
+
+
+@pytest.fixture(scope="module")
+def codesign_json(tmp_path_factory) -> Path:
+    """The JSON of ``codesign`` on Calculon's GPT-3 space."""
+    out = tmp_path_factory.mktemp("codesign") / "X.json"
+    r = run("codesign", CALCULON, "--workers", "1", "--json", out)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_a_report_never_replaces_its_codesign_result(tmp_path, codesign_json, monkeypatch):
+    (tmp_path / "report").mkdir()
+    result = tmp_path / "report" / "report.json"
+    result.write_bytes(codesign_json.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    r = run("report", "report/report.json", "--space", CALCULON)  # (-o report: the default)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --out report/report.json: is the command's INSTANCE (report/report.json): "
+        "writing there would replace it; fix: give another output path"
+    )
+    assert result.read_bytes() == codesign_json.read_bytes()
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["report.json"]
