@@ -24,6 +24,7 @@ from .outputs import (
     command_inputs,
     current_outputs,
     discard_stale,
+    document_over,
     input_clash,
     inputs_read,
     known_inputs,
@@ -130,9 +131,9 @@ def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) 
     """Report click's usage error ``e`` (raw command-line ``args``) as one ``error:`` line on stderr
     (:func:`usage_error_line`), write its document to the ``--json`` file when ``json``
     (:func:`usage_error_json`), and return the :class:`typer.Exit` of exit 2."""
+    error_line(error_console(), usage_error_line(e, args, command))
     if json:
         usage_error_json(args, e, command)
-    error_line(error_console(), usage_error_line(e, args, command))
     return typer.Exit(e.exit_code)
 
 
@@ -426,8 +427,19 @@ def write_error_json(path: Path, status: str, message: str, exit_code: int) -> N
     """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path``
     (``-``: stdout); a file that cannot be written, or that is one of the command's input files
     (:func:`hieropt.cli.outputs.known_inputs`), is left as it is (the run's own error is the one
-    to report)."""
+    to report). Before the inputs are all known (a command line that does not parse, a run that
+    failed before reading them), an existing file is replaced only when it may not be an input
+    (:func:`hieropt.cli.outputs.document_over`); else it is left and a note on stderr says so."""
     if input_clash(path, known_inputs()) is not None:
+        return
+    if not document_over(path):
+        error_line(
+            error_console(),
+            f"--json {path}: not replaced by the error document: it is not a hieropt JSON "
+            "document and may be a file this command reads",
+            label="note:",
+            style="yellow",
+        )
         return
     try:
         write_json(path, {"status": status, "message": message, "exit_code": exit_code})

@@ -218,6 +218,24 @@ OUTPUT_ONLY_SUFFIXES = (".png", ".svg", ".pdf", ".html")
 output path may be removed even before the run's inputs are known."""
 
 
+def document_over(path: Path) -> bool:
+    """Whether a run's error document may be written to ``path`` (its ``--json`` file) besides
+    the input check (:func:`input_clash`): stdout, no file there (missing, a folder: the write
+    then fails), or the inputs are all known
+    (:func:`inputs_complete`); otherwise only over a JSON object (no input file hieropt reads
+    through an instance is JSON), and when not even the command line parsed (no running command)
+    only over a hieropt JSON document: an object with ``"status"``."""
+    import json
+
+    if str(path) == "-" or not Path(path).is_file() or inputs_complete():
+        return True
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and ("status" in data or _RUN.get() is not None)
+
+
 def interrupt_note(where: str) -> None:
     """What the line of the running command, when interrupted, says after ``interrupted:`` (a
     sweep: where its rows so far are)."""
@@ -307,6 +325,7 @@ __all__ = [
     "inputs_read",
     "inputs_complete",
     "OUTPUT_ONLY_SUFFIXES",
+    "document_over",
     "interrupt_note",
     "sweep_where",
     "current_outputs",

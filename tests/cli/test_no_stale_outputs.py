@@ -264,6 +264,36 @@ def test_an_early_failure_removes_an_earlier_figure_only(tmp_path):
     assert csv.is_file() and not png.exists()
 
 
+@pytest.mark.parametrize("bad", [
+    ["--max-time", "bogus"], ["--bogus"], ["--json"],
+])
+def test_no_error_document_over_a_file_the_instance_reads(tmp_path, bad):
+    inst, model = beside_model(tmp_path)
+    before = model.read_bytes()
+    args = ["solve", inst, "--json", model, *bad]
+    r = run(*args)
+    assert r.exit_code == 2
+    assert model.read_bytes() == before
+    if bad != ["--json"]:  # (a --json without its value names no file)
+        assert r.stderr.strip().splitlines()[-1] == (
+            f"note: --json {model}: not replaced by the error document: it is not a hieropt "
+            "JSON document and may be a file this command reads"
+        )
+
+
+def test_a_usage_error_replaces_a_hieropt_document_or_writes_a_new_one(tmp_path):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text('{"status": "optimal", "design": "from an earlier run"}\n')
+    message = ("--max-time: 'bogus' is not a number with an optional unit; fix: write e.g. "
+               "--max-time 1.3s (units: ns, us, \u00b5s, ms, s, min, h, d; a plain number is ns)")
+    for path in (old, new):
+        r = run("solve", GPT3, "--max-time", "bogus", "--json", path)
+        assert r.exit_code == 2
+        assert json.loads(path.read_text()) == {
+            "status": "bad_input", "message": message, "exit_code": 2,
+        }
+
+
 @pytest.fixture(scope="module")
 def codesign_json(tmp_path_factory) -> Path:
     """The JSON of ``codesign`` on Calculon's GPT-3 space."""
