@@ -198,7 +198,8 @@ class Command(TyperCommand):
     checks (a result that is not JSON, :func:`write_json`): :func:`fail`, so that an earlier run's
     answer there never survives an exit 2. Ctrl-C or SIGTERM end it with :func:`interrupted`; a run
     that ends without its answer (:data:`NO_ANSWER_EXITS`) leaves none of an earlier run's in the
-    outputs it did not write (:func:`hieropt.cli.outputs.discard_stale`)."""
+    outputs it did not write (:func:`hieropt.cli.outputs.discard_stale`), and neither does one that
+    ends with its answer (a report without one of the figures an earlier report had)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -226,11 +227,14 @@ class Command(TyperCommand):
         with recording_reads(), recording_writes(), run_outputs(self.json_file(ctx)), \
                 command_inputs(self.params, ctx.params) as inputs, terminated_as_interrupt():
             try:
-                return self._invoke(ctx, inputs)
+                answer = self._invoke(ctx, inputs)
             except typer.Exit as e:
-                if e.exit_code in NO_ANSWER_EXITS:  # (this run's outcome: never an earlier answer)
+                # (this run's outcome or its answer: never an earlier answer beside it)
+                if e.exit_code in (0, *NO_ANSWER_EXITS):
                     discard_stale()
                 raise
+            discard_stale()  # (an answer: none of an earlier run's files of its names beside it)
+            return answer
 
     def _invoke(self, ctx, inputs):
         from ..errors import HieroptError

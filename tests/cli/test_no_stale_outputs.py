@@ -316,3 +316,49 @@ def test_a_report_never_replaces_its_codesign_result(tmp_path, codesign_json, mo
     )
     assert result.read_bytes() == codesign_json.read_bytes()
     assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["report.json"]
+
+
+# ------------------------------------------------------------- each command owns its output names
+
+def test_a_report_into_a_reused_folder_keeps_no_earlier_figure(tmp_path, codesign_json):
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    from hieropt.report.plots import FIGURES
+
+    earlier(*(folder / n for n in FIGURES))
+    (folder / "notes.txt").write_text("the user's own file")
+    r = run("report", codesign_json, "-o", folder, "--space", CALCULON)
+    assert r.exit_code == 0, r.output
+    # the co-design page draws no figure file: none of the earlier report's is left beside it
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "report.html", "report.json"]
+
+
+def test_write_instances_keeps_only_this_runs_rank_files(tmp_path):
+    folder = tmp_path / "wi"
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "3", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    name = "codesign-gpt3-calculon-a100-rank{}-{}.toml"
+    assert sorted(p.name for p in folder.iterdir()) == [name.format(k, k) for k in (1, 2, 3)]
+    (folder / "mine.toml").write_text("the user's own file")
+    (folder / "other-rank2-2.toml").write_text("another space's rank file")
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "1", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in folder.iterdir()) == [
+        name.format(1, 1), "mine.toml", "other-rank2-2.toml",
+    ]
+    assert "rank 1:" in (folder / name.format(1, 1)).read_text()
+
+
+def test_an_interrupted_write_instances_leaves_no_earlier_rank_file(tmp_path, monkeypatch):
+    folder = tmp_path / "wi"
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "2", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    from hieropt.studies import codesign
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(codesign, "codesign", interrupted)
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "2", "--write-instances", folder)
+    assert r.exit_code == 130
+    assert list(folder.iterdir()) == []
