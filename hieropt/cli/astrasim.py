@@ -30,7 +30,7 @@ from .common import (
     write_stdout,
 )
 from .numbers import parse_bw
-from .outputs import answer_outputs
+from .outputs import answer_outputs, inputs_read
 
 BwOpt = Annotated[
     str | None,
@@ -130,6 +130,7 @@ def export_command(
             # a missing folder is reported before any work
             check_output_file(astra_sim, "--astra-sim")
         inst = load_instance(instance)
+        inputs_read()
         # loaded once the input is valid (a bad input is reported fast)
         from ..io.astrasim_bundle import write_bundle
         from ..io.astrasim_network import network_yml, sim_network

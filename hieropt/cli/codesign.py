@@ -130,7 +130,7 @@ def codesign_command(
     them with whole parts."""
     from ..errors import HieroptError
     from .common import to_stdout
-    from .outputs import interrupt_note, sweep_where
+    from .outputs import answer_outputs, inputs_read, interrupt_note, sweep_where
     from .usage import attribute_to_file
 
     err = error_console()
@@ -142,6 +142,11 @@ def codesign_command(
             space, max_time, budget, tokens, dask, sizes, deadline)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
+    inputs_read()
+    if write_instances is not None:  # (none of an earlier run's rank files beside this run's)
+        from ..studies.codesign.export import instance_files
+
+        answer_outputs(*instance_files(write_instances, plans.name))
     from ..report.run import codesign_calibration, codesign_run, run_lines, run_notes
     from ..studies.codesign import codesign
 

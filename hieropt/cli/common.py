@@ -24,7 +24,9 @@ from .outputs import (
     command_inputs,
     current_outputs,
     discard_stale,
+    document_over,
     input_clash,
+    inputs_read,
     known_inputs,
     run_outputs,
 )
@@ -129,9 +131,9 @@ def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) 
     """Report click's usage error ``e`` (raw command-line ``args``) as one ``error:`` line on stderr
     (:func:`usage_error_line`), write its document to the ``--json`` file when ``json``
     (:func:`usage_error_json`), and return the :class:`typer.Exit` of exit 2."""
+    error_line(error_console(), usage_error_line(e, args, command))
     if json:
         usage_error_json(args, e, command)
-    error_line(error_console(), usage_error_line(e, args, command))
     return typer.Exit(e.exit_code)
 
 
@@ -175,7 +177,7 @@ def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
 
     terminated = isinstance(e, Terminated)
     run = current_outputs()
-    outputs = [p for p in [run.json, *(p for p, _ in run.answers)] if p is not None]
+    outputs = [p for p in [run.json, *(a[0] for a in run.answers)] if p is not None]
     done = bool(outputs) and all(written(p) for p in outputs)
     where = run.where or (
         f"after writing its answer to {', '.join(map(str, outputs))}" if done
@@ -196,7 +198,8 @@ class Command(TyperCommand):
     checks (a result that is not JSON, :func:`write_json`): :func:`fail`, so that an earlier run's
     answer there never survives an exit 2. Ctrl-C or SIGTERM end it with :func:`interrupted`; a run
     that ends without its answer (:data:`NO_ANSWER_EXITS`) leaves none of an earlier run's in the
-    outputs it did not write (:func:`hieropt.cli.outputs.discard_stale`)."""
+    outputs it did not write (:func:`hieropt.cli.outputs.discard_stale`), and neither does one that
+    ends with its answer (a report without one of the figures an earlier report had)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -224,11 +227,14 @@ class Command(TyperCommand):
         with recording_reads(), recording_writes(), run_outputs(self.json_file(ctx)), \
                 command_inputs(self.params, ctx.params) as inputs, terminated_as_interrupt():
             try:
-                return self._invoke(ctx, inputs)
+                answer = self._invoke(ctx, inputs)
             except typer.Exit as e:
-                if e.exit_code in NO_ANSWER_EXITS:  # (this run's outcome: never an earlier answer)
+                # (this run's outcome or its answer: never an earlier answer beside it)
+                if e.exit_code in (0, *NO_ANSWER_EXITS):
                     discard_stale()
                 raise
+            discard_stale()  # (an answer: none of an earlier run's files of its names beside it)
+            return answer
 
     def _invoke(self, ctx, inputs):
         from ..errors import HieroptError
@@ -425,8 +431,19 @@ def write_error_json(path: Path, status: str, message: str, exit_code: int) -> N
     """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path``
     (``-``: stdout); a file that cannot be written, or that is one of the command's input files
     (:func:`hieropt.cli.outputs.known_inputs`), is left as it is (the run's own error is the one
-    to report)."""
+    to report). Before the inputs are all known (a command line that does not parse, a run that
+    failed before reading them), an existing file is replaced only when it may not be an input
+    (:func:`hieropt.cli.outputs.document_over`); else it is left and a note on stderr says so."""
     if input_clash(path, known_inputs()) is not None:
+        return
+    if not document_over(path):
+        error_line(
+            error_console(),
+            f"--json {path}: not replaced by the error document: it is not a hieropt JSON "
+            "document and may be a file this command reads",
+            label="note:",
+            style="yellow",
+        )
         return
     try:
         write_json(path, {"status": status, "message": message, "exit_code": exit_code})
@@ -557,6 +574,7 @@ def load_instance_args(
                 field, rest = problem.split(": ", 1)
                 raise InputError("--constraint", field, *rest.split("; fix: ", 1))
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
+        inputs_read()  # (the instance and every file it names)
         return inst
     # optional: header-derived
     missing = [k for k, v in libra.items() if v is None and k != "--communicator"]
@@ -578,4 +596,6 @@ def load_instance_args(
         )
     from ..io.instance import load_libra
 
-    return load_libra(network, workload, communicator, cost, constraint or [])
+    inst = load_libra(network, workload, communicator, cost, constraint or [])
+    inputs_read()
+    return inst

@@ -26,7 +26,7 @@ from .common import (
     write_json,
 )
 from .options import BudgetOpt, TokensOpt
-from .outputs import answer_outputs
+from .outputs import answer_outputs, check_not_input, inputs_read
 
 if TYPE_CHECKING:
     from ..spec import Instance
@@ -346,6 +346,8 @@ def _codesign_report(
 
     data, sp = _codesign_input(path, space)
     fixed_data, fixed_sp = _codesign_input(fixed, None) if fixed is not None else (None, None)
+    check_report_files(out_dir)  # (a file the space reads, too)
+    inputs_read()
     committee = codesign_committee(data, sp, tokens, within, fixed_data, fixed_sp)
     return committee, write_codesign_report(committee, data, out_dir)
 
@@ -354,8 +356,21 @@ REPORT_FILES = (
     "report.html", "report.json", "bandwidth.png", "utilisation.png", "front.png", "gap.png"
 )
 """The files ``report`` writes into its folder: the page, its JSON and the figures
-(:data:`hieropt.report.plots.FIGURES`); a run that ends without its report removes an earlier
-run's."""
+(:data:`hieropt.report.plots.FIGURES`); a run removes an earlier run's that it did not write
+(without its report: all of them), and never any other file of the folder."""
+
+
+def check_report_files(out_dir: Path) -> None:
+    """Refuse a report folder ``out_dir`` in which one of the files the report writes
+    (:data:`REPORT_FILES`) is an input file of the command (its co-design result
+    ``DIR/report.json``, a file its instance reads):
+    :func:`hieropt.cli.outputs.check_not_input`, before anything is written.
+
+    Raises:
+        InputError: ``--out report/report.json: is the command's INSTANCE (...): ...``.
+    """
+    for name in REPORT_FILES:
+        check_not_input(out_dir / name, "--out")
 
 
 def report_command(
@@ -415,6 +430,7 @@ def report_command(
     try:
         # before the work: an existing file is refused
         check_output_folder(out_dir, "--out", "the report")
+        check_report_files(out_dir)  # (the files named on the command line)
         from .numbers import parse_fraction, parse_tokens
 
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
@@ -438,6 +454,7 @@ def report_command(
             budget_usd,
             tokens,
         )
+        check_report_files(out_dir)  # (the files the instance reads, too)
         check_report_objective(objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
         from ..studies.compare import check_min_cost_target, compare, comparison_objective

@@ -145,12 +145,18 @@ class RunOutputs:
 
     ``json``: its ``--json`` file (``-``: stdout; None: not given), which gets this run's outcome
     when the run ends without writing it. ``answers``: (output file, how to remove an earlier run's
-    output there) pairs declared by the command (:func:`answer_outputs`). ``where``: what the line
-    of an interrupted run says after ``interrupted:`` (None: that the run has no answer)."""
+    output there, the suffixes it writes there: empty, any) declared by the command
+    (:func:`answer_outputs`). ``where``: what the line of an interrupted run says after
+    ``interrupted:`` (None: that the run has no answer). ``inputs_known``: whether every input
+    file of the run is known (:func:`inputs_read`): until then an output may be a file the run
+    would have read, and nothing is removed or replaced but files that cannot be one."""
 
     json: Path | None = None
-    answers: list[tuple[Path, Callable[[Path], None] | None]] = field(default_factory=list)
+    answers: list[tuple[Path, Callable[[Path], None] | None, tuple[str, ...]]] = field(
+        default_factory=list
+    )
     where: str | None = None
+    inputs_known: bool = False
 
 
 _RUN: ContextVar[RunOutputs | None] = ContextVar("hieropt_run_outputs", default=None)
@@ -168,15 +174,66 @@ def run_outputs(json: Path | None) -> Iterator[RunOutputs]:
         _RUN.reset(token)
 
 
-def answer_outputs(*paths: Path | None, remove: Callable[[Path], None] | None = None) -> None:
+def answer_outputs(
+    *paths: Path | None,
+    remove: Callable[[Path], None] | None = None,
+    suffixes: tuple[str, ...] = (),
+) -> None:
     """Declare output files of the running command (besides ``--json``) that hold its answer: when
     the run ends without writing one of them (:func:`discard_stale`), an earlier run's file there is
     removed, by ``remove(path)`` when given (a bundle's marker file: the whole bundle), else the
-    file alone (:func:`discard_outputs`). None and ``-`` (stdout) are skipped; outside a
-    :func:`run_outputs` block nothing is recorded."""
+    file alone (:func:`discard_outputs`). ``suffixes`` (lower case, e.g. ``(".png", ".svg")``):
+    the only suffixes the command writes there; a path with another one is never removed (the
+    command refuses it: the file there is not its output). None and ``-`` (stdout) are skipped;
+    outside a :func:`run_outputs` block nothing is recorded."""
     run = _RUN.get()
     if run is not None:
-        run.answers += [(Path(p), remove) for p in paths if p is not None and str(p) != "-"]
+        run.answers += [
+            (Path(p), remove, suffixes) for p in paths if p is not None and str(p) != "-"
+        ]
+
+
+def inputs_read() -> None:
+    """Mark every input file of the running command as known: its command line's and those its
+    readers opened (:func:`known_inputs`), once it has read them all (an instance and the files it
+    names). Until then, or when the run writes its first output, an end without an answer removes
+    no output that could be an unread input (:func:`discard_stale`)."""
+    run = _RUN.get()
+    if run is not None:
+        run.inputs_known = True
+
+
+def inputs_complete() -> bool:
+    """Whether the running command's input files are all known: marked (:func:`inputs_read`) or
+    the run has written an output (which it does after reading every input). False outside a
+    :func:`run_outputs` block (a command line that does not parse)."""
+    from ..io.files import any_written
+
+    run = _RUN.get()
+    return run is not None and (run.inputs_known or any_written())
+
+
+OUTPUT_ONLY_SUFFIXES = (".png", ".svg", ".pdf", ".html")
+"""Suffixes of files hieropt writes and never reads (figures, pages): an earlier one at a declared
+output path may be removed even before the run's inputs are known."""
+
+
+def document_over(path: Path) -> bool:
+    """Whether a run's error document may be written to ``path`` (its ``--json`` file) besides
+    the input check (:func:`input_clash`): stdout, no file there (missing, a folder: the write
+    then fails), or the inputs are all known
+    (:func:`inputs_complete`); otherwise only over a JSON object (no input file hieropt reads
+    through an instance is JSON), and when not even the command line parsed (no running command)
+    only over a hieropt JSON document: an object with ``"status"``."""
+    import json
+
+    if str(path) == "-" or not Path(path).is_file() or inputs_complete():
+        return True
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and ("status" in data or _RUN.get() is not None)
 
 
 def interrupt_note(where: str) -> None:
@@ -203,13 +260,21 @@ def current_outputs() -> RunOutputs:
 
 def discard_stale() -> list[Path]:
     """Remove every declared output (:func:`answer_outputs`) of the running command that this run
-    did not write (:func:`hieropt.io.files.written`): the run ended without its answer. Returns
-    the files removed."""
+    did not write (:func:`hieropt.io.files.written`): the run ended without its answer. Never
+    removed: an input file (:func:`known_inputs`), a path whose suffix the command does not write
+    there, and, before the run's inputs are all known (:func:`inputs_complete`), any file but a
+    figure or a page (:data:`OUTPUT_ONLY_SUFFIXES`). Returns the files removed."""
     from ..io.files import written
 
     gone = []
-    for path, remove in current_outputs().answers:
+    known = inputs_complete()
+    for path, remove, suffixes in current_outputs().answers:
         if written(path) or not path.is_file() or input_clash(path, known_inputs()):
+            continue
+        suffix = path.suffix.lower()
+        if suffixes and suffix not in suffixes:  # (refused: not the command's output)
+            continue
+        if not known and suffix not in OUTPUT_ONLY_SUFFIXES:  # (may be an input not yet read)
             continue
         if remove is not None:
             remove(path)
@@ -257,6 +322,10 @@ __all__ = [
     "RunOutputs",
     "run_outputs",
     "answer_outputs",
+    "inputs_read",
+    "inputs_complete",
+    "OUTPUT_ONLY_SUFFIXES",
+    "document_over",
     "interrupt_note",
     "sweep_where",
     "current_outputs",

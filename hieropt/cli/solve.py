@@ -75,6 +75,8 @@ ObjectiveOpt = Annotated[
 PROGRESS_POINTS = 1000
 """A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per
 point)."""
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+"""The files ``pareto --plot`` draws to (any other suffix is refused, and the file there kept)."""
 JsonOpt = Annotated[
     Path | None,
     typer.Option(
@@ -388,9 +390,11 @@ def pareto_command(
 
     err = error_console()
     out = err if to_stdout(json_out, csv_out) else console()
-    answer_outputs(csv_out, plot)  # (a run without its answer leaves no earlier one there)
+    # (a run without its answer leaves no earlier one there; a --plot it cannot draw to is not its)
+    answer_outputs(csv_out)
+    answer_outputs(plot, suffixes=PLOT_SUFFIXES)
     try:
-        if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        if plot is not None and plot.suffix.lower() not in PLOT_SUFFIXES:
             raise InputError(
                 "--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file"
             )

@@ -184,7 +184,7 @@ def calibrate_command(
     than 10 % apart a note on stderr and in the JSON."""
     from ..errors import HieroptError, InputError
     from .common import check_not_input, check_output_file, to_stdout, write_json
-    from .outputs import answer_outputs
+    from .outputs import answer_outputs, inputs_read
 
     err = error_console()
     out = err if to_stdout(json_out) else console(160)
@@ -203,6 +203,7 @@ def calibrate_command(
 
         measured = [r for p in runs for r in read_runs(p)]
         check_not_input(out_file, "--out")  # (a model or network file the runs name, too)
+        inputs_read()
         fit = fit_npu(measured, fit_names(fit), loss=loss)
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import Command, Group, console, error_console, fail, write_stdout
-from .outputs import answer_outputs
+from .outputs import answer_outputs, inputs_read
 
 if TYPE_CHECKING:
     from ..spec import Workload, WorkloadHeader
@@ -189,6 +189,7 @@ def _generate_command(
     err = error_console()
     to_stdout = str(output) == "-"
     answer_outputs(output)  # (a run without its workload leaves no earlier one there)
+    inputs_read()  # (its one input file, the model, is on the command line)
     try:
         w, h = generate_workload(kind, model, sets)
         text = format_workload(w, header=h, exact=exact)

@@ -98,7 +98,9 @@ content hashes (``sha256``, hex, one per file, when every file can be read).
         except OSError:
             pass
     try:
-        Path(path).write_text(calibration_text(npu, meta, comment), encoding="utf-8")
+        from .files import write_atomic
+
+        write_atomic(path, calibration_text(npu, meta, comment))  # (recorded: files.written)
     except OSError as e:
         raise InputError(
             path,

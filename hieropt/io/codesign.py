@@ -253,17 +253,20 @@ def write_instance_file(
     path: str | Path, document: dict[str, Any], comment: list[str] = ()
 ) -> Path:
     """Write an instance file (TOML, :func:`hieropt.io.instance.load_instance` reads it) from
-    ``document`` (no None values), after ``comment`` lines (``# ...``).
+    ``document`` (no None values), after ``comment`` lines (``# ...``), atomically
+    (:func:`hieropt.io.files.write_atomic`).
 
     Raises:
         InputError: the file cannot be written (naming it).
     """
     import tomli_w
 
+    from .files import write_atomic
+
     path = Path(path)
     text = "".join(f"# {line}\n" for line in comment) + tomli_w.dumps(document)
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)  # (recorded as this run's: hieropt.io.files.written)
     except OSError as e:
         raise InputError(
             path, None, f"cannot be written: {e.strerror}", "name a file in a folder you can write"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 __all__ = [
     "OutputError",
+    "any_written",
     "json_text",
     "nonfinite_field",
     "output_problem",
@@ -62,6 +63,11 @@ def record_written(path: str | Path) -> None:
     record = _WRITES.get()
     if record is not None:
         record.add(_key(path))
+
+
+def any_written() -> bool:
+    """Whether any output was written inside the innermost :func:`recording_writes` block."""
+    return bool(_WRITES.get())
 
 
 def written(path: str | Path) -> bool:

@@ -22,6 +22,8 @@ from .util import error_line, run
 REPO = Path(__file__).resolve().parents[2]
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 COMPARE = REPO / "instances" / "gpt3-4d-compare.toml"
+ONE_NODE = REPO / "validation" / "calibration" / "a100-one-node.csv"
+CALCULON = REPO / "spaces" / "codesign-gpt3-calculon-a100.toml"
 BUDGET_LINE = (
     "error: infeasible: the budget $1,000,000.00 is below the cheapest network the design "
     "constraints allow, $4,096,000.00"
@@ -72,13 +74,26 @@ def test_a_failed_workload_generator_removes_the_earlier_workload(tmp_path):
 
 
 def test_a_failed_calibration_removes_the_earlier_accelerator_file(tmp_path):
+    """The fit fails after the runs (and the model files they name) were read: the inputs are
+    known, and --out is none of them."""
+    out = tmp_path / "npu.toml"
+    earlier(out)
+    r = run("calibrate", ONE_NODE, "--fit", "latency", "--out", out)
+    assert r.exit_code == 2
+    assert error_line(r).startswith("error: --fit: unknown calibration field latency")
+    assert not out.exists()
+
+
+def test_a_runs_file_that_does_not_parse_keeps_the_out_file(tmp_path):
+    """The runs file names the model files it reads: when it does not parse they are unknown, and
+    --out may be one of them, so it is kept."""
     out, runs = tmp_path / "npu.toml", tmp_path / "runs.csv"
     earlier(out)
     runs.write_text("not,a,runs,file\n")
     r = run("calibrate", runs, "--out", out)
     assert r.exit_code == 2
     assert error_line(r).startswith(f"error: {runs}")
-    assert not out.exists()
+    assert out.read_text() == '{"answer": "from an earlier run"}\n'
 
 
 def test_a_limit_reached_keeps_the_runs_own_answer(tmp_path, monkeypatch):
@@ -199,3 +214,151 @@ def test_a_signal_during_pareto_leaves_no_earlier_front(tmp_path, sig, code, wor
         "status": "interrupted", "message": message, "exit_code": code,
     }
     assert not csv.exists()
+
+
+# ------------------------------------------------------------- never an input, never a refused path
+
+def beside_model(folder: Path) -> tuple[Path, Path]:
+    """``folder/inst.toml``, the compare instance reading ``gpt3-175b.toml`` beside it (copied):
+    (the instance, the model file)."""
+    model = folder / "gpt3-175b.toml"
+    model.write_bytes((REPO / "models" / "gpt3-175b.toml").read_bytes())
+    inst = folder / "inst.toml"
+    inst.write_text(COMPARE.read_text().replace("../models/gpt3-175b.toml", "gpt3-175b.toml"))
+    return inst, model
+
+
+PLOT_REFUSED = "error: --plot: cannot draw to '{}'; fix: name a .png, .svg or .pdf file"
+
+
+def test_a_plot_path_refused_keeps_the_file_there(tmp_path):
+    photo = tmp_path / "front.jpg"
+    photo.write_text("photo\n")
+    r = run("pareto", COMPARE, "--plot", photo)
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("front.jpg")
+    assert photo.read_text() == "photo\n"
+
+
+def test_a_file_the_instance_reads_is_never_removed(tmp_path):
+    inst, model = beside_model(tmp_path)
+    before = model.read_bytes()
+    r = run("pareto", inst, "--plot", model)
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("gpt3-175b.toml")
+    # --csv at the model, refused --plot: the run ends before the instance names its model file
+    r = run("pareto", inst, "--csv", model, "--plot", tmp_path / "x.txt")
+    assert r.exit_code == 2
+    assert error_line(r) == PLOT_REFUSED.format("x.txt")
+    assert model.read_bytes() == before
+
+
+def test_an_early_failure_removes_an_earlier_figure_only(tmp_path):
+    """Before the inputs are known only a figure or a page (never read by hieropt) is removed."""
+    csv, png = tmp_path / "front.csv", tmp_path / "front.png"
+    earlier(csv, png)
+    missing = tmp_path / "no-folder" / "front.json"
+    r = run("pareto", COMPARE, "--csv", csv, "--plot", png, "--json", missing)
+    assert r.exit_code == 2, r.output
+    assert error_line(r).startswith(f"error: --json {missing}: the folder")
+    assert csv.is_file() and not png.exists()
+
+
+@pytest.mark.parametrize("bad", [
+    ["--max-time", "bogus"], ["--bogus"], ["--json"],
+])
+def test_no_error_document_over_a_file_the_instance_reads(tmp_path, bad):
+    inst, model = beside_model(tmp_path)
+    before = model.read_bytes()
+    args = ["solve", inst, "--json", model, *bad]
+    r = run(*args)
+    assert r.exit_code == 2
+    assert model.read_bytes() == before
+    if bad != ["--json"]:  # (a --json without its value names no file)
+        assert r.stderr.strip().splitlines()[-1] == (
+            f"note: --json {model}: not replaced by the error document: it is not a hieropt "
+            "JSON document and may be a file this command reads"
+        )
+
+
+def test_a_usage_error_replaces_a_hieropt_document_or_writes_a_new_one(tmp_path):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text('{"status": "optimal", "design": "from an earlier run"}\n')
+    message = ("--max-time: 'bogus' is not a number with an optional unit; fix: write e.g. "
+               "--max-time 1.3s (units: ns, us, \u00b5s, ms, s, min, h, d; a plain number is ns)")
+    for path in (old, new):
+        r = run("solve", GPT3, "--max-time", "bogus", "--json", path)
+        assert r.exit_code == 2
+        assert json.loads(path.read_text()) == {
+            "status": "bad_input", "message": message, "exit_code": 2,
+        }
+
+
+@pytest.fixture(scope="module")
+def codesign_json(tmp_path_factory) -> Path:
+    """The JSON of ``codesign`` on Calculon's GPT-3 space."""
+    out = tmp_path_factory.mktemp("codesign") / "X.json"
+    r = run("codesign", CALCULON, "--workers", "1", "--json", out)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_a_report_never_replaces_its_codesign_result(tmp_path, codesign_json, monkeypatch):
+    (tmp_path / "report").mkdir()
+    result = tmp_path / "report" / "report.json"
+    result.write_bytes(codesign_json.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    r = run("report", "report/report.json", "--space", CALCULON)  # (-o report: the default)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --out report/report.json: is the command's INSTANCE (report/report.json): "
+        "writing there would replace it; fix: give another output path"
+    )
+    assert result.read_bytes() == codesign_json.read_bytes()
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["report.json"]
+
+
+# ------------------------------------------------------------- each command owns its output names
+
+def test_a_report_into_a_reused_folder_keeps_no_earlier_figure(tmp_path, codesign_json):
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    from hieropt.report.plots import FIGURES
+
+    earlier(*(folder / n for n in FIGURES))
+    (folder / "notes.txt").write_text("the user's own file")
+    r = run("report", codesign_json, "-o", folder, "--space", CALCULON)
+    assert r.exit_code == 0, r.output
+    # the co-design page draws no figure file: none of the earlier report's is left beside it
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "report.html", "report.json"]
+
+
+def test_write_instances_keeps_only_this_runs_rank_files(tmp_path):
+    folder = tmp_path / "wi"
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "3", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    name = "codesign-gpt3-calculon-a100-rank{}-{}.toml"
+    assert sorted(p.name for p in folder.iterdir()) == [name.format(k, k) for k in (1, 2, 3)]
+    (folder / "mine.toml").write_text("the user's own file")
+    (folder / "other-rank2-2.toml").write_text("another space's rank file")
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "1", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in folder.iterdir()) == [
+        name.format(1, 1), "mine.toml", "other-rank2-2.toml",
+    ]
+    assert "rank 1:" in (folder / name.format(1, 1)).read_text()
+
+
+def test_an_interrupted_write_instances_leaves_no_earlier_rank_file(tmp_path, monkeypatch):
+    folder = tmp_path / "wi"
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "2", "--write-instances", folder)
+    assert r.exit_code == 0, r.output
+    from hieropt.studies import codesign
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(codesign, "codesign", interrupted)
+    r = run("codesign", CALCULON, "--workers", "1", "--top", "2", "--write-instances", folder)
+    assert r.exit_code == 130
+    assert list(folder.iterdir()) == []

@@ -181,6 +181,19 @@ def _design_lines(objective: str, row: dict[str, Any], name: str) -> list[str]:
     return out
 
 
+def instance_files(folder: str | Path, space: str) -> list[Path]:
+    """The instance files :func:`write_instances` wrote into ``folder`` for the space named
+    ``space`` in any run: ``<space>-rank<r>-<k>.toml`` (r, k whole numbers), no other file; none
+    when the folder does not exist."""
+    import re
+
+    folder = Path(folder)
+    name = re.compile(re.escape(space) + r"-rank[0-9]+-[0-9]+\.toml")
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if name.fullmatch(p.name) and p.is_file())
+
+
 def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[Path]:
     """Write the ``top`` best candidates of ``result`` as instance files
     ``FOLDER/<space>-rank<r>-<k>.toml`` (:func:`instance_document`; a header comment gives the
@@ -294,6 +307,7 @@ __all__ = [
     "codesign_knee",
     "instance_document",
     "cluster_table",
+    "instance_files",
     "write_instances",
     "provision_codesign",
 ]
