@@ -28,6 +28,7 @@ from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import (
     FASTEST_SLACK,
     PPC_GAP,
+    TIE_BREAK_LPS,
     Counts,
     cheapest_meeting,
     fastest_design,
@@ -223,16 +224,6 @@ def _gap(rel_gap: float | None, obj: str) -> float:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          fix)
     return gap
-
-
-TIE_BREAK_LPS = 3
-"""LPs the tie-break of :func:`solve_fastest_cheapest` makes at most (then its design is the
-cheapest found, status LIMIT with its proven gap). Most close the gap in one or two; where the
-network's cost hardly moves the time (a pipelined 1T model on 4,096 NPUs: 1e-12 of the time is
-worth 4.5e-8 of the cost), the cheapest design within 1e-8 of the fastest time cannot be certified
-to 1e-8 at the evaluators' round-off, and the loop ran 15-20 LPs to its stall rule for a gap of
-3e-7, which its second LP had reached (3 LPs: 5e-7 there, $6 of $11M; on the co-design tie-break
-test's face of equally fast designs the same gaps as 16 LPs)."""
 
 
 @scoped
