@@ -66,6 +66,10 @@ def with_targets(
     out = model.model_copy(update=update)
     regret = getattr(out, "max_regret", None)
     if regret is not None and out.objective != "min_cost":
+        if max_regret is None:  # (the instance's own bound: its field, not a flag)
+            raise InputError("instance", "max_regret", f"the instance's max_regret {regret:g} "
+                             f"bounds objective min_cost only (asked: {out.objective})",
+                             "remove max_regret from the instance, or ask for min_cost")
         raise InputError(
             f"{flag_prefix}max_regret",
             None,
