@@ -260,7 +260,7 @@ WithinOpt = Annotated[
     typer.Option(
         "--within",
         help="The knee's slack: the cheapest design within this share of the fastest time (1% or "
-        "0.01).",
+        "0.01; 0 turns the knee off).",
     ),
 ]
 CatalogOpt = Annotated[
@@ -433,7 +433,7 @@ def report_command(
         check_report_files(out_dir)  # (the files named on the command line)
         from .numbers import parse_fraction, parse_tokens
 
-        slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
+        slack = parse_fraction(within, "--within") or 0.0  # (0: the knee turned off)
 
         if _is_codesign(instance):
             check_codesign_question(instance, objective, max_time_ns, budget_usd)

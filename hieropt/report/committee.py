@@ -288,7 +288,7 @@ class Committee:
             recommended.
         alternatives: the designs, in :data:`ORDER`; missing: the alternatives the input cannot
             give, and why.
-        within: the knee's slack (0.01 = 1 %).
+        within: the knee's slack (0.01 = 1 %; 0: the knee turned off, no knee column).
         pareto: the trade-off plot's points (None when fewer than two designs are known).
         unknown: why headline figures are unknown, one line each; notes: method notes.
         asked: the question the page answers (an objective under targets, and the column that is
@@ -348,7 +348,8 @@ def recommend(alternatives: list[Alternative], within: float,
               asked: Asked | None = None) -> tuple[str, str]:
     """(key, why) of the recommended alternative: the optimum of the objective asked with
     ``--objective`` (``asked``, when given and on the page), else the cheapest run when $ per run
-    is known, else the knee, else the fastest, else the first of ``alternatives``."""
+    is known, else the knee (none when ``within`` is 0), else the fastest, else the first of
+    ``alternatives``."""
     keys = {a.key: a for a in alternatives}
     pct = f"{within * 100:g} %"
     if asked is not None and asked.given and asked.answer in keys:
@@ -373,7 +374,9 @@ def recommend(alternatives: list[Alternative], within: float,
             "unknown: give a [cluster] section and a token budget to rank by it)"
         )
     if "fastest" in keys:
-        return "fastest", lead + "the fastest design (neither the $ per run nor a knee is known)"
+        return "fastest", lead + ("the fastest design (the $ per run is unknown, and --within 0 "
+                                  "turns the knee off)" if within <= 0 else
+                                  "the fastest design (neither the $ per run nor a knee is known)")
     a = alternatives[0]
     return a.key, lead + (
         f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known")

@@ -207,7 +207,7 @@ def procurement_alternatives(
     Args:
         instance: the problem; front: its Pareto front (:func:`hieropt.solvers.front.pareto`) or
             None.
-        within: the knee's slack, a fraction in (0, 1).
+        within: the knee's slack, a fraction in [0, 1) (0: no knee).
         catalog: a parts catalog (path or :class:`~hieropt.model.catalog.Catalog`) or None.
         objective: the objective asked (None: the instance's); ``min_cost`` adds the cheapest
             network meeting the instance's time target even without a cap in ns.
@@ -242,15 +242,15 @@ def procurement_alternatives(
     try:
         fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     except HieroptError as e:  # e.g. no upper limit on bandwidth: no fastest design, no knee
-        missing += [
-            Missing("fastest", label("fastest", "performance"), str(e)),
-            Missing("knee", titled(knee_name, "min_cost", None, budget, unit),
-                    "no fastest design to be within " + pct + " of"),
-        ]
+        missing.append(Missing("fastest", label("fastest", "performance"), str(e)))
+        if within > 0:
+            missing.append(Missing("knee", titled(knee_name, "min_cost", None, budget, unit),
+                                   "no fastest design to be within " + pct + " of"))
     else:
         # (the design solve prints)
         alts.append(_solved(instance, "fastest", label("fastest", "performance"), fast,
                             "performance", cap, budget))
+    if within > 0 and any(a.key == "fastest" for a in alts):  # (within 0: the knee turned off)
         try:
             k = knee_of(instance, fast, cheap, within, time_limit_s)
             target = min(k.fastest_bound_ns or k.fastest_ns, k.fastest_ns) * (1 + within)

@@ -172,10 +172,10 @@ def codesign_alternatives(
             npus,
         )
     )
-    knee, how = _knee(rows, fastest, space, within, among)
-    alts.append(
-        _row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how, knee, fig(knee), npus)
-    )
+    if within > 0:  # (0: the knee turned off)
+        knee, how = _knee(rows, fastest, space, within, among)
+        alts.append(_row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how, knee,
+                             fig(knee), npus))
     missing = []
     figs = [(r, fig(r)) for r in rows]
     priced = [(r, f) for r, f in figs if f.run_cost_usd is not None]

@@ -28,6 +28,7 @@ from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import (
     FASTEST_SLACK,
     PPC_GAP,
+    TIE_BREAK_LPS,
     Counts,
     cheapest_meeting,
     fastest_design,
@@ -57,7 +58,9 @@ class SolveOptions:
         budget_usd: overrides the instance's network budget ($); with ``performance``: the fastest
             network within it; None: the instance's.
         max_regret: with ``min_cost``: the cheapest network on which every workload is within this
-            fraction of its own optimum (0.05 = 5 %), instead of a time target.
+            fraction of its own optimum (0.05 = 5 %), instead of a time target (with one: an
+            InputError). None: the instance's, which another objective asked leaves out (a note
+            says so).
         sensitivity: also compute the marginal value of every constraint, active bound, dimension's
             bandwidth and the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few warm
             re-solves per parameter), in ``Solution.sensitivity``.
@@ -154,14 +157,32 @@ def solve(instance: Instance, objective: str | None = None, *,
     """
     options = _with_old_keywords(options, old_keywords)
     start = time.perf_counter()
+    instance, dropped = _without_own_regret(instance, objective, options)
     try:
-        return _solve(instance, objective, options, start)
+        sol = _solve(instance, objective, options, start)
     except NoSolutionError as e:
         obj = objective or instance.objective
         reason = str(e).removeprefix(f"{e.kind}: ")
         unit = objective_unit(obj, instance.relative_time)
-        return Solution.without_design(Status(e.kind), reason, obj, unit,
-                                       time.perf_counter() - start, instance)
+        sol = Solution.without_design(Status(e.kind), reason, obj, unit,
+                                      time.perf_counter() - start, instance)
+    return replace(sol, notes=sol.notes + dropped) if dropped else sol
+
+
+def _without_own_regret(instance: Instance, objective: str | None,
+                        options: SolveOptions) -> tuple[Instance, tuple[str, ...]]:
+    """``instance`` without its own ``max_regret`` when another objective than min_cost is asked
+    (``objective``) and ``options`` give no regret bound: that bound belongs to the instance's
+    objective min_cost (the cheapest network within it), so asking for another objective leaves it
+    out, as ``hieropt report --objective`` does, with the note saying so; else ``instance`` as it
+    is and no note."""
+    regret = instance.max_regret
+    if (regret is None or objective is None or objective == "min_cost"
+            or options.max_regret is not None):
+        return instance, ()
+    note = (f"the instance's max_regret {regret:g} is left out: it bounds objective min_cost (the "
+            f"cheapest network within it), and objective {objective} was asked")
+    return instance.model_copy(update={"max_regret": None}), (note,)
 
 
 def _solve(instance: Instance, objective: str | None, options: SolveOptions,
@@ -223,16 +244,6 @@ def _gap(rel_gap: float | None, obj: str) -> float:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          fix)
     return gap
-
-
-TIE_BREAK_LPS = 3
-"""LPs the tie-break of :func:`solve_fastest_cheapest` makes at most (then its design is the
-cheapest found, status LIMIT with its proven gap). Most close the gap in one or two; where the
-network's cost hardly moves the time (a pipelined 1T model on 4,096 NPUs: 1e-12 of the time is
-worth 4.5e-8 of the cost), the cheapest design within 1e-8 of the fastest time cannot be certified
-to 1e-8 at the evaluators' round-off, and the loop ran 15-20 LPs to its stall rule for a gap of
-3e-7, which its second LP had reached (3 LPs: 5e-7 there, $6 of $11M; on the co-design tie-break
-test's face of equally fast designs the same gaps as 16 LPs)."""
 
 
 @scoped

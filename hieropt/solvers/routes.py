@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import closing
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..formulation.rate import single_term
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel
@@ -28,15 +29,19 @@ from ..model.timing import TimeModel
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.cluster import Cluster
+from ..spec.overrides import with_targets
 from ..units import OBJECTIVE_UNITS, implausible_bw_notes, objective_unit
 from ..verify import verify
-from .cutting import REL_GAP
+from .cutting import REL_GAP, TimeLP
 from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
 from .outcome import OAResult
 from .procurement import (
+    FASTEST_SLACK,
+    TIE_BREAK_LPS,
     Counts,
     against_target,
     cheapest_meeting,
+    fastest_design,
     fastest_once,
     min_time_cost_product,
 )
@@ -442,8 +447,9 @@ def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
 
 RENTED_NOTE = ("the cluster is priced by usd_per_npu_hour alone (no amortisation_years): the "
                "network comes with the hours, its price does not enter the $ per run, so the "
-               "cheapest run is the fastest design (give amortisation_years to pay off the "
-               "network's capex on top)")
+               "cheapest run is the fastest time, and of the equally fast designs this is the "
+               "cheapest network (give amortisation_years to pay off the network's capex on "
+               "top)")
 """The note of a min_run_cost answer on a rented cluster (:attr:`RunCostTerms.rented`)."""
 
 
@@ -457,9 +463,12 @@ def is_rented_run_cost(case: Case) -> bool:
 def rented_run_cost(case: Case) -> Solution:
     """Route ``rented_run_cost``: ``min_run_cost`` on a rented cluster
     (:attr:`RunCostTerms.rented`): a run of I iterations costs I x T(B) x N x rate / 3.6e12 $, a
-    constant times T(B), so its optimum is the fastest design within the constraints, the budget
-    and the time target (:func:`hieropt.solvers.procurement.fastest_once`), its value and bound
-    that factor times the fastest time's.
+    constant times T(B), so its optimum is the fastest time within the constraints, the budget and
+    the time target, its value and bound that factor times the fastest time's. Equally fast designs
+    then run for the same $ and their networks' prices differ: the answer is the cheapest network
+    whose time is within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of the fastest, the
+    tie-break of the performance objective (:func:`hieropt.solvers.objectives.
+    solve_fastest_cheapest`; :func:`cheapest_of_fastest`).
 
     Raises:
         InputError: several workloads, or a rate of $0 (:func:`run_cost_terms`).
@@ -468,13 +477,49 @@ def rented_run_cost(case: Case) -> Solution:
     """
     inst, counts = case.instance, Counts()
     terms = run_cost_terms(inst)
-    res, _ = fastest_once(inst, case.tm, case.rel_gap, case.time_limit_s, counts)
+    res, bw, note = cheapest_of_fastest(case, counts)
     rate = terms.usd_per_ns
-    res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
+    upper = float(case.tm.time_ns(bw)) if bw is not res.bw else res.upper
+    res = replace(res, bw=bw, upper=upper * rate, lower=min(res.lower, upper) * rate)
     sol = verified(inst, case.tm, counts, res, "min_run_cost", case.start,
                    {"run_cost_per": terms.per, "usd_per_ns": rate},
-                   method="the fastest design (cutting planes), priced by the cluster's rate")
-    return replace(sol, notes=sol.notes + (RENTED_NOTE,))
+                   method="the fastest time (cutting planes), priced by the cluster's rate; "
+                   "among equally fast designs the cheapest network")
+    return replace(sol, notes=sol.notes + (RENTED_NOTE,) + note)
+
+
+def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarray, tuple]:
+    """The fastest design of ``case`` within its budget and time target (an OAResult in ns, its
+    gap at most the case's and :data:`~hieropt.solvers.cutting.REL_GAP`), the cheapest design whose
+    time is within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of it and within the case's
+    gap of the proven bound (found on the same cutting-plane LP, at most
+    :data:`~hieropt.solvers.procurement.TIE_BREAK_LPS` LPs; the fastest design when that min-cost
+    solve fails) and a note when it failed. LPs and cuts are added to ``counts``.
+
+    Raises:
+        NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`.
+    """
+    inst, tm = case.instance, case.tm
+    with closing(TimeLP(inst, tm, case.time_limit_s)) as core:
+        core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
+        res = fastest_design(core, min(case.rel_gap, REL_GAP), inst.max_network_cost_usd,
+                             inst.max_iteration_time_ns)
+        counts.add(core)
+        if res.bw is None or res.status is not Status.OPTIMAL:
+            return res, res.bw, ()
+        fast = float(tm.time_ns(res.bw))
+        target = max(fast, min(fast * (1 + FASTEST_SLACK), res.lower / (1 - case.rel_gap)))
+        core.max_lps = TIE_BREAK_LPS
+        try:
+            cheap = cheapest_meeting(with_targets(inst, "min_cost", target, None), tm, target,
+                                     REL_GAP, inst.max_network_cost_usd, case.time_limit_s,
+                                     counts, fastest=(core, res.bw))
+        except HieroptError as e:
+            return res, res.bw, (f"the cheapest of the equally fast designs was not found ({e}): "
+                                 "the design is the fastest one found, its network maybe dearer",)
+    if cheap.bw is None or core.network_cost(cheap.bw) >= core.network_cost(res.bw):
+        return res, res.bw, ()
+    return res, cheap.bw, ()
 
 
 ROUTES: tuple[Route, ...] = (

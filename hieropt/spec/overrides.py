@@ -64,14 +64,43 @@ def with_targets(
         problem, fix = why.split("; fix: ")
         raise InputError(f"{flag_prefix}max_regret", None, problem, fix)
     out = model.model_copy(update=update)
-    if getattr(out, "max_regret", None) is not None and out.objective != "min_cost":
+    regret = getattr(out, "max_regret", None)
+    if regret is not None and out.objective != "min_cost":
+        if max_regret is None:  # (the instance's own bound: its field, not a flag)
+            raise InputError("instance", "max_regret", f"the instance's max_regret {regret:g} "
+                             f"bounds objective min_cost only (asked: {out.objective})",
+                             "remove max_regret from the instance, or ask for min_cost")
         raise InputError(
             f"{flag_prefix}max_regret",
             None,
             f"only objective min_cost takes it (got {out.objective})",
             "use --objective min_cost with --max-regret",
         )
+    if regret is not None and out.max_iteration_time_ns is not None:
+        _refuse_regret_and_target(out, max_regret is not None, flag_prefix)
     return _with_min_cost_target(out)
+
+
+def _refuse_regret_and_target(out, regret_given: bool, flag_prefix: str) -> None:
+    """Refuse min_cost with both a regret bound and a time target (``regret_given``: the regret
+    bound is an argument, else the instance's): the cheapest network within the regret bound is
+    solved on the portfolio model, which has no row on the weighted iteration time.
+
+    Raises:
+        InputError: always, naming the regret bound's argument (or the instance's field) and the
+            time target's.
+    """
+    regret = (f"max_regret {out.max_regret:g}" if regret_given
+              else f"the instance's max_regret {out.max_regret:g}")
+    source = f"{flag_prefix}max_regret" if regret_given else f"{flag_prefix}max_iteration_time_ns"
+    raise InputError(
+        source, None,
+        f"{regret} and the time target max_iteration_time_ns {out.max_iteration_time_ns:,.0f} ns "
+        "(--max-time) together: the cheapest network within a regret bound bounds each workload "
+        "against its own optimum and takes no time target",
+        "drop the time target (--max-time) for the cheapest network within the regret, or the "
+        "regret bound (--max-regret, or the instance's max_regret) for the cheapest network "
+        "meeting the time target")
 
 
 def _with_min_cost_target(out: M) -> M:

@@ -195,7 +195,8 @@ def test_a_rented_cluster_run_by_hand(tmp_path: Path):
     assert sol.objective_value == pytest.approx(hours * 16_384 * 2.5, rel=1e-12)
     assert round(hours, 1) == 1629.9 and round(sol.objective_value / 1e6, 2) == 66.76
     assert sol.run.run_cost_usd == pytest.approx(sol.objective_value, rel=1e-12)
-    np.testing.assert_allclose(sol.bw_gbps, [450.0, 50.0], rtol=1e-9)  # the bounds' maxima
+    # the bounds' maxima, less the tie-break's cheapest design within 1e-8 of the fastest time
+    np.testing.assert_allclose(sol.bw_gbps, [450.0, 50.0], rtol=1e-6)
 
 
 # --------------------------------------------------------------------------------------------- SCIP
