@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -30,6 +28,7 @@ from .outputs import (
     known_inputs,
     run_outputs,
 )
+from .signals import terminated_as_interrupt
 from .usage import json_option, usage_error_line
 
 if TYPE_CHECKING:
@@ -141,26 +140,6 @@ NO_ANSWER_EXITS = (2, 3, 130, 143)
 """Exit statuses of a run that may end without its answer: bad input (2), no certified answer (3),
 interrupted by Ctrl-C (130) or SIGTERM (143). Every output the run did not write is then left with
 this run's outcome or removed (:func:`hieropt.cli.outputs.discard_stale`)."""
-
-
-@contextmanager
-def terminated_as_interrupt() -> Iterator[None]:
-    """Within the block (in the main thread), SIGTERM raises :class:`hieropt.errors.Terminated`, a
-    KeyboardInterrupt: a command ends on it as on Ctrl-C (:func:`interrupted`), with exit 143. The
-    earlier handler is restored after the block."""
-    import signal
-    import threading
-
-    from ..errors import raise_terminated
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
