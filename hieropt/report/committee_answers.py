@@ -332,7 +332,9 @@ def _catalog(
     except HieroptError as e:
         missing.append(Missing("catalog", label, str(e)))
         return []
-    how = f"catalog {p.catalog}: {p.method} (bill of materials' cost and power)"
+    how = (f"catalog {p.catalog}: {p.method} (bill of materials' cost and power; its $ are the "
+           "catalog's parts, the other columns' the cost model's $ per GB/s: compare its time, "
+           "not its $, with theirs)")
     return [
         alternative(
             instance,
