@@ -79,6 +79,7 @@ def brute_force(path: Path, deadline_days: float | None):
 @pytest.mark.parametrize(("usd", "deadline_days", "size"), [
     (20000, None, 1024), pytest.param(20000, 16, 2048, marks=pytest.mark.heavy), (20000, 9, 4096),
     (200000, None, 1024)])
+@pytest.mark.heavy
 def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, size):
     path = _space(tmp_path, usd)
     (value, npus), brute = brute_force(path, deadline_days)
@@ -103,6 +104,7 @@ def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, si
         assert all(r["status"] == "infeasible" for n in SIZES if n < size for r in brute[n])
 
 
+@pytest.mark.heavy
 def test_each_size_keeps_its_own_incumbent(tmp_path):
     """With dear accelerators ($200,000) 4,096 NPUs cannot give the cheapest run (its least bound is
     above 1,024 NPUs' best), yet its row is its own best, as the brute force's: a candidate is
@@ -140,6 +142,7 @@ def test_sizes_need_a_shape_space():
         size_cluster(space.model_copy(update={"network": net, "levels": ()}), [1024])
 
 
+@pytest.mark.heavy
 def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
     import json
 

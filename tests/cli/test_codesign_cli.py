@@ -177,6 +177,7 @@ def test_codesign_writes_instances_that_solve_reads(tmp_path):
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.heavy
 def test_codesign_catalog_gives_an_integer_bill_of_materials():
     """--catalog on the NVL72 space: the best candidates provisioned with whole parts (integer
     counts) and ranked by the integer design; the shortlist in the JSON."""

@@ -333,6 +333,7 @@ def test_a_report_into_a_reused_folder_keeps_no_earlier_figure(tmp_path, codesig
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "report.html", "report.json"]
 
 
+@pytest.mark.heavy
 def test_write_instances_keeps_only_this_runs_rank_files(tmp_path):
     folder = tmp_path / "wi"
     r = run("codesign", CALCULON, "--workers", "1", "--top", "3", "--write-instances", folder)

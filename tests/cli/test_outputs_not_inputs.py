@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from .util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,6 +105,7 @@ def test_a_command_line_click_cannot_parse_writes_no_error_document_over_an_inpu
     assert r.exit_code == 2 and '"status": "bad_input"' in out.read_text()
 
 
+@pytest.mark.heavy
 def test_an_output_beside_the_inputs_is_written(tmp_path):
     f = copies(tmp_path)
     out = tmp_path / "a100.toml"

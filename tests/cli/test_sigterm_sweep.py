@@ -37,6 +37,7 @@ main()
      "solve_codesign_candidate"),
     ("explore", "gpt3-4096.toml", "hieropt.studies.explore.run", "run_serial"),
 ])
+@pytest.mark.heavy
 def test_sigterm_to_a_serial_sweep_says_where_the_rows_are(tmp_path, command, space, module,
                                                           name):
     out = tmp_path / "rows.csv"

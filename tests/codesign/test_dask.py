@@ -13,6 +13,7 @@ from hieropt.workloads.llm.space import PlanChoices
 from ..workloads.test_codesign_search import space
 
 
+@pytest.mark.heavy
 def test_local_cluster_gives_the_serial_answer():
     distributed = pytest.importorskip("distributed")
     sp = space(plans=PlanChoices(tp=(1, 2), pp=(1, 2)))

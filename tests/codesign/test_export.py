@@ -21,6 +21,7 @@ from ..workloads.test_codesign_search import space
     {"objective": "performance_per_cost", "mapping_rule": "all_placements"},
     {"objective": "min_cost", "max_iteration_time_ns": 1.7e6},
 ])
+@pytest.mark.heavy
 def test_written_instances_resolve_to_the_same_optimum(tmp_path, kw):
     r = codesign(space(**kw), workers=1, prune=False)
     paths = write_instances(r, tmp_path / "inst", top=3)

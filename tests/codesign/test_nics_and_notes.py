@@ -32,6 +32,7 @@ def test_nic_count_is_whole_nics_per_npu_or_node_on_every_scale_out_dimension():
         space(nic_gbps=1.0, nic_npus=3)
 
 
+@pytest.mark.heavy
 def test_rows_count_nics_by_the_rule():
     rows: list[dict] = []
     codesign(space(nic_gbps=0.5, nic_npus=2), workers=1, prune=False, on_row=rows.append)

@@ -78,6 +78,7 @@ def test_balanced_stages():
     assert p.plan.stage_layers == (15,) + (16,) * 6 + (15,)
 
 
+@pytest.mark.heavy
 def test_down_sized_llama_space_prunes_to_the_brute_force_best():
     llama = load_codesign(SPACES / "codesign-llama3-405b.toml")
     slow = params(pp=2, dp=2, global_batch_size=32).model_copy(

@@ -52,6 +52,7 @@ def test_rows_stream_to_the_file_and_resume(tmp_path, suffix):
     assert len(read_results(out, COLUMNS)) == len(back)
 
 
+@pytest.mark.heavy
 def test_the_cluster_size_is_a_dimension_of_the_search():
     """npus = [4, 8]: every plan and shape of each size is a candidate; the pruned search gives the
     brute-force best, and the answer says how many NPUs to buy (here 8: the objective is time, more

@@ -76,6 +76,7 @@ def test_equally_fast_rows_rank_cheapest_first(result):
     assert two["best"]["network_cost_usd"] == costs[0]
 
 
+@pytest.mark.heavy
 def test_committee_knee_is_solve_knee_of_the_written_instance(tmp_path):
     """The committee page's knee (a co-design JSON read back with its space) is the knee ``hieropt
     solve`` prints for the written instance of the fastest candidate: 1 % slower for $109.7M

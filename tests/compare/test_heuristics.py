@@ -365,6 +365,7 @@ def random_instances(draw):
     )
 
 
+@pytest.mark.heavy
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=random_instances())
 def test_exact_optimum_never_worse_than_any_heuristic(inst):

@@ -10,6 +10,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.cases import REPO
 from tests.cli.util import run
 
@@ -62,6 +64,7 @@ def test_the_documented_keys_are_those_written():
     assert list(plan["breakdown"]) == doc["breakdown"]
 
 
+@pytest.mark.heavy
 def test_the_documented_validate_and_calibrate_keys_are_those_written(tmp_path: Path):
     doc = tables()
     # fitted on the one-node runs and applied to Korthikanti et al.'s: every table has an entry

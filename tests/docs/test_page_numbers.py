@@ -125,6 +125,7 @@ def test_buyer_objectives_table(tmp_path, objective, row):
     on_page("buyer.md", row)
 
 
+@pytest.mark.heavy
 def test_codesign_llama_space_counts():
     out = printed("codesign", REPO / "spaces" / "codesign-llama3-405b.toml", "--workers", "1")
     assert "candidates (plan x shape x placement): 23,078" in out
@@ -202,6 +203,7 @@ def test_procurement_sensitivity_quotes():
            GPT3_4D, "--ranges")
 
 
+@pytest.mark.heavy
 def test_committee_page_quotes_the_answer_to_the_objective_asked(tmp_path):
     """docs/committee-page.md: the recommendation of ``report --objective X`` with the targets
     given, as the report's JSON gives it, for the four questions the page quotes."""

@@ -137,6 +137,7 @@ def test_cli_bad_options(tmp_path):
     assert "5 infeasible" in res.stdout
 
 
+@pytest.mark.heavy
 def test_shipped_space_enumerates():
     # The full sweep takes seconds; here only the enumeration and its duplicate pruning.
     space = load_space(REPO / "spaces" / "gpt3-4096.toml")

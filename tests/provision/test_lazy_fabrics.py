@@ -36,6 +36,7 @@ def many_units(tmp_path):
     return path
 
 
+@pytest.mark.heavy
 def test_only_choosable_unit_counts_get_a_fabric(monkeypatch, many_units):
     inst = hieropt.load_instance(NVL)
     designed = []

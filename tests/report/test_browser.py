@@ -37,6 +37,7 @@ def chromium(*args: str) -> subprocess.CompletedProcess:
         )
 
 
+@pytest.mark.heavy
 @needs_browser
 @pytest.mark.parametrize("which", ["priced", "unpriced", "codesigned"])
 def test_rendered_figures_equal_the_json(which, request, tmp_path):
@@ -49,6 +50,7 @@ def test_rendered_figures_equal_the_json(which, request, tmp_path):
     assert_page_equals_json(rendered, data)
 
 
+@pytest.mark.heavy
 @needs_browser
 def test_screenshot_shows_the_page(priced, tmp_path):
     """The page paints: a 1200 x 900 screenshot, not blank, with the recommendation's green frame at

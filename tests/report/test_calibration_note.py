@@ -145,6 +145,7 @@ def test_a_fitted_calibration_gets_no_note(tmp_path):
     assert not any("calibration" in n for n in notes)
 
 
+@pytest.mark.heavy
 def test_report_page_and_committee_carry_it(tmp_path):
     out = tmp_path / "out"
     r = run("report", PLAN, "--tokens", "300e9", "-o", out, "--points", "3")
@@ -182,6 +183,7 @@ def test_the_codesign_report_prints_it(tmp_path, codesign_json):
     assert "calibration" not in r.stdout
 
 
+@pytest.mark.heavy
 def test_a_zero3_plan_carries_its_caveat_beside_the_recommendation(tmp_path):
     """GPT-3's plan with ZeRO stage 3: the committee page's recommendation block states the caveat
     (the only measured ZeRO-3 runs took 1.3-3.1x the predicted time), report.json's notes name the

@@ -208,6 +208,7 @@ def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
     assert_page_equals_json(out, data)
 
 
+@pytest.mark.heavy
 def test_codesign_space_is_searched(tmp_path, codesign_json):
     """A space file is searched here: the same best as `codesign` (59.3 % MFU with the A100's
     catalog default fitted on one node of measured runs), the same figures."""

@@ -118,6 +118,7 @@ def test_min_cost_at_a_time_target_recommends_the_cheapest_network_meeting_it(tm
     assert _alt(data, "knee")["iteration_time_ns"] == pytest.approx(1_178_176_843, abs=1)
 
 
+@pytest.mark.heavy
 def test_performance_per_cost_is_answered_capped_and_uncapped(tmp_path):
     """``--objective performance_per_cost``: with ``--max-time 1.3s`` the capped optimum ($8.76M at
     1,300 ms), without it the uncapped one ($7.11M at 1,527 ms), each recommended and equal to

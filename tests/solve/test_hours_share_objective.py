@@ -51,6 +51,7 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.heavy
 def test_every_command_reports_the_hand_computed_ratio_and_design(tmp_path):
     inst = _pair(tmp_path)
     r = run("solve", inst, "--json", tmp_path / "solve.json")

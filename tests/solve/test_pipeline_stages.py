@@ -247,6 +247,7 @@ def _llama_uneven():
     )
 
 
+@pytest.mark.heavy
 def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     p, inst, heavy = _llama_uneven()
     step = build_step(p)

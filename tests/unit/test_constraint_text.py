@@ -459,6 +459,7 @@ def _constraint(draw: st.DrawFn) -> tuple[str, int, list[Fraction], str, Fractio
     return text, n, coeffs, sense, rhs[2] - lhs[2]
 
 
+@pytest.mark.heavy
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_constraint())
 def test_random_linear_expressions(case: tuple[str, int, list[Fraction], str, Fraction]) -> None:

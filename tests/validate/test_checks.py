@@ -298,6 +298,7 @@ def test_calibrate_reports_a_field_at_its_bound_in_the_file_json_and_stderr(tmp_
     assert tomllib.loads(out.read_text())["calibration"]["at_bound"] == []
 
 
+@pytest.mark.heavy
 def test_validate_with_a_calibrated_file_marks_its_own_runs_in_sample(tmp_path: Path):
     out = tmp_path / "npu" / "a100.toml"
     out.parent.mkdir()
@@ -353,6 +354,7 @@ def test_a_runs_file_entry_is_never_found_in_the_working_folder(tmp_path: Path, 
     )
 
 
+@pytest.mark.heavy
 def test_a_runs_file_edited_after_the_fit_is_refused_by_its_hash(tmp_path: Path):
     import hashlib
 
@@ -464,6 +466,7 @@ def test_one_calibration_run_in_another_unit_is_named_by_its_line(tmp_path: Path
          "leaves nothing of the 80 GiB HBM; fix: use a reserve below 80"),
     ],
 )
+@pytest.mark.heavy
 def test_a_calibrated_file_s_bad_accelerator_figure_names_the_file_and_the_field(
     tmp_path: Path, old: str, new: str, error: str
 ):
@@ -485,6 +488,7 @@ def test_a_calibrated_file_s_bad_accelerator_figure_names_the_file_and_the_field
         ("hbm_efficiency = 0.65", "hbm_efficiency = 0.1", "npu.hbm_efficiency=0.1"),
     ],
 )
+@pytest.mark.heavy
 def test_a_calibrated_file_s_edited_figure_times_the_runs_as_fitting_on_them_would(
     tmp_path: Path, old: str, new: str, sets: str
 ):
@@ -550,6 +554,7 @@ def test_a_calibrated_file_s_edited_figure_times_the_runs_as_fitting_on_them_wou
          "at_bound, sha256"),
     ],
 )
+@pytest.mark.heavy
 def test_a_bad_calibration_record_names_the_file_the_field_and_the_fix(
     tmp_path: Path, old: str, new: str, error: str
 ):

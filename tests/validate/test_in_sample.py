@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hieropt.cli import app
@@ -42,6 +43,7 @@ def marks(path: Path, calibrate_on: tuple[Path, ...] = ()) -> list[bool]:
     return [x.in_sample for x in validate([path], calibrate_on=calibrate_on).rows]
 
 
+@pytest.mark.heavy
 def test_the_calibration_runs_without_their_model_name_column_are_in_sample(tmp_path: Path):
     # the model's name is a label: without it the rows resolve to the 1.7B model file's name, but
     # the same 22B model (layers, widths), plan, network and measurements. Before, both were
@@ -55,6 +57,7 @@ def test_the_calibration_runs_without_their_model_name_column_are_in_sample(tmp_
     assert r.stdout.count("(fit)") == 3  # two rows and the note
 
 
+@pytest.mark.heavy
 def test_an_accelerator_column_the_model_file_names_in_another_case_is_the_same_run(
     tmp_path: Path,
 ):
@@ -82,6 +85,7 @@ def test_a_calibrated_field_in_the_row_does_not_make_the_run_another(tmp_path: P
     assert marks(path) == [True, True]
 
 
+@pytest.mark.heavy
 def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
     # before, --calibrate-on's fitted value replaced the row's 0.9 without a word
     path = rewritten(
@@ -116,6 +120,7 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
     )
 
 
+@pytest.mark.heavy
 def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
     # another measured time (1421 ms, not 1420) on the first row
     path = rewritten(tmp_path, "slower.csv", (",1420,", ",1421,"))
@@ -131,6 +136,7 @@ def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
     assert marks(path, (ONE_NODE,)) == [False, True]
 
 
+@pytest.mark.heavy
 def test_a_run_given_twice_counts_once():
     # the shipped runs with the calibration runs: Narayanan's Table 1 is in both narayanan2021.csv
     # and calibration/a100-narayanan-table1.csv. Before, its ten runs counted twice: "49 runs out of

@@ -45,6 +45,7 @@ def test_a_shipped_runs_file_parses_with_its_sources(path: Path):
         assert r.params.plan.total_npus == math.prod(d.npus for d in r.network.dims)
 
 
+@pytest.mark.heavy
 def test_every_shipped_run_is_predicted_with_finite_metrics():
     v = validate(FILES, calibrate_on=[CALIBRATION])
     assert len(v.rows) == sum(data_rows(p) for p in FILES)
@@ -77,6 +78,7 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
         ("A100-SXM-80GB", CALIBRATION, 2, 0.0133, 0.0267, [0.0, -0.027]),
     ],
 )
+@pytest.mark.heavy
 def test_the_default_is_its_fit_on_one_node(npu, runs, plans, mape, worst, errors):
     """A catalog default fitted on one node (catalogs/npus.toml) is what ``hieropt calibrate`` fits
     on the runs file its ``runs_file`` names, and ``validate`` with that default predicts the runs

@@ -145,6 +145,7 @@ def test_objective_and_target_overrides_are_checked_and_applied():
     assert capped.objective_value == pytest.approx(1351680 + 2 * 3016, rel=1e-9)
 
 
+@pytest.mark.heavy
 def test_a_space_prune_false_can_be_pruned_from_the_call():
     sp = space(prune=False)
     assert codesign(sp, workers=1).pruned == 0

@@ -98,6 +98,7 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
     return pruned, brute
 
 
+@pytest.mark.heavy
 def test_pruned_search_equals_brute_force_lowest_rule():
     pruned, _ = _check_pruned_equals_brute_force(
         space(
@@ -115,6 +116,7 @@ def test_pruned_search_equals_brute_force_lowest_rule():
     assert pruned.best.plan == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
 
 
+@pytest.mark.heavy
 def test_pruned_search_equals_brute_force_all_placements():
     sp = space(
         mapping_rule="all_placements",
@@ -144,6 +146,7 @@ def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
 
 @pytest.mark.parametrize(
     "objective", ["performance", pytest.param("performance_per_cost", marks=pytest.mark.heavy)])
+@pytest.mark.heavy
 def test_a_time_cap_prunes_under_every_objective(objective):
     """A time cap below every candidate's proven time bound settles them all as infeasible without a
     solve, under any objective (it did so only for min_cost: a 1T space with --max-time-ns 1e9
