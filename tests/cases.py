@@ -85,6 +85,21 @@ pp [2, 2] placed lowest first, so stages 0 and 1 sit on node 0, 2 and 3 on node 
 1 -> 2 boundary crosses InfiniBand."""
 
 
+def gpt3_step_instance(folder: Path, replacements: tuple[tuple[str, str], ...]) -> Path:
+    """GPT-3's model file (``models/gpt3-175b-llm.toml``) with each (old, new) of ``replacements``
+    applied, as ``folder/model.toml``, and :data:`STEP_INSTANCE_TOML` with sequential dimensions
+    beside it as ``folder/inst.toml`` (its path returned). Each old text must be in the file."""
+    model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
+    for old, new in replacements:
+        assert old in model, old
+        model = model.replace(old, new)
+    (folder / "model.toml").write_text(model)
+    (folder / "inst.toml").write_text(
+        STEP_INSTANCE_TOML.replace('objective = "performance"',
+                                   'objective = "performance"\ndimension_mode = "sequential"'))
+    return folder / "inst.toml"
+
+
 def pp2d_instance(folder: Path) -> Any:
     """The instance of :data:`PP2D_INSTANCE_TOML` (its files written into ``folder``)."""
     import hieropt

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import hieropt
 from hieropt.model.timing import evaluate
-from tests.cases import REPO, STEP_INSTANCE_TOML
+from tests.cases import gpt3_step_instance
 from tests.cli.util import run
 
 from .test_codesign_bundles import composed
@@ -25,19 +25,12 @@ CYCLES = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 
 def _instance(folder: Path, group: int):
     folder.mkdir()
-    model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
-    for old, new in (("layers = 96", "layers = 8"), ("npus = 4096", "npus = 64"),
-                     ("tp = 8", "tp = 2"), ("pp = 8", "pp = 2"), ("dp = 64", "dp = 16"),
-                     ("global_batch_size = 1536", "global_batch_size = 64"),
-                     ('schedule = "1f1b"', 'schedule = "interleaved"\nvirtual_stages = 2\n'
-                      f"microbatch_group_size = {group}")):
-        assert old in model
-        model = model.replace(old, new)
-    (folder / "model.toml").write_text(model)
-    (folder / "inst.toml").write_text(
-        STEP_INSTANCE_TOML.replace('objective = "performance"',
-                                   'objective = "performance"\ndimension_mode = "sequential"'))
-    return folder / "inst.toml"
+    return gpt3_step_instance(folder, (
+        ("layers = 96", "layers = 8"), ("npus = 4096", "npus = 64"), ("tp = 8", "tp = 2"),
+        ("pp = 8", "pp = 2"), ("dp = 64", "dp = 16"),
+        ("global_batch_size = 1536", "global_batch_size = 64"),
+        ('schedule = "1f1b"',
+         f'schedule = "interleaved"\nvirtual_stages = 2\nmicrobatch_group_size = {group}')))
 
 
 def test_group_does_not_change_the_simulated_iteration(tmp_path, astra_sim):

@@ -14,7 +14,7 @@ import pytest
 
 import hieropt
 from hieropt.model.timing import evaluate
-from tests.cases import REPO, STEP_INSTANCE_TOML
+from tests.cases import gpt3_step_instance
 from tests.cli.util import run
 
 from .test_codesign_bundles import stage_slots
@@ -22,18 +22,11 @@ from .test_interleaved_group import CYCLES
 
 
 def _instance(folder):
-    model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
-    for old, new in (("layers = 96", "layers = 20"), ("npus = 4096", "npus = 64"),
-                     ("tp = 8", "tp = 2"), ("pp = 8", "pp = 4"), ("dp = 64", "dp = 8"),
-                     ("global_batch_size = 1536", "global_batch_size = 32"),
-                     ('schedule = "1f1b"', 'schedule = "interleaved"\nvirtual_stages = 4')):
-        assert old in model
-        model = model.replace(old, new)
-    (folder / "model.toml").write_text(model)
-    (folder / "inst.toml").write_text(
-        STEP_INSTANCE_TOML.replace('objective = "performance"',
-                                   'objective = "performance"\ndimension_mode = "sequential"'))
-    return folder / "inst.toml"
+    return gpt3_step_instance(folder, (
+        ("layers = 96", "layers = 20"), ("npus = 4096", "npus = 64"), ("tp = 8", "tp = 2"),
+        ("pp = 8", "pp = 4"), ("dp = 64", "dp = 8"),
+        ("global_batch_size = 1536", "global_batch_size = 32"),
+        ('schedule = "1f1b"', 'schedule = "interleaved"\nvirtual_stages = 4')))
 
 
 def test_unequal_chunks_pace_the_fill_and_drain(tmp_path, astra_sim):
