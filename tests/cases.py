@@ -63,15 +63,7 @@ hbm_reserve_gib = 4.0
 """GPT 22B's architecture cut to 8 layers, tp 4 x pp 4 x dp 1, 16 micro-batches of 1 sequence of
 2048 tokens, tied embeddings, on A100s."""
 
-PP2D_INSTANCE_TOML = """name = "pp2d"
-objective = "performance"
-training_loop = "step"
-workload = "model.toml"
-constraints = ["bw[0] <= 300", "bw[1] <= 25"]
-[network]
-dims = [{ block = "Switch", npus = 8, cost_class = "NVLink" },
-        { block = "Switch", npus = 2, cost_class = "IB" }]
-[cost.NVLink]
+NVLINK_IB_COST_TOML = """[cost.NVLink]
 link_usd_per_gbps = 1.0
 switch_usd_per_gbps = 1.0
 nic_usd_per_gbps = 0.0
@@ -80,6 +72,17 @@ link_usd_per_gbps = 1.0
 switch_usd_per_gbps = 1.0
 nic_usd_per_gbps = 1.0
 """
+"""Cost classes NVLink (no NIC) and IB ($1 per GB/s of link, switch and NIC), TOML."""
+
+PP2D_INSTANCE_TOML = """name = "pp2d"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = ["bw[0] <= 300", "bw[1] <= 25"]
+[network]
+dims = [{ block = "Switch", npus = 8, cost_class = "NVLink" },
+        { block = "Switch", npus = 2, cost_class = "IB" }]
+""" + NVLINK_IB_COST_TOML
 """:data:`PP2D_MODEL_TOML` on two nodes of 8 NPUs (NVLink switch, InfiniBand switch): tp [4, 1],
 pp [2, 2] placed lowest first, so stages 0 and 1 sit on node 0, 2 and 3 on node 1, and only the
 1 -> 2 boundary crosses InfiniBand."""

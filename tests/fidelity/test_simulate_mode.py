@@ -26,6 +26,7 @@ from hieropt.studies.simulate import (
     mode_mismatch,
     simulator_chunks,
 )
+from tests.cases import NVLINK_IB_COST_TOML
 
 from ..cli.test_astrasim_cli import BINARY
 from ..cli.test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, run
@@ -378,16 +379,7 @@ collective_algorithms = { tp = "ALGORITHM" }
 accelerator = "A100-SXM-80GB"
 hbm_reserve_gib = 4.0
 
-[cost.NVLink]
-link_usd_per_gbps = 1.0
-switch_usd_per_gbps = 1.0
-nic_usd_per_gbps = 0.0
-
-[cost.IB]
-link_usd_per_gbps = 1.0
-switch_usd_per_gbps = 1.0
-nic_usd_per_gbps = 1.0
-"""
+""" + NVLINK_IB_COST_TOML
 BW = [300.0, 12.5]
 
 
