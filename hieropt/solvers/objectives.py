@@ -10,7 +10,6 @@ import inspect
 import os
 import time
 import warnings
-from contextlib import closing
 from dataclasses import dataclass, fields, replace
 from functools import partial
 
@@ -18,20 +17,18 @@ from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError
 from ..model.cutmodel import cut_model, prefers_cuts
 from ..model.run import power_cap_problem
-from ..model.timing import build_time_model
+from ..model.timing import build_time_model, evaluate
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from ..units import objective_unit
-from .cutting import REL_GAP, TimeLP
+from .cutting import REL_GAP
 from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import (
     FASTEST_SLACK,
     PPC_GAP,
     TIE_BREAK_LPS,
-    Counts,
-    cheapest_meeting,
-    fastest_design,
+    fastest_then_cheapest,
     keep_outcome,
     recall_outcome,
 )
@@ -303,25 +300,19 @@ def _tie_break_target(sol: Solution) -> float:
 
 
 def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
-    """The two solves of :func:`solve_fastest_cheapest` on one cutting-plane LP (``start``: the
-    call's :func:`time.perf_counter`): (the performance OAResult, its :class:`Counts`, the
-    tie-break's OAResult or the message of its error, its Counts, the re-checked performance
-    Solution, whose evaluated time sets the tie-break's target). Raises what :func:`solve` raises
-    for the performance optimum."""
-    counts, cost_counts = Counts(), Counts()
-    with closing(TimeLP(instance, tm, time_limit_s)) as core:
-        core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
-        res = fastest_design(core, REL_GAP, instance.max_network_cost_usd,
-                             instance.max_iteration_time_ns)
-        counts.add(core)
-        sol = verified(instance, tm, counts, res, "performance", start, {})
-        target = _tie_break_target(sol)
-        design_inst = with_targets(instance, "min_cost", target, None)
-        core.max_lps = TIE_BREAK_LPS
-        try:
-            cheap = cheapest_meeting(design_inst, tm, target, REL_GAP,
-                                     design_inst.max_network_cost_usd, time_limit_s, cost_counts,
-                                     fastest=(core, res.bw))
-        except HieroptError as e:
-            cheap = str(e)
+    """The two solves of :func:`solve_fastest_cheapest`
+    (:func:`~hieropt.solvers.procurement.fastest_then_cheapest`; ``start``: the call's
+    :func:`time.perf_counter`): (the performance OAResult, its :class:`Counts`, the tie-break's
+    OAResult or the message of its error, its Counts, the re-checked performance Solution). The
+    tie-break's target is the evaluator's time of the fastest design within
+    :data:`~hieropt.solvers.procurement.FASTEST_SLACK`, as :func:`_tie_break_target` of that
+    Solution. Raises what :func:`solve` raises for the performance optimum."""
+    def target_of(res) -> float | None:
+        if res.bw is None:
+            return None
+        return evaluate(instance, res.bw).iteration_time_ns * (1 + FASTEST_SLACK)
+
+    res, counts, cheap, cost_counts = fastest_then_cheapest(instance, tm, time_limit_s, REL_GAP,
+                                                            target_of)
+    sol = verified(instance, tm, counts, res, "performance", start, {})
     return res, counts, cheap, cost_counts, sol

@@ -13,6 +13,7 @@ budget far below the LP's bandwidth unit, the performance LP for every other cas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -20,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..cache import current
-from ..errors import NoSolutionError, SolverError
+from ..errors import HieroptError, NoSolutionError, SolverError
 from ..formulation.scale import (
     cost_bounds_usd,
     product_bandwidth,
@@ -32,6 +33,7 @@ from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..spec.overrides import with_targets
 from ..units import time_unit_hint, usd_cents
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
@@ -511,3 +513,38 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
     raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to "
                           f"${usd_cents(kappa / 4, up=False)} meets it (the fastest found takes "
                           f"{best:,.1f} ns)")
+
+
+def fastest_then_cheapest(instance: Instance, tm: TimeModel, time_limit_s: float, gap: float,
+                          target_of: Callable[[OAResult], float | None]) -> tuple:
+    """The fastest design of ``instance`` within its budget and time target (gap ``gap``), then on
+    the same cutting-plane LP (its cuts and design) the cheapest design whose time is at most
+    ``target_of(fastest)`` ns (at most :data:`TIE_BREAK_LPS` LPs; ``target_of`` returns None to
+    skip it): the tie-break among equally fast designs of
+    :func:`hieropt.solvers.objectives.solve_fastest_cheapest` and of ``min_run_cost`` on a rented
+    cluster.
+
+    Returns:
+        (the fastest design's OAResult in ns, its :class:`Counts`, the cheapest design's OAResult in
+        $ or the message of its error or None when skipped, its Counts).
+
+    Raises:
+        NoSolutionError, SolverError: as :func:`fastest_design`; and what ``target_of`` raises.
+    """
+    counts, cost_counts = Counts(), Counts()
+    with closing(TimeLP(instance, tm, time_limit_s)) as core:
+        core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
+        res = fastest_design(core, gap, instance.max_network_cost_usd,
+                             instance.max_iteration_time_ns)
+        counts.add(core)
+        target = target_of(res)
+        if target is None:
+            return res, counts, None, cost_counts
+        core.max_lps = TIE_BREAK_LPS
+        try:
+            cheap: OAResult | str = cheapest_meeting(
+                with_targets(instance, "min_cost", target, None), tm, target, REL_GAP,
+                instance.max_network_cost_usd, time_limit_s, cost_counts, fastest=(core, res.bw))
+        except HieroptError as e:
+            cheap = str(e)
+    return res, counts, cheap, cost_counts

@@ -15,34 +15,31 @@ from __future__ import annotations
 
 import re
 import time
-from contextlib import closing
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import HieroptError, InputError, NoSolutionError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError
 from ..formulation.rate import single_term
-from ..model.cost import ignored_price_notes
+from ..model.cost import cluster_cost_usd_per_gbps, ignored_price_notes
 from ..model.cutmodel import CutModel
 from ..model.run import cost_rate
 from ..model.timing import TimeModel
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.cluster import Cluster
-from ..spec.overrides import with_targets
 from ..units import OBJECTIVE_UNITS, implausible_bw_notes, objective_unit
 from ..verify import verify
-from .cutting import REL_GAP, TimeLP
+from .cutting import REL_GAP
 from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
 from .outcome import OAResult
 from .procurement import (
     FASTEST_SLACK,
-    TIE_BREAK_LPS,
     Counts,
     against_target,
     cheapest_meeting,
-    fastest_design,
     fastest_once,
+    fastest_then_cheapest,
     min_time_cost_product,
 )
 from .routing import Route
@@ -500,24 +497,22 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
         NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`.
     """
     inst, tm = case.instance, case.tm
-    with closing(TimeLP(inst, tm, case.time_limit_s)) as core:
-        core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
-        res = fastest_design(core, min(case.rel_gap, REL_GAP), inst.max_network_cost_usd,
-                             inst.max_iteration_time_ns)
-        counts.add(core)
+
+    def target_of(res: OAResult) -> float | None:
         if res.bw is None or res.status is not Status.OPTIMAL:
-            return res, res.bw, ()
+            return None
         fast = float(tm.time_ns(res.bw))
-        target = max(fast, min(fast * (1 + FASTEST_SLACK), res.lower / (1 - case.rel_gap)))
-        core.max_lps = TIE_BREAK_LPS
-        try:
-            cheap = cheapest_meeting(with_targets(inst, "min_cost", target, None), tm, target,
-                                     REL_GAP, inst.max_network_cost_usd, case.time_limit_s,
-                                     counts, fastest=(core, res.bw))
-        except HieroptError as e:
-            return res, res.bw, (f"the cheapest of the equally fast designs was not found ({e}): "
-                                 "the design is the fastest one found, its network maybe dearer",)
-    if cheap.bw is None or core.network_cost(cheap.bw) >= core.network_cost(res.bw):
+        return max(fast, min(fast * (1 + FASTEST_SLACK), res.lower / (1 - case.rel_gap)))
+
+    res, fast_counts, cheap, cost_counts = fastest_then_cheapest(
+        inst, tm, case.time_limit_s, min(case.rel_gap, REL_GAP), target_of)
+    counts.lps += fast_counts.lps + cost_counts.lps
+    counts.cuts += fast_counts.cuts + cost_counts.cuts
+    if isinstance(cheap, str):
+        return res, res.bw, (f"the cheapest of the equally fast designs was not found ({cheap}): "
+                             "the design is the fastest one found, its network maybe dearer",)
+    unit = cluster_cost_usd_per_gbps(inst)
+    if cheap is None or cheap.bw is None or float(unit @ cheap.bw) >= float(unit @ res.bw):
         return res, res.bw, ()
     return res, cheap.bw, ()
 

@@ -82,8 +82,8 @@ def test_a_twin_gets_the_kept_fastest_and_cheapest_pair_re_checked(monkeypatch):
     inst = load_instance(ROOT / "instances" / "gpt3-4d.toml").model_copy(
         update={"objective": "performance"})
     made, checked = [], []
-    real_lp, real_verified = objectives.TimeLP, objectives.verified
-    monkeypatch.setattr(objectives, "TimeLP", lambda *a, **k: made.append(1) or real_lp(*a, **k))
+    real_lp, real_verified = procurement.TimeLP, objectives.verified
+    monkeypatch.setattr(procurement, "TimeLP", lambda *a, **k: made.append(1) or real_lp(*a, **k))
     monkeypatch.setattr(objectives, "verified",
                         lambda *a, **k: checked.append(a[4]) or real_verified(*a, **k))
     shared = Cache()
