@@ -69,7 +69,7 @@ def _head(data: dict, page: str) -> None:
 
 
 def test_min_cost_at_a_time_target_recommends_the_cheapest_network_meeting_it(tmp_path):
-    """The tester's command: ``report gpt3-4d-compare.toml --objective min_cost --max-time
+    """``report gpt3-4d-compare.toml --objective min_cost --max-time
     1.3s`` recommends the cheapest network meeting 1.3 s, as ``solve`` gives it, not the knee."""
     flags = ("--objective", "min_cost", "--max-time", "1.3s")
     data, doc, page = _page(COMPARE, tmp_path, *flags)
