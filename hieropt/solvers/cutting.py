@@ -422,9 +422,12 @@ class TimeLP(CutLP):
             def towards(anchor: np.ndarray, t_anchor: float) -> np.ndarray:
                 # (a point that cannot undercut the cheapest found, whose cost rises along the
                 # segment from bw, needs no exact digits: no evaluator call)
-                cost = self.network_cost(bw)
-                tight = cost < best[1] or self.network_cost(anchor) < cost
-                return meet_target(self.instance, self.tm, bw, anchor, t_anchor, target_ns, tight)
+                cost, rise = self.network_cost(bw), self.network_cost(anchor)
+                tight = cost < best[1] or rise < cost
+                rise = abs(rise - cost)
+                tol = SEGMENT_DIGITS * rel_gap * best[1] / rise if rise > 0 else 0.0
+                return meet_target(self.instance, self.tm, bw, anchor, t_anchor, target_ns, tight,
+                                   tol)
 
             out = [towards(meets, t_meets)]
             raised = raised_anchor(self.instance, self.tm, within_rows(self.instance, bw, meets),
@@ -463,6 +466,11 @@ three dimensions), so that the first LP's point is trusted
 (:meth:`hieropt.solvers.cut_lp.CutLP.trusted`) and polished: one LP instead of two there. Not for
 the min-cost path, whose loop goes on from the fastest solve's cuts
 (:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
+SEGMENT_DIGITS = 1e-3
+"""The min-cost line search's precision: it stops once the point it returns costs at most this
+fraction of the gap target (relative) more than the segment's exact point (cost is linear along the
+segment), so the upper bound is that close to the exact one; further rounds of the search only
+refine digits the certificate cannot see."""
 ANCHOR_RISE = 1e-6
 """Relative rise of the cheapest design found before it anchors the min-cost line search (its time
 then lies below the target, so a move towards it from an LP point just above the target is

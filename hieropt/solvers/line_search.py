@@ -211,7 +211,8 @@ def _scaled_down(instance: Instance, p: np.ndarray, bw: np.ndarray,
 
 
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray,
-                t_meets: float, target_ns: float, tight: bool = True) -> np.ndarray:
+                t_meets: float, target_ns: float, tight: bool = True,
+                sigma_tol: float = 0.0) -> np.ndarray:
     """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is
     convex), after :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets
     them and the target).
@@ -247,10 +248,11 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
     # a few ulps inside the target first (the evaluators sum in other orders), then the margin
     if tight and target_ns < target:
         goal = target * (1 - ULP_STEPS * EPS)
-        point = bw if t_bw <= goal else _segment_point(tm, bw, meets, t_bw, t_meets, goal)
+        point = (bw if t_bw <= goal
+                 else _segment_point(tm, bw, meets, t_bw, t_meets, goal, sigma_tol))
         if tm.time_ns(point) <= goal and _evaluated_within(instance, point, target):
             return point
-    return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns)
+    return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns, sigma_tol)
 
 
 def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> bool:
@@ -263,9 +265,10 @@ def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> b
 
 
 def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float, t_meets: float,
-                   target_ns: float) -> np.ndarray:
+                   target_ns: float, sigma_tol: float = 0.0) -> np.ndarray:
     """The point of [meets, bw] nearest ``bw`` whose time model T is <= ``target_ns`` (T(bw) >
-    target >= T(meets))."""
+    target >= T(meets)), to round-off or, with ``sigma_tol`` > 0, a feasible point within that
+    fraction of the segment of the nearest."""
     # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw
     # keeps its own digits however far away meets lies (from meets, s = 1 - sigma has a spacing of
     # 1e-16 x |bw - meets|: with meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
@@ -289,7 +292,7 @@ def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float
         if k < sig.size:
             b, t_b = float(sig[k]), float(t[k])
         # (further points differ by round-off)
-        if b - a <= 1e-15 * b or t_a - t_b <= 16 * EPS * target_ns:
+        if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target_ns:
             break
     point = bw + b * step
     if b < chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
