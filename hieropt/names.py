@@ -68,7 +68,10 @@ POLICIES = (
 """ASTRA-sim 1.0 header parallelism policies (line 1 of a workload file)."""
 
 
-TRANSFORMER_POLICIES = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
+FWD_IN_BCKWD = "HYBRID_TRANSFORMER_FWD_IN_BCKWD"
+"""The policy whose forward pass is recomputed in the backward pass (full activation
+recomputation: training loop ``recompute``)."""
+TRANSFORMER_POLICIES = ("HYBRID_TRANSFORMER", FWD_IN_BCKWD)
 """Policies whose header gives ``model_parallel_NPU_group: N`` (and, in SimAI's dialect,
 ep/pp/vpp/ga/all_gpus)."""
 

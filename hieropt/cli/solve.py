@@ -178,7 +178,7 @@ def solve_command(
         options = api.SolveOptions(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
-            portfolio=True)
+            portfolio=True, cheapest_design=True)
         sol = api.solve(inst, objective, options=options)
         sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
         sol.raise_for_status()  # (no design: exit 3)

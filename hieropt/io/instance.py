@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..names import OBJECTIVES, TRAINING_LOOPS
+from ..names import FWD_IN_BCKWD, OBJECTIVES, TRAINING_LOOPS
 from ..spec.base import text_for_number
 from .common import (
     close_key,
@@ -534,7 +534,9 @@ def load_libra(
     do.
 
     ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's
-    ``no_overlap``. ``max_iteration_time_ns`` (ns; required by ``min_cost``) and
+    ``no_overlap``, or ``recompute`` for a workload whose ASTRA-sim header is
+    ``HYBRID_TRANSFORMER_FWD_IN_BCKWD`` (the forward pass recomputed in the backward pass; the
+    mapping note says so). ``max_iteration_time_ns`` (ns; required by ``min_cost``) and
     ``max_network_cost_usd`` ($) are optional caps. ``communicator=None`` derives the mapping from
     the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
 
@@ -568,6 +570,13 @@ def load_libra(
         mapping = read_communicator(communicator, net)
     cm = read_cost_model(cost)
     cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
+    loop = "no_overlap"
+    if wl.header is not None and wl.header.policy == FWD_IN_BCKWD:
+        loop = "recompute"
+        why = (f"loop recompute: the workload's header {FWD_IN_BCKWD} recomputes every layer's "
+               "forward pass in the backward pass (LIBRA's no_overlap loop, which these flags take "
+               "otherwise, would leave it out); an instance file sets training_loop")
+        note = why if note is None else f"{note}; {why}"
     try:
         return _instance(
             str(network),
@@ -580,7 +589,7 @@ def load_libra(
             constraints=cons,
             bounds=None,
             objective=objective,
-            training_loop="no_overlap",
+            training_loop=loop,
             max_iteration_time_ns=max_iteration_time_ns,
             max_network_cost_usd=max_network_cost_usd,
         )

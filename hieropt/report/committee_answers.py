@@ -232,7 +232,7 @@ def procurement_alternatives(
 
     def attempt(key: str, objective: str) -> None:
         try:
-            options = SolveOptions(time_limit_s=time_limit_s)
+            options = SolveOptions(time_limit_s=time_limit_s, cheapest_design=True)
             sol = solve(instance, objective, options=options).raise_for_status()
             alts.append(_solved(instance, key, label(key, objective), sol, objective, cap, budget))
         except HieroptError as e:

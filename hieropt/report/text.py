@@ -322,24 +322,23 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
 def front_end_words(front: Any) -> str:
     """Why the front's last point and the performance optimum (``front.fastest``) differ in cost,
     or "" when they do not: the optimum is flat (many designs equally fast), the solve returns one
-    of them and the front ends at the cheapest within
-    :data:`hieropt.solvers.procurement.FASTEST_SLACK` of its time ("; the front's last point (#10)
-    is the cheapest of the designs within 1e-07 of that time: 1,166.5118 ms at $13,656,184, $5,523
-    less")."""
-    from ..solvers.procurement import FASTEST_SLACK
+    of them and the front ends at the cheapest of those as fast
+    (:data:`hieropt.solvers.procurement.FASTEST_SLACK`: "; the front's last point (#10) is the
+    cheapest of the designs as fast as that time: 1,166.5117 ms at $13,661,706, $1 less")."""
+    from ..solvers.procurement import FASTEST_SLACK, equally_fast
 
     f = front.fastest
     if f is None or not front.points:
         return ""
     last = front.points[-1]
-    near = last.iteration_time_ns <= f.iteration_time_ns * (1 + 2 * FASTEST_SLACK)
+    near = last.iteration_time_ns <= f.iteration_time_ns * (1 + 2 * FASTEST_SLACK + 1e-12)
     if not near or round(last.network_cost_usd) == round(f.network_cost_usd):
         return ""
     less = round(f.network_cost_usd) - round(last.network_cost_usd)  # (of the printed figures)
     diff = f"${less:,.0f} less" if less > 0 else f"${-less:,.0f} more"
     return (
-        f"; the front's last point (#{len(front.points)}) is the cheapest of the designs within "
-        f"{FASTEST_SLACK:g} of that time: {front_time(front, last.iteration_time_ns)} at "
+        f"; the front's last point (#{len(front.points)}) is the cheapest of the designs "
+        f"{equally_fast('that time')}: {front_time(front, last.iteration_time_ns)} at "
         f"${last.network_cost_usd:,.0f}, {diff}"
     )
 

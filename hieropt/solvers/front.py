@@ -31,10 +31,10 @@ from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
 from .cost_range import cheapest_vertex
-from .cutting import INF, OAResult, TimeLP
+from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .objectives import SolveOptions, solve
 from .portfolio import hours_weighted
-from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
+from .procurement import SUB_GAP, equally_fast, fastest_design, tie_break_target_ns
 
 __all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK"]
 
@@ -161,11 +161,12 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
                      f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
                      "network)")
     else:
-        k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
+        target = tie_break_target_ns(fastest.upper, fastest.lower, REL_GAP)
+        k_hi = core.min_cost(target, fastest.bw, rel_gap).upper
         least = (fmt_relative(fastest.upper) if core.instance.relative_time
                  else f"{fastest.upper:,.1f} ns")
-        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
-                     f"minimum time {least}")
+        notes.append(f"the fastest point is the cheapest of the networks "
+                     f"{equally_fast('the minimum time ' + least)}")
     k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)

@@ -25,14 +25,15 @@ from ..units import objective_unit
 from .cutting import REL_GAP
 from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import (
-    FASTEST_SLACK,
     PPC_GAP,
     TIE_BREAK_LPS,
+    equally_fast,
     fastest_then_cheapest,
     keep_outcome,
     recall_outcome,
+    tie_break_target_ns,
 )
-from .routes import METHODS, ROUTES, UNITS, Case, verified
+from .routes import BOUND_SLACK, METHODS, ROUTES, UNITS, Case, verified
 from .routing import first_route
 
 MIN_REL_GAP = 5e-9
@@ -66,6 +67,11 @@ class SolveOptions:
         portfolio: with several workloads, also each workload's own optimum and its time and
             slowdown on the chosen network (``Solution.portfolio``; one solve per workload). Always
             on for the portfolio objectives (``min_max_regret``, ``min_cost`` with ``max_regret``).
+        cheapest_design: with ``performance``, the design returned is the cheapest of the
+            designs proven within the gap target of the fastest time (:func:`
+            solve_fastest_cheapest`: a second, min-cost solve on the same LP), so that two
+            equally fast networks are never told apart by the solver's arbitrary pick; its time,
+            the proven bound and the gap between them are the Solution's.
 
     The values are checked by :func:`solve` (an :class:`InputError` naming the field), not here.
     """
@@ -78,6 +84,7 @@ class SolveOptions:
     sensitivity: bool = False
     sensitivity_ranges: bool = False
     portfolio: bool = False
+    cheapest_design: bool = False
 
 
 _OLD_NAMES = {"max_network_cost_usd": "budget_usd"}
@@ -205,6 +212,9 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
     if route.complete:
         return sol
+    if o.cheapest_design and obj == "performance" and sol.success:
+        shown, _ = solve_fastest_cheapest(instance, time_limit_s)
+        sol = replace(shown, solve_seconds=time.perf_counter() - start)
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
@@ -247,18 +257,20 @@ def _gap(rel_gap: float | None, obj: str) -> float:
 def solve_fastest_cheapest(instance: Instance,
                            time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
     """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``)
-    and the cheapest design whose time is within the gap target of it (as :func:`solve` with
-    ``objective="min_cost"`` and the time target ``objective_value * (1 + FASTEST_SLACK)``, 1e-8:
-    :data:`hieropt.solvers.procurement.FASTEST_SLACK`; at most :data:`TIE_BREAK_LPS` LPs), on one
-    time model and one cutting-plane LP: the min-cost loop starts from the performance solve's cuts
-    and design instead of solving the fastest design again. Both results are re-checked by the
-    independent evaluator (:mod:`hieropt.verify`). A sweep's tie-break: with the performance
-    objective many designs are often equally fast and their costs differ.
+    whose design is the cheapest of the designs proven within the gap target of the fastest time,
+    and that min-cost answer: the tie-break among equally fast designs (the optimum is often flat:
+    many designs are as fast within the proven gap, and their costs differ). The min-cost solve
+    (time target :func:`~hieropt.solvers.procurement.tie_break_target_ns`: the fastest design's
+    time within :data:`~hieropt.solvers.procurement.FASTEST_SLACK`, 1e-8, and within the gap
+    target of the proven bound; at most :data:`TIE_BREAK_LPS` LPs) runs on the performance solve's
+    cutting-plane LP, from its cuts and design. Both answers are re-checked by the independent
+    evaluator (:mod:`hieropt.verify`); the first is the performance Solution of the design shown
+    (its time, the performance solve's proven bound, the gap between them), so its time, cost and
+    bandwidths belong to one design.
 
     Returns:
         (performance Solution, min-cost Solution), or (performance Solution, the reason) when the
-        min-cost solve failed (the performance optimum stands; its design is then the tie-break's
-        answer).
+        min-cost solve failed (the performance optimum's own design then stands).
 
     Raises:
         NoSolutionError: no fastest design (the cases in which :func:`solve` returns the status
@@ -279,10 +291,13 @@ def solve_fastest_cheapest(instance: Instance,
     if kept is not None:
         sol = verified(instance, tm, counts, res, "performance", start, {})
     start = time.perf_counter()
-    design_inst = with_targets(instance, "min_cost", _tie_break_target(sol), None)
+    target = _tie_break_target(sol)
     try:
         if isinstance(cheap, str):
             raise HieroptError(cheap)
+        if not target > 0:  # (a design that takes no time: every design is as fast)
+            raise HieroptError("the fastest time is 0: no time target to meet")
+        design_inst = with_targets(instance, "min_cost", target, None)
         design: Solution | str = verified(design_inst, tm, cost_counts, cheap, "min_cost", start,
                                           {})
     except HieroptError as e:
@@ -290,13 +305,40 @@ def solve_fastest_cheapest(instance: Instance,
     if kept is None and res.status is Status.OPTIMAL and not isinstance(design, str):
         keep_outcome("fastest and cheapest", instance, tm, extra,
                      (res, counts, cheap, cost_counts))
-    return sol, design
+    return _shown(sol, design, counts.lps + cost_counts.lps), design
 
 
 def _tie_break_target(sol: Solution) -> float:
-    """The time target of the tie-break after the performance optimum ``sol``: its time within
-    :data:`~hieropt.solvers.procurement.FASTEST_SLACK`."""
-    return sol.objective_value * (1 + FASTEST_SLACK)
+    """The time target of the tie-break after the performance optimum ``sol``
+    (:func:`~hieropt.solvers.procurement.tie_break_target_ns` of its time and proven bound)."""
+    return tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP)
+
+
+def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
+    """The performance Solution ``sol`` at the tie-break's ``design`` when that design is cheaper:
+    its time the evaluator's (``design`` was re-checked by it as the min-cost answer), the bound
+    ``sol``'s, the gap between them (within the gap target: the tie-break's time target), ``lps``
+    the LPs of both solves; else ``sol``."""
+    if isinstance(design, str) or not design.network_cost_usd < sol.network_cost_usd:
+        return sol
+    value = design.iteration_time_ns  # (the evaluator's; the performance objective's value)
+    if sol.objective_bound > value * (1 + BOUND_SLACK):  # (no certificate: the optimum's design)
+        return sol
+    bound = min(sol.objective_bound, value)
+    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    ok = sol.status is Status.OPTIMAL and gap <= REL_GAP * (1 + 1e-6)
+    ties = f"the designs {equally_fast('the fastest one found')}"
+    cost = (f"the cheapest of {ties}" if design.status is Status.OPTIMAL else
+            f"the cheapest found of {ties}, its cost proven within {design.gap:.2g} of the "
+            "cheapest")
+    return replace(
+        design, status=Status.OPTIMAL if ok else Status.LIMIT,
+        message=f"proven relative gap {gap:.3g}; design: {cost}", objective="performance",
+        objective_value=value, objective_bound=bound, objective_unit=sol.objective_unit,
+        lower_bound_ns=bound, gap=gap, iterations=lps,
+        solve_seconds=sol.solve_seconds + design.solve_seconds, extra=dict(sol.extra),
+        method=sol.method + "; among equally fast designs the cheapest network (a min-cost "
+        "solve with the time target on the same LP)", instance=sol.instance)
 
 
 def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
@@ -304,13 +346,14 @@ def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: f
     (:func:`~hieropt.solvers.procurement.fastest_then_cheapest`; ``start``: the call's
     :func:`time.perf_counter`): (the performance OAResult, its :class:`Counts`, the tie-break's
     OAResult or the message of its error, its Counts, the re-checked performance Solution). The
-    tie-break's target is the evaluator's time of the fastest design within
-    :data:`~hieropt.solvers.procurement.FASTEST_SLACK`, as :func:`_tie_break_target` of that
-    Solution. Raises what :func:`solve` raises for the performance optimum."""
+    tie-break's target is :func:`~hieropt.solvers.procurement.tie_break_target_ns` of the
+    evaluator's time of the fastest design and the loop's bound, as :func:`_tie_break_target` of
+    that Solution. Raises what :func:`solve` raises for the performance optimum."""
     def target_of(res) -> float | None:
         if res.bw is None:
             return None
-        return evaluate(instance, res.bw).iteration_time_ns * (1 + FASTEST_SLACK)
+        fast = evaluate(instance, res.bw).iteration_time_ns
+        return tie_break_target_ns(fast, res.lower, REL_GAP) if fast > 0 else None
 
     res, counts, cheap, cost_counts = fastest_then_cheapest(instance, tm, time_limit_s, REL_GAP,
                                                             target_of)

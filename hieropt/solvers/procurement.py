@@ -46,11 +46,33 @@ PPC_GAP = 1e-7
 SUB_GAP = 1e-8
 """Relative gap of each fastest-within-a-budget solve."""
 FASTEST_SLACK = REL_GAP
-"""Designs whose iteration times are within this relative slack of the minimum time are equally
-fast (the performance solve's gap target, 1e-8): the cheapest of them is the tie-break of
-:func:`hieropt.solvers.objectives.solve_fastest_cheapest`, the knee's reference
-(:mod:`hieropt.studies.knee`) and the Pareto front's fastest point (:mod:`hieropt.solvers.front`).
+"""Designs whose iteration times are within this relative slack of the fastest design found are
+equally fast: the performance solve's gap target, 1e-8, below which the certificate tells no two
+designs apart. The optimum is often flat or nearly so, a face of designs whose times differ by less
+than that and whose networks' prices differ: the cheapest of them is the tie-break of
+:func:`hieropt.solvers.objectives.solve_fastest_cheapest` (the design ``hieropt solve`` prints for
+the performance objective), the knee's reference (:mod:`hieropt.studies.knee`) and the Pareto
+front's fastest point (:mod:`hieropt.solvers.front`). Where the optimum is smooth the cheapest
+design moves by about the square root of the slack (1e-4 of the bandwidths) for the cost that buys,
+its time within the gap target of the proven bound (:func:`tie_break_target_ns`).
 One constant for the three, so they name the same design."""
+
+
+def equally_fast(of: str) -> str:
+    """How the one definition of equally fast (:data:`FASTEST_SLACK`) reads after "the designs":
+    "as fast as ``of``", or "within 1e-08 of ``of``" for a slack."""
+    return f"within {FASTEST_SLACK:g} of {of}" if FASTEST_SLACK else f"as fast as {of}"
+
+
+def tie_break_target_ns(fastest_ns: float, lower_ns: float, rel_gap: float) -> float:
+    """The time target of the tie-break among equally fast designs: the fastest design's time
+    ``fastest_ns`` within :data:`FASTEST_SLACK`, and no more than ``lower_ns`` / (1 - ``rel_gap``),
+    the slowest time still proven within the gap target ``rel_gap`` of the optimum (``lower_ns``
+    the proven lower bound on it); never below ``fastest_ns`` (the fastest design meets it). Every
+    design meeting it is as certified as the fastest one: (T - lower) / T <= ``rel_gap`` when the
+    fastest design's own gap is. The units of ``fastest_ns`` (ns, or the relative time of shares of
+    hours)."""
+    return max(fastest_ns, min(fastest_ns * (1 + FASTEST_SLACK), lower_ns / (1 - rel_gap)))
 
 
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,

@@ -34,13 +34,13 @@ from .cutting import REL_GAP
 from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
 from .outcome import OAResult
 from .procurement import (
-    FASTEST_SLACK,
     Counts,
     against_target,
     cheapest_meeting,
     fastest_once,
     fastest_then_cheapest,
     min_time_cost_product,
+    tie_break_target_ns,
 )
 from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
@@ -463,7 +463,7 @@ def rented_run_cost(case: Case) -> Solution:
     constant times T(B), so its optimum is the fastest time within the constraints, the budget and
     the time target, its value and bound that factor times the fastest time's. Equally fast designs
     then run for the same $ and their networks' prices differ: the answer is the cheapest network
-    whose time is within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of the fastest, the
+    whose time meets :func:`~hieropt.solvers.procurement.tie_break_target_ns`, the
     tie-break of the performance objective (:func:`hieropt.solvers.objectives.
     solve_fastest_cheapest`; :func:`cheapest_of_fastest`).
 
@@ -501,8 +501,7 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
     def target_of(res: OAResult) -> float | None:
         if res.bw is None or res.status is not Status.OPTIMAL:
             return None
-        fast = float(tm.time_ns(res.bw))
-        return max(fast, min(fast * (1 + FASTEST_SLACK), res.lower / (1 - case.rel_gap)))
+        return tie_break_target_ns(float(tm.time_ns(res.bw)), res.lower, case.rel_gap)
 
     res, fast_counts, cheap, cost_counts = fastest_then_cheapest(
         inst, tm, case.time_limit_s, min(case.rel_gap, REL_GAP), target_of)

@@ -339,7 +339,8 @@ def compare(instance: Instance, objective: str | None = None, *,
     # (shares of hours -> weights once: the optimum and every heuristic on the one objective)
     instance, _ = hours_weighted(instance)
     # (several workloads: each one's time against its own optimum, as solve's portfolio table)
-    sol = solve(instance, objective, options=SolveOptions(portfolio=True)).raise_for_status()
+    sol = solve(instance, objective,
+                options=SolveOptions(portfolio=True, cheapest_design=True)).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
     opt_bd = sol.breakdown

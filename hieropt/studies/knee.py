@@ -19,17 +19,17 @@ from ..errors import InputError
 from ..result import Solution
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 from ..solvers.portfolio import hours_weighted
-from ..solvers.procurement import FASTEST_SLACK
+from ..solvers.procurement import FASTEST_SLACK, equally_fast
 from ..spec import Instance
 from ..units import usd_cents
 
 WITHIN = 0.01
 """The default slack of the knee: the cheapest design within 1 % of the fastest time."""
 EQUAL_TIME = FASTEST_SLACK
-"""Designs whose times are within this relative slack of the fastest are equally fast (the
-performance solve's gap target, :data:`hieropt.solvers.procurement.FASTEST_SLACK`, the one
-definition the solve's tie-break and the Pareto front's fastest point use): the knee's reference
-is the cheapest of them."""
+"""Designs whose times are within this relative slack of the fastest (0: as fast; and proven
+within the gap target of the optimum: :func:`hieropt.solvers.procurement.tie_break_target_ns`, the
+one definition the solve's tie-break and the Pareto front's fastest point use) are equally fast:
+the knee's reference is the cheapest of them."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class Knee:
         less = round(self.design_usd) - round(self.fastest_usd)  # (of the printed figures)
         return (
             f"; ${self.fastest_usd:,.0f} is the cheapest of the designs as fast as the optimum "
-            f"(within {EQUAL_TIME:g} of its time), ${less:,.0f} less than the fastest design "
+            f"({equally_fast('its time')}), ${less:,.0f} less than the fastest design "
             f"printed (${self.design_usd:,.0f})"
         )
 
@@ -156,14 +156,15 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0,
 def knee_of(instance: Instance, fast: Solution, cheap: Solution | str, within: float = WITHIN,
             time_limit_s: float = 60.0, design_usd: float | None = None) -> Knee:
     """The knee of ``instance`` from :func:`~hieropt.solvers.objectives.solve_fastest_cheapest`'s
-    answers: ``fast`` the performance optimum (its time and proven lower bound, ns), ``cheap`` the
-    cheapest of the designs within :data:`EQUAL_TIME` of it (the knee's reference cost, $; the
-    reason it failed as a str: then ``fast``'s cost). ``design_usd`` ($): as :func:`knee`.
+    answers: ``fast`` the performance optimum at the cheapest of the equally fast designs (its
+    time and proven lower bound, ns; its cost, $, the knee's reference), ``cheap`` the tie-break's
+    min-cost answer or the reason it failed (``fast`` then holds the optimum's own design).
+    ``design_usd`` ($): as :func:`knee`.
 
     Raises:
         as :func:`knee_after`.
     """
-    fastest_usd = cheap.network_cost_usd if isinstance(cheap, Solution) else fast.network_cost_usd
+    fastest_usd = fast.network_cost_usd  # (the tie-break's design when it is cheaper)
     bound = fast.lower_bound_ns if fast.lower_bound_ns is not None else fast.objective_bound
     k = knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s, bound)
     shown = fast.network_cost_usd if design_usd is None else design_usd

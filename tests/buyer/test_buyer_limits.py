@@ -201,7 +201,9 @@ def test_budget_has_one_name_and_its_old_names_still_work():
     old = json.loads(
         run("solve", GPT3, "--budget-usd", "8e6", "--no-sensitivity", "--json", "-").stdout
     )
-    assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-9)
+    # the fastest within the budget spends it (to the gap: the cheapest of the equally fast)
+    assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-7)
+    assert new["network_cost_usd"] <= 8e6
     lib = hieropt.solve(GPT3, options=SolveOptions(budget_usd=8e6, sensitivity=False))
     assert lib.network_cost_usd == pytest.approx(8e6, rel=1e-9)
     with pytest.warns(DeprecationWarning), pytest.raises(InputError, match="old name"):

@@ -24,7 +24,8 @@ def test_knee_is_the_cheapest_design_within_the_slack():
     inst = hieropt.load_instance(GPT3)
     k = knee(inst, 0.01)
     fast = hieropt.solve(inst, options=SolveOptions(sensitivity=False))
-    assert k.fastest_ns == pytest.approx(fast.iteration_time_ns, rel=1e-12)
+    # the knee's reference: the cheapest of the designs within EQUAL_TIME of the fastest time
+    assert fast.lower_bound_ns <= k.fastest_ns <= fast.iteration_time_ns * (1 + EQUAL_TIME)
     assert k.knee_ns <= k.fastest_ns * 1.01 * (1 + 1e-9)
     assert k.knee_ns == pytest.approx(k.fastest_ns * 1.01, rel=1e-7)  # the slack is used up
     cheap = hieropt.solve(
@@ -84,21 +85,26 @@ def test_the_knee_line_names_its_reference_when_the_printed_design_is_dearer():
 
 
 def test_solve_tells_one_story_of_the_fastest_network():
-    # the optimum is flat: the design printed and the knee's reference differ in cost
+    # the optimum is flat: solve prints the cheapest of the equally fast designs, the knee's
+    # reference ($13,659,960.54; the plain solve's design costs $13,661,706.67)
     r = run("solve", GPT3, "--no-sensitivity", "--json", "-")
     out = json.loads(r.stdout)
     printed, ref = out["network_cost_usd"], out["knee"]["fastest_usd"]
-    assert out["knee"]["design_usd"] == pytest.approx(printed, rel=1e-12)
-    assert ref < printed - 1_000  # ($13,659,960 against $13,661,707)
-    # the reference is the cheapest design within 1e-8 of the fastest time
+    assert printed == ref == out["knee"]["design_usd"]
+    assert printed == pytest.approx(13_659_960.54, abs=0.01)
     inst = hieropt.load_instance(GPT3)
+    plain = hieropt.solve(inst, "performance")
+    assert printed < plain.network_cost_usd - 1_000
+    assert out["iteration_time_ns"] <= plain.iteration_time_ns * (1 + EQUAL_TIME)
+    assert out["gap"] <= 1e-8 and out["status"] == "optimal"
+    # the reference is the cheapest design within EQUAL_TIME of the fastest time (and within the
+    # gap target of the proven bound, a hair tighter: 6e-9 of the cost)
     cheap = hieropt.solve(inst, objective="min_cost", options=SolveOptions(
-        max_iteration_time_ns=out["iteration_time_ns"] * (1 + EQUAL_TIME)))
-    assert ref == pytest.approx(cheap.network_cost_usd, rel=1e-9)
+        max_iteration_time_ns=plain.iteration_time_ns * (1 + EQUAL_TIME)))
+    assert ref == pytest.approx(cheap.network_cost_usd, rel=1e-8)
     assert f"network cost: ${printed:,.0f}" in r.stderr
-    assert (f"${ref:,.0f} is the cheapest of the designs as fast as the optimum (within 1e-08 of "
-            f"its time), ${round(printed) - round(ref):,} less than the fastest design printed "
-            f"(${printed:,.0f})") in r.stderr
+    assert "design: the cheapest of the designs within 1e-08 of the fastest one found" in r.stderr
+    assert "less than the fastest design printed" not in r.stderr
 
 
 def test_pareto_says_why_its_last_point_is_cheaper_than_the_fastest_design():
@@ -158,20 +164,21 @@ def test_solve_says_there_is_no_knee_a_hair_above_the_cheapest_network():
 
 
 def test_solve_report_and_pareto_name_one_fastest_design_and_one_knee(tmp_path):
-    """gpt3-4d: solve's optimum 1,166,511,725.34 ns at $13,661,706.67 (lower bound
-    1,166,511,725.34 ns - 1.2e-3 ns) is the report's fastest; the cheapest design within 1e-8 of it,
-    $13,659,960.45, is the knee's reference and the front's last point; the knee, the same in solve
-    and report, is at most 1.01 x the proven lower bound."""
+    """gpt3-4d: solve's fastest design, the cheapest of the designs within 1e-8 of the fastest
+    time, 1,166,511,737.01 ns at $13,659,960.54 (lower bound 1,166,511,725.34 ns), is the report's
+    fastest, the knee's reference and the front's last point (the front's fastest, the plain
+    optimum, costs $13,661,706.67); the knee, the same in solve and report, is at most 1.01 x the
+    proven lower bound."""
     solved = json.loads(run("solve", GPT3, "--no-sensitivity", "--json", "-").stdout)
     rep = run("report", GPT3, "-o", tmp_path / "rep", "--json", tmp_path / "rep.json")
     assert rep.exit_code == 0, rep.output
     alts = {a["key"]: a for a in json.loads((tmp_path / "rep.json").read_text())["alternatives"]}
     front = json.loads(run("pareto", GPT3, "--points", "10", "--json", "-").stdout)
     t, usd = solved["iteration_time_ns"], solved["network_cost_usd"]
-    assert (t, usd) == pytest.approx((1_166_511_725.34, 13_661_706.67), abs=0.01)
+    assert (t, usd) == pytest.approx((1_166_511_737.01, 13_659_960.54), abs=0.01)
     assert alts["fastest"]["iteration_time_ns"] == t
     assert alts["fastest"]["network_cost_usd"] == usd
-    assert front["fastest"]["iteration_time_ns"] == t
+    assert front["fastest"]["iteration_time_ns"] <= t
     k = solved["knee"]
     assert k["equal_time_rel"] == EQUAL_TIME == 1e-8
     assert k["fastest_bound_ns"] == solved["lower_bound_ns"]
@@ -181,5 +188,5 @@ def test_solve_report_and_pareto_name_one_fastest_design_and_one_knee(tmp_path):
     assert k["knee_usd"] == pytest.approx(11_915_638.70, abs=0.01)
     last = front["points"][-1]
     assert last["network_cost_usd"] == pytest.approx(k["fastest_usd"], rel=1e-9)
-    assert k["fastest_usd"] == pytest.approx(13_659_960.45, abs=0.01)
-    assert last["iteration_time_ns"] <= t * (1 + EQUAL_TIME)
+    assert k["fastest_usd"] == usd
+    assert last["iteration_time_ns"] <= front["fastest"]["iteration_time_ns"] * (1 + EQUAL_TIME)

@@ -65,7 +65,7 @@ def test_the_library_refuses_them_too():
 def test_another_objective_leaves_the_instance_regret_out(tmp_path):
     """``--objective performance`` on an instance asking for min_cost within 10 % was refused as
     "--max-regret: only objective min_cost takes it" (no such flag was given). It is now the
-    instance's performance optimum, 772.773182 ms weighted at $15,451,870 (the same as the mix
+    instance's performance optimum, 772.77319 ms weighted at $15,447,095 (the same as the mix
     without the bound), with a note naming the file's field; report's recommendation is that
     design."""
     p = with_regret(tmp_path)
@@ -73,9 +73,10 @@ def test_another_objective_leaves_the_instance_regret_out(tmp_path):
     assert r.exit_code == 0, r.output
     sol = json.loads((tmp_path / "s.json").read_text())
     plain = hieropt.solve(hieropt.load_instance(MIX), "performance")
-    assert round(sol["iteration_time_ns"] / 1e6, 6) == 772.773182
-    assert sol["iteration_time_ns"] == pytest.approx(plain.iteration_time_ns, rel=1e-9)
-    assert round(sol["network_cost_usd"]) == round(plain.network_cost_usd) == 15_451_870
+    # (the cheapest of the designs within 1e-8 of the fastest time: $4,775 below the plain solve's)
+    assert round(sol["iteration_time_ns"] / 1e6, 6) == 772.77319
+    assert sol["iteration_time_ns"] == pytest.approx(plain.iteration_time_ns, rel=1.01e-8)
+    assert round(sol["network_cost_usd"]) == 15_447_095 < round(plain.network_cost_usd)
     note = ("the instance's max_regret 0.1 is left out: it bounds objective min_cost (the cheapest "
             "network within it), and objective performance was asked")
     assert note in sol["notes"]

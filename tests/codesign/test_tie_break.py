@@ -38,18 +38,24 @@ def test_each_row_is_the_cheapest_design_of_its_optimal_time(result):
     for row in ranking[:4]:
         inst = candidate_instance(result, row)
         fastest = hieropt.solve(inst, "performance")
-        assert row["objective_value"] == pytest.approx(fastest.objective_value, rel=1e-9)
+        # (the row's value is its design's time, within 1e-8 of the optimum and proven within
+        # the gap target of the bound)
+        assert row["objective_value"] == row["iteration_time_ns"]
+        assert row["objective_value"] == pytest.approx(fastest.objective_value, rel=1.01e-8)
+        assert row["gap"] <= 1e-8 * (1 + 1e-6)
         target = fastest.objective_value * (1 + 1e-8)
         cheapest = hieropt.solve(inst, "min_cost",
                                  options=SolveOptions(max_iteration_time_ns=target))
-        # the row's network is the min-cost optimum at that time, not the corner the
-        # performance solve returns (dearer by 0.04-0.5 % here)
-        assert row["network_cost_usd"] == pytest.approx(cheapest.network_cost_usd, rel=1e-8)
+        # the row's network is the min-cost optimum at that time (to the gap target of the
+        # bound, a hair tighter), not the corner the performance solve returns (dearer by
+        # 0.04-0.5 % here)
+        assert row["network_cost_usd"] == pytest.approx(cheapest.network_cost_usd, rel=1e-6)
         assert row["network_cost_usd"] < fastest.network_cost_usd * (1 - 2e-4)
         assert row["iteration_time_ns"] <= target
         # (certified to 1e-8, or at the tie-break's LP limit with its proven gap stated: this face
         # ends there at 1.3e-8 .. 3.5e-8 however many LPs are spent)
-        words = re.search(r"design: the cheapest (found )?within 1e-08 of the optimal time"
+        words = re.search(r"design: the cheapest (found )?of the designs within 1e-08 of the "
+                          r"fastest one found"
                           r"(, its cost proven within (\S+) of the cheapest)?", row["message"])
         assert words is not None and bool(words.group(1)) == bool(words.group(2))
         if words.group(3) is not None:
@@ -68,8 +74,8 @@ def test_equally_fast_rows_rank_cheapest_first(result):
                                            "a:FC2 b:SW4"]
     costs = [r["network_cost_usd"] for r in first]
     assert costs == sorted(costs)
-    assert costs[0] == pytest.approx(1595.5025868, rel=1e-8)
-    assert costs[2] == pytest.approx(3982.0103475, rel=1e-8)
+    assert costs[0] == pytest.approx(1595.5025868, rel=1e-6)
+    assert costs[2] == pytest.approx(3982.0103475, rel=1e-6)
     # the best row and every dimension count's best are the cheapest of their ties
     assert result.best.network_cost_usd == costs[0]
     two = next(e for e in result.by_dims() if e["n_dims"] == 2)

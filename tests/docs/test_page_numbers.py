@@ -81,17 +81,15 @@ def test_procurement_front_and_knee_quotes():
     quoted(
         "how-to/procurement.md",
         "fastest (performance optimum): 1,166.5117 ms at $13,661,707; the front's last point (#50) "
-        "is the cheapest of the designs within 1e-08 of that time: 1,166.5117 ms at $13,659,960, "
-        "$1,747 less",
+        "is the cheapest of the designs within 1e-08 of that time: 1,166.5117 ms at $13,659,961, "
+        "$1,746 less",
         "pareto",
         GPT3_4D,
     )
-    phrase = (
-        "$13,659,960 is the cheapest of the designs as fast as the optimum (within 1e-08 of its "
-        "time), $1,747 less than the fastest design printed ($13,661,707)"
-    )
-    on_page("buyer.md", phrase)
-    quoted("how-to/procurement.md", phrase, "solve", GPT3_4D, "--no-sensitivity")
+    on_page("how-to/procurement.md", "`hieropt solve` prints the cheapest of them, $13,659,961")
+    out = printed("solve", GPT3_4D, "--no-sensitivity")
+    assert "network cost: $13,659,961" in out
+    assert "design: the cheapest of the designs within 1e-08 of the fastest one found" in out
 
 
 def test_buyer_knee_and_sensitivity_of_the_llama_example():
@@ -264,4 +262,6 @@ def test_the_time_split_quoted_for_the_llama_cluster(tmp_path):
     assert "│ exposed communication │ 0.0004 │ 0.0% │" in free
     on_page(page, "the file's own `min_run_cost` buys 37.7 GB/s of scale-out")
     assert [round(b, 1) for b in solved(tmp_path, L405)["bw_gbps_per_dim"]] == [450.0, 37.7]
-    assert solved(tmp_path, L405, "--objective", "performance")["bw_gbps_per_dim"] == [450.0, 50.0]
+    # (the cheapest of the designs within 1e-8 of the fastest time: 50 GB/s less 1e-4)
+    fastest = solved(tmp_path, L405, "--objective", "performance")["bw_gbps_per_dim"]
+    assert [round(b, 3) for b in fastest] == [450.0, 50.0]

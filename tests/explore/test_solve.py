@@ -10,6 +10,8 @@ import pytest
 
 import hieropt
 from hieropt import SolveOptions
+from hieropt.solvers.cutting import REL_GAP
+from hieropt.solvers.procurement import tie_break_target_ns
 from hieropt.studies.explore import build_instance, candidates, explore, load_space
 
 from .util import WORKLOAD, write_space
@@ -48,7 +50,8 @@ def test_rows_equal_direct_solves(tmp_path):
     for row in result.rows:
         sol = hieropt.solve(build_instance(space, by_id[row["shape_id"]]))
         assert row["status"] == "optimal"
-        assert _close(row["objective_value"], sol.objective_value, 1e-9)
+        # (the row's value is its design's time, the cheapest within 1e-8 of the optimum)
+        assert _close(row["objective_value"], sol.objective_value, 1.01e-8)
         assert row["objective_bound"] <= row["objective_value"] and row["gap"] <= 1e-8
         # the reported design is the cheapest within the gap target of the optimal time
         assert row["iteration_time_ns"] <= sol.objective_value * (1 + 1.01e-8)
@@ -95,11 +98,12 @@ nic_usd_per_gbps = 31.6
         encoding="utf-8",
     )
     sol = hieropt.solve(hieropt.load_instance(instance))
-    assert _close(row["objective_value"], sol.objective_value, 1e-9)
+    assert _close(row["objective_value"], sol.objective_value, 1.01e-8)
     cheapest = hieropt.solve(
         hieropt.load_instance(instance),
         objective="min_cost",
-        options=SolveOptions(max_iteration_time_ns=sol.objective_value * (1 + 1e-8)),
+        options=SolveOptions(max_iteration_time_ns=tie_break_target_ns(
+            sol.objective_value, sol.objective_bound, REL_GAP)),
     )
     assert _close(row["network_cost_usd"], cheapest.network_cost_usd, 1e-9)
     # scale-out figures: the Switch dimension's bandwidth, NICs of 50 GB/s for 16 NPUs, its spend

@@ -78,7 +78,8 @@ def test_a_cheapest_network_hundreds_of_times_slower_is_not_offered(tmp_path):
     data = _report(path, tmp_path / "rep")
     alts = {a["key"]: a for a in data["alternatives"]}
     assert set(alts) == {"knee", "fastest", "performance_per_cost"}
-    assert alts["fastest"]["iteration_time_ns"] == pytest.approx(FASTEST_NS, rel=1e-9)
+    # (the cheapest design within 1e-8 of the fastest time)
+    assert alts["fastest"]["iteration_time_ns"] == pytest.approx(FASTEST_NS, rel=1.01e-8)
     # the front's first point (the dropped design) is the hand-computed time at its bandwidths,
     # about 1e6 ns: some 383 x the fastest
     first = hieropt.pareto(hieropt.load_instance(path), points=4).points[0]

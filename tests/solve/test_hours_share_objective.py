@@ -62,7 +62,9 @@ def test_every_command_reports_the_hand_computed_ratio_and_design(tmp_path):
     solve = _json(tmp_path / "solve.json")
     assert solve["objective_unit"] == UNIT
     assert solve["objective_value"] == pytest.approx(RATIO, rel=1e-8)
-    np.testing.assert_allclose(solve["bw_gbps_per_dim"], DESIGN, rtol=1e-6)
+    # (the design printed is the cheapest within 1e-8 of the fastest time: the objective is flat at
+    # its minimum, so the design may move by about sqrt(1e-8) of it, as the front's last point)
+    np.testing.assert_allclose(solve["bw_gbps_per_dim"], DESIGN, rtol=1e-3)
     own = [w["own_optimum_ns"] for w in solve["portfolio"]["workloads"]]
     np.testing.assert_allclose(own, [2_000.0, 2e6], rtol=1e-8)
     assert solve["sensitivity"]["value_unit"] == UNIT
@@ -74,7 +76,7 @@ def test_every_command_reports_the_hand_computed_ratio_and_design(tmp_path):
     assert compare["objective_unit"] == compare["units"]["time"] == UNIT
     optimum = compare["rows"][0]
     assert optimum["objective_value"] == pytest.approx(RATIO, rel=1e-8)
-    np.testing.assert_allclose(optimum["bw_gbps_per_dim"], DESIGN, rtol=1e-6)
+    np.testing.assert_allclose(optimum["bw_gbps_per_dim"], DESIGN, rtol=1e-3)  # (as solve's)
     # a heuristic is scored on the same objective: the equal split (50, 50) by hand is
     # 0.5 + 40.5 / 50 + 4.5 / 50 = 1.4
     equal = next(row for row in compare["rows"] if row["name"] == "equal")

@@ -58,14 +58,15 @@ def _solved(*args) -> tuple[str, dict]:
 def test_the_knee_of_two_workloads_is_the_hand_computed_one(tmp_path):
     text, out = _solved(_pair(tmp_path), "--within", "5%")
     assert B0 == pytest.approx(86.47183797, rel=1e-9) and KNEE_USD == pytest.approx(508.2253, 1e-7)
-    assert out["iteration_time_ns"] == pytest.approx(3_600.0, rel=1e-9)
+    # (the cheapest design within 1e-8 of the fastest time, 3,600 by hand)
+    assert out["iteration_time_ns"] == pytest.approx(3_600.0, rel=1.01e-8)
     k = out["knee"]
     assert k is not None and k["within"] == 0.05
-    assert k["fastest_ns"] == pytest.approx(3_600.0, rel=1e-9)
+    assert k["fastest_ns"] == out["iteration_time_ns"]
     assert k["knee_ns"] == pytest.approx(3_780.0, rel=1e-9)
     np.testing.assert_allclose(k["knee_bw_gbps"], [B0, 100 - B0], rtol=1e-6)
     assert k["knee_usd"] == pytest.approx(KNEE_USD, rel=1e-7)
-    assert k["design_usd"] == pytest.approx(600.0, rel=1e-9)
+    assert k["design_usd"] == k["fastest_usd"] == pytest.approx(600.0, rel=1e-4)
     line = next(x for x in text.splitlines() if x.startswith("knee "))
     assert "5.00% slower, network $508 instead of $600" in line
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hieropt.io.instance import load_instance
 from hieropt.solvers.cutting import REL_GAP
-from hieropt.solvers.objectives import solve_fastest_cheapest
+from hieropt.solvers.objectives import solve, solve_fastest_cheapest
 from hieropt.solvers.procurement import FASTEST_SLACK
 
 CASE = Path(__file__).with_name("llama3_405b_16k_rank1.toml")
@@ -29,4 +29,9 @@ def test_the_cheapest_equally_fast_design_takes_at_most_two_lps():
     assert cheapest.iteration_time_ns <= fastest.objective_value * (1 + FASTEST_SLACK)
     # the design of the co-design row (its results file), to the gap
     assert abs(cheapest.network_cost_usd - 379_205_065.94) <= 379_205_065.94 * 2 * REL_GAP
-    assert fastest.network_cost_usd > 3.3 * cheapest.network_cost_usd
+    # the plain performance solve's design (the face's corner) costs 3.4 x; the performance
+    # Solution returned is at the tie-break's design
+    assert solve(load_instance(CASE), "performance").network_cost_usd > (
+        3.3 * cheapest.network_cost_usd)
+    assert fastest.network_cost_usd == cheapest.network_cost_usd
+    assert fastest.iteration_time_ns == cheapest.iteration_time_ns

@@ -142,7 +142,8 @@ def test_objective_and_target_overrides_are_checked_and_applied():
     capped = codesign(loose, max_network_cost_usd=12.0, workers=1).best
     # (the cheapest within 1e-8 of that time, as above: 12 / (1 + 1,357,712e-8 / 6,032))
     assert capped.network_cost_usd == pytest.approx(12.0 / (1 + 1357712e-8 / 6032), rel=1e-9)
-    assert capped.objective_value == pytest.approx(1351680 + 2 * 3016, rel=1e-9)
+    # (the row's value is its design's time: within 1e-8 of the optimum)
+    assert capped.objective_value == pytest.approx(1351680 + 2 * 3016, rel=1.01e-8)
 
 
 @pytest.mark.heavy

@@ -22,7 +22,6 @@ from ...model.sends import base_group, placed_job
 from ...model.stages import stage_jobs
 from ...model.timing import evaluate
 from ...model.traffic import phase_times
-from ...result import Solution
 from ...spec.space import constraint_for, nic_count
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import tie_break_words
@@ -127,8 +126,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`)
     and return its row (:data:`COLUMNS`); a candidate without a certified answer gets its status and
     message. With the performance objective the row's design (bandwidths, network cost, NICs, the
-    time split) is the cheapest within the gap target (1e-8) of the optimal time
-    (:func:`_fastest_design`); the objective value, bound and gap are the performance solve's."""
+    time split) is the cheapest of the designs proven within the gap target of the optimal time
+    (:func:`_fastest_design`), and the objective value, bound and gap are that design's."""
     row = base_row(space, cand)
     row["worker"] = _worker()
     start = time.perf_counter()
@@ -166,7 +165,6 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             objective_unit=sol.objective_unit,
             gap=sol.gap,
         )
-        sol = design if isinstance(design, Solution) else sol
         bd = sol.breakdown
         by_group = issued_by_group_ns(inst, sol.bw_gbps, bd.slowest_stage)
         row.update(
@@ -193,12 +191,13 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
 
 
 def _fastest_design(inst, objective: str):
-    """The certified optimum of ``inst`` and the design its row reports: with the performance
-    objective the cheapest design within the gap target of the optimal time
-    (:func:`hieropt.solvers.objectives.solve_fastest_cheapest`, the tie-break ``hieropt solve``'s
-    knee and ``hieropt explore`` use: many designs are often equally fast and their costs differ),
-    or the reason that min-cost solve failed (a str: the optimum's design stands); with any other
-    objective the optimum itself (its cost is in the objective).
+    """The certified optimum of ``inst`` its row reports and the tie-break's answer: with the
+    performance objective the optimum at the cheapest of the designs proven within the gap target
+    of the optimal time and the min-cost answer, or the reason that min-cost solve failed (a str:
+    the optimum's own design stands)
+    (:func:`hieropt.solvers.objectives.solve_fastest_cheapest`, the tie-break ``hieropt solve``
+    and ``hieropt explore`` use: many designs are often equally fast and their costs differ); with
+    any other objective the optimum itself, twice (its cost is in the objective).
 
     Raises:
         NoSolutionError, HieroptError: as :func:`hieropt.solvers.objectives.solve`."""
