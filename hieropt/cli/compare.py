@@ -211,6 +211,7 @@ def compare_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the comparison as JSON to FILE ('-' for stdout, then tables go to "
             "stderr).",
         ),
@@ -387,6 +388,7 @@ def report_command(
         typer.Option(
             "-o",
             "--out",
+            metavar="DIR",
             help="Directory for report.html, report.json and (an "
             "instance) the PNG figures (created if missing).",
         ),
@@ -411,6 +413,7 @@ def report_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the committee's figures (recommendation, alternatives, plot points) "
             "as JSON to "
             "FILE ('-' for stdout).",

@@ -86,6 +86,7 @@ def provision_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the full result as JSON to FILE ('-': stdout, tables then go to "
             "stderr).",
         ),

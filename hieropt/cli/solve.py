@@ -81,6 +81,7 @@ JsonOpt = Annotated[
     Path | None,
     typer.Option(
         "--json",
+        metavar="FILE",
         help="Also write the full result as JSON to FILE "
         "('-' for stdout, then tables go to stderr).",
     ),
@@ -370,10 +371,18 @@ def pareto_command(
         ),
     ] = "linear",
     csv_out: Annotated[
-        Path | None, typer.Option("--csv", help="Write the points as CSV to FILE ('-' for stdout).")
+        Path | None,
+        typer.Option(
+            "--csv", metavar="FILE", help="Write the points as CSV to FILE ('-' for stdout)."
+        ),
     ] = None,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="FILE",
+            help="Draw the front to FILE: a .png, .svg or .pdf file (matplotlib).",
+        ),
     ] = None,
     tokens: TokensOpt = None,
     network: NetworkOpt = None,
