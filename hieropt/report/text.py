@@ -17,7 +17,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
-from .common import fmt_money, fmt_ms, fmt_time, time_header
+from .common import fmt_money, fmt_ms, fmt_time, ms_text, time_header
 
 
 def design_title(sol: Solution) -> str:
@@ -199,7 +199,7 @@ def weighted_time_text(value: float, relative: bool, short: bool = False) -> str
     weighted by hours share``, never ns."""
     if relative:
         return f"{value:.10g}" if short else fmt_relative(value)
-    return f"{value:,.1f} ns" + ("" if short else f" ({value / 1e6:,.6f} ms)")
+    return f"{value:,.1f} ns" + ("" if short else f" ({ms_text(value, 6)} ms)")
 
 
 def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
