@@ -30,9 +30,9 @@ from .numbers import (
     parse_amount,
     parse_bw,
     parse_deadline_ns,
-    parse_fraction,
     parse_time_ns,
     parse_tokens,
+    parse_within,
     with_run_tokens,
 )
 from .options import (
@@ -175,7 +175,7 @@ def solve_command(
         # loaded once the input is valid: a bad input never imports the solvers or reports
         from .. import api
 
-        slack = parse_fraction("1%" if within is None else within, "--within")
+        slack = parse_within("1%" if within is None else within)
         options = api.SolveOptions(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
