@@ -150,10 +150,13 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
                 "own optima times the network's $)"}[
             sol.objective_unit
         ]
-        lines.append(
-            f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
-            f"{sol.objective_bound:.10g} {unit}"
-        )
+        if unit == "$":  # (as every $ of the output: a sign and thousands separators)
+            value, bound = (f"${sol.objective_value:,.2f}",
+                            f"${usd_cents(sol.objective_bound, up=False)}")
+        else:
+            value, bound = (f"{sol.objective_value:.10g} {unit}",
+                            f"{sol.objective_bound:.10g} {unit}")
+        lines.append(f"objective {sol.objective}: {value}; proven lower bound {bound}")
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
         from ..solvers.near_product import NEAR_PRODUCT_METHOD
