@@ -2,7 +2,10 @@
 goes through (``--json``, ``--out``, ``-o/--output``, ``--csv``, ``--plot``, ...). A path that is
 the same file (:func:`os.path.samefile`: the same path, a link to it, another spelling of it) as
 one of the command's input files is refused with exit 2 before any work and before any error
-document is written there: the input files named on its command line
+document is written there, and so is an empty path (``--json ""``, the current folder once parsed:
+:func:`note_empty_value`) and a folder given to an option that writes a file
+(:func:`output_kind`); no error document is ever written to such a path (:func:`usable_output`).
+The input files are those named on its command line
 (:func:`check_command_outputs`, run by :class:`hieropt.cli.common.Command` before the command
 starts) and every file its readers opened since (:func:`check_not_input`, run by the writers: a
 model file a runs file names, the workload file an instance names).
