@@ -117,7 +117,9 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     below a 3 s optimum), so the hint states both times and asks to check the unit."""
     if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
         return ""
-    below = f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest"
+    ratio = fastest_ns / target_ns
+    below = (f" — the target is {ratio:,.3g}x below the fastest" if math.isfinite(ratio)
+             else " — the target is more than 1e+308x below the fastest")
     if target_ns >= PLAIN_SLIP_NS:
         return (f"{below} ({target_ns / 1e6:,.6g} ms against {fastest_ns / 1e6:,.6g} ms): "
                 "check the target's unit")

@@ -258,6 +258,7 @@ def simulate_command(
         Path | None,
         typer.Option(
             "--keep",
+            metavar="DIR",
             help="Keep the bundles in this folder (one per allocation).",
             show_default=False,
         ),
@@ -265,7 +266,10 @@ def simulate_command(
     json_out: Annotated[
         Path | None,
         typer.Option(
-            "--json", help="Also write the comparison as JSON ('-': stdout).", show_default=False
+            "--json",
+            metavar="FILE",
+            help="Also write the comparison as JSON ('-': stdout).",
+            show_default=False,
         ),
     ] = None,
 ) -> None:

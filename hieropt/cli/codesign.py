@@ -48,6 +48,7 @@ def codesign_command(
         Path | None,
         typer.Option(
             "--write-instances",
+            metavar="DIR",
             help="Write each of the --top best candidates to DIR as a self-contained instance file "
             "(model and plan, network, placement, step options, constraints, cost model) "
             "that 'hieropt solve' "
@@ -87,6 +88,7 @@ def codesign_command(
         Path | None,
         typer.Option(
             "--out",
+            metavar="FILE",
             help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an "
             "existing FILE is "
             "resumed: its candidates are not solved again.",
@@ -116,7 +118,10 @@ def codesign_command(
         ),
     ] = None,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the summary as JSON ('-': stdout).")
+        Path | None,
+        typer.Option(
+            "--json", metavar="FILE", help="Also write the summary as JSON ('-': stdout)."
+        ),
     ] = None,
 ) -> None:
     """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network

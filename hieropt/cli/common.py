@@ -23,10 +23,13 @@ from .outputs import (
     current_outputs,
     discard_stale,
     document_over,
+    empty_values,
     input_clash,
     inputs_read,
     known_inputs,
+    note_empty_value,
     run_outputs,
+    usable_output,
 )
 from .signals import terminated_as_interrupt
 from .usage import json_option, usage_error_line
@@ -66,7 +69,9 @@ class MissingValueFirst:
     coercion maps None the same way itself and asks typer for the adapter's coercion only for a
     given value. tests/cli/test_startup.py checks that every command gets the same values as with
     typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would again if
-    typer stopped asking ``get_runtime_param`` for the coercion)."""
+    typer stopped asking ``get_runtime_param`` for the coercion). An empty value (``--json ""``,
+    which typer turns into the current folder) is recorded on the way
+    (:func:`hieropt.cli.outputs.note_empty_value`), for :class:`Command` to refuse."""
 
     def __init__(self, build: Any) -> None:
         self.build = build
@@ -74,6 +79,7 @@ class MissingValueFirst:
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         """``value`` of ``param`` coerced as typer does (None: None, or ``()`` for a multi-value
         parameter)."""
+        note_empty_value(value, param, ctx)
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
         return self.build().coerce(value, param=param, ctx=ctx)
@@ -219,7 +225,8 @@ class Command(TyperCommand):
         from ..errors import HieroptError
 
         try:
-            check_command_outputs(self.params, ctx.params, inputs)  # (before any work)
+            # (before any work)
+            check_command_outputs(self.params, ctx.params, inputs, empty_values(ctx))
             return super().invoke(ctx)
         except UsageError as e:  # (a typer.BadParameter raised by the command itself)
             raw = getattr(self, "raw", None) or sys.argv[1:]
@@ -232,11 +239,15 @@ class Command(TyperCommand):
             raise interrupted(error_console(), e) from None
 
     def json_file(self, ctx) -> Path | None:
-        """The command's ``--json`` file as given (``-``: stdout), None when it has none."""
+        """The command's ``--json`` file as given (``-``: stdout), None when it has none or
+        it cannot be written (an empty path, a folder: :func:`hieropt.cli.outputs.usable_output`).
+        """
         for p in self.params:
             if "--json" in getattr(p, "opts", ()):
                 value = ctx.params.get(p.name)
-                return None if value is None else Path(value)
+                if value is None or p.name in empty_values(ctx):
+                    return None
+                return Path(value) if usable_output(Path(value)) else None
         return None
 
 
@@ -408,12 +419,13 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.E
 
 def write_error_json(path: Path, status: str, message: str, exit_code: int) -> None:
     """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path``
-    (``-``: stdout); a file that cannot be written, or that is one of the command's input files
+    (``-``: stdout); a file that cannot be written (an empty path, a folder:
+    :func:`hieropt.cli.outputs.usable_output`), or that is one of the command's input files
     (:func:`hieropt.cli.outputs.known_inputs`), is left as it is (the run's own error is the one
     to report). Before the inputs are all known (a command line that does not parse, a run that
     failed before reading them), an existing file is replaced only when it may not be an input
     (:func:`hieropt.cli.outputs.document_over`); else it is left and a note on stderr says so."""
-    if input_clash(path, known_inputs()) is not None:
+    if not usable_output(path) or input_clash(path, known_inputs()) is not None:
         return
     if not document_over(path):
         error_line(

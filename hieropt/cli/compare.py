@@ -211,6 +211,7 @@ def compare_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the comparison as JSON to FILE ('-' for stdout, then tables go to "
             "stderr).",
         ),
@@ -387,6 +388,7 @@ def report_command(
         typer.Option(
             "-o",
             "--out",
+            metavar="DIR",
             help="Directory for report.html, report.json and (an "
             "instance) the PNG figures (created if missing).",
         ),
@@ -411,6 +413,7 @@ def report_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the committee's figures (recommendation, alternatives, plot points) "
             "as JSON to "
             "FILE ('-' for stdout).",
@@ -431,9 +434,9 @@ def report_command(
         # before the work: an existing file is refused
         check_output_folder(out_dir, "--out", "the report")
         check_report_files(out_dir)  # (the files named on the command line)
-        from .numbers import parse_fraction, parse_tokens
+        from .numbers import parse_tokens, parse_within
 
-        slack = parse_fraction(within, "--within") or 0.0  # (0: the knee turned off)
+        slack = parse_within(within) or 0.0  # (0: the knee turned off)
 
         if _is_codesign(instance):
             check_codesign_question(instance, objective, max_time_ns, budget_usd)

@@ -51,6 +51,7 @@ def explore_command(
         Path | None,
         typer.Option(
             "--out",
+            metavar="FILE",
             help="Stream one row per shape to FILE (.csv, or .parquet with pyarrow) as results "
             "arrive; an "
             "existing FILE is resumed: its shapes are not solved again.",
@@ -97,6 +98,7 @@ def explore_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the sweep as JSON to FILE ('-': stdout): counts, throughput "
             "(candidates "
             "certified per second per core), the --top ranked rows, the per-dimension "

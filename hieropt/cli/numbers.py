@@ -285,3 +285,25 @@ def parse_fraction(text: str | None, flag: str) -> float | None:
     if not 0 < value < 1:
         raise InputError(flag, None, f"{text!r} is not between 0 and 100 %", fix)
     return value
+
+
+def parse_within(text: str | None, flag: str = "--within") -> float | None:
+    """The knee's slack given to ``flag`` (``1%``, ``0.01``; :func:`parse_fraction`): the fraction,
+    or None for ``0`` (off) or None, checked by :func:`hieropt.studies.knee.check_within` before
+    any solve.
+
+    Raises:
+        InputError: as :func:`parse_fraction`, or a slack below
+            :data:`hieropt.studies.knee.MIN_WITHIN` (the fastest time's proven gap), naming ``flag``
+            and the least slack accepted.
+    """
+    value = parse_fraction(text, flag)
+    if value is None:
+        return None
+    from ..errors import InputError
+    from ..studies.knee import check_within
+
+    try:
+        return check_within(value)
+    except InputError as e:
+        raise e.with_source(flag) from None

@@ -2,7 +2,10 @@
 goes through (``--json``, ``--out``, ``-o/--output``, ``--csv``, ``--plot``, ...). A path that is
 the same file (:func:`os.path.samefile`: the same path, a link to it, another spelling of it) as
 one of the command's input files is refused with exit 2 before any work and before any error
-document is written there: the input files named on its command line
+document is written there, and so is an empty path (``--json ""``, the current folder once parsed:
+:func:`note_empty_value`) and a folder given to an option that writes a file
+(:func:`output_kind`); no error document is ever written to such a path (:func:`usable_output`).
+The input files are those named on its command line
 (:func:`check_command_outputs`, run by :class:`hieropt.cli.common.Command` before the command
 starts) and every file its readers opened since (:func:`check_not_input`, run by the writers: a
 model file a runs file names, the workload file an instance names).
@@ -125,18 +128,75 @@ def _input_name(param: Any) -> str:
     return opts[0] if opts else param.name.upper()
 
 
-def check_command_outputs(params: list, values: dict[str, Any], inputs: Any) -> None:
-    """Refuse an output option of ``params`` (with parsed ``values`` by parameter name) that names
-    one of the command's ``inputs`` ((path, name) pairs, :func:`command_inputs`) with
-    :func:`check_not_input`: before the command does any work.
+EMPTY_VALUES_KEY = "hieropt.empty_values"
+"""Key of the click context's ``meta`` under which the names of the parameters given an empty
+value (``--json ""``) are recorded (:func:`note_empty_value`): typer turns ``""`` into
+``Path(".")``, the current folder, which the parsed value no longer tells from ``.``."""
+
+
+def note_empty_value(value: Any, param: Any, ctx: Any) -> None:
+    """Record in ``ctx.meta`` (:data:`EMPTY_VALUES_KEY`) that ``param`` was given ``value`` as an
+    empty text (``""``, or a list holding one), before typer converts it; nothing for any other
+    value or without a context."""
+    values = value if isinstance(value, list | tuple) else [value]
+    if ctx is not None and any(v == "" for v in values):
+        ctx.meta.setdefault(EMPTY_VALUES_KEY, set()).add(param.name)
+
+
+def empty_values(ctx: Any) -> set[str]:
+    """The names of the parameters given an empty value on the command line of ``ctx``
+    (:func:`note_empty_value`)."""
+    return set(getattr(ctx, "meta", {}).get(EMPTY_VALUES_KEY, ()))
+
+
+def output_kind(param: Any) -> str | None:
+    """What an output option ``param`` names, as its ``metavar`` declares: ``"file"`` (``FILE``:
+    a folder is refused), ``"folder"`` (``DIR``: the files it writes go there) or None (either, e.g.
+    ``export --astra-sim``: a bundle folder or a network file)."""
+    return {"FILE": "file", "DIR": "folder"}.get(getattr(param, "metavar", None) or "")
+
+
+def usable_output(path: Path | None) -> bool:
+    """Whether a file may be written at ``path``: ``-`` (stdout), or a path with a name that is
+    not an existing folder (an empty path is the current folder: never)."""
+    if path is None:
+        return False
+    if str(path) == "-":
+        return True
+    return bool(Path(path).name) and not Path(path).is_dir()
+
+
+def check_command_outputs(
+    params: list, values: dict[str, Any], inputs: Any, empty: Any = ()
+) -> None:
+    """Refuse, before the command does any work, an output option of ``params`` (with parsed
+    ``values`` by parameter name) that is given an empty path (``empty``: the names of the
+    parameters given ``""``, :func:`empty_values`), that names a folder where it writes a file
+    (:func:`output_kind`; a folder option given a file is refused by its command, which names what
+    it writes there), or that names one of the command's ``inputs`` ((path, name) pairs,
+    :func:`command_inputs`; :func:`check_not_input`).
 
     Raises:
-        InputError: ``--json inst.toml: is the command's INSTANCE (inst.toml): ...``.
+        InputError: ``--json '': is an empty path; fix: give a file path``, ``--json .: is a
+            folder, not a file; ...``, ``--json inst.toml: is the command's INSTANCE (inst.toml):
+            ...``.
     """
+    from ..errors import InputError
+
     for p in params:
-        if _is_output(p):
-            for x in _param_paths(values.get(p.name)):
-                check_not_input(x, next(o for o in p.opts if o in OUTPUT_FLAGS), inputs)
+        if not _is_output(p):
+            continue
+        flag = next(o for o in p.opts if o in OUTPUT_FLAGS)
+        kind = output_kind(p)
+        if p.name in empty:
+            what = {"file": "a file path", "folder": "a folder path"}.get(kind, "a path")
+            stdout = ", or - for stdout" if "'-'" in (getattr(p, "help", None) or "") else ""
+            raise InputError(f"{flag} ''", None, "is an empty path", f"give {what}{stdout}")
+        for x in _param_paths(values.get(p.name)):
+            if kind == "file" and x.is_dir():
+                raise InputError(f"{flag} {x}", None, "is a folder, not a file",
+                                 "give a file path")
+            check_not_input(x, flag, inputs)
 
 
 @dataclass
@@ -318,6 +378,11 @@ __all__ = [
     "known_inputs",
     "check_not_input",
     "check_command_outputs",
+    "EMPTY_VALUES_KEY",
+    "note_empty_value",
+    "empty_values",
+    "output_kind",
+    "usable_output",
     "clashing_arg",
     "RunOutputs",
     "run_outputs",

@@ -13,10 +13,10 @@ from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, error_line, fail, to_stdout, write_json
 from .numbers import (
     parse_amount,
-    parse_fraction,
     parse_power_w,
     parse_time_ns,
     parse_tokens,
+    parse_within,
     with_run_tokens,
 )
 from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
@@ -86,6 +86,7 @@ def provision_command(
         Path | None,
         typer.Option(
             "--json",
+            metavar="FILE",
             help="Also write the full result as JSON to FILE ('-': stdout, tables then go to "
             "stderr).",
         ),
@@ -146,13 +147,13 @@ def provision_command(
         inst = load_instance(instance)
         inst = with_run_tokens(inst, parse_tokens(tokens))
         parts = _usable(catalog, inst, err)
+        slack = parse_within(within)
         # loaded once the input is valid (a bad input is reported fast)
         from ..solvers.provision import provision
 
         result = provision(inst, parts, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power, compare=compare)
         knee = None
-        slack = parse_fraction(within, "--within")
         if (
             slack is not None
             and result.objective == "performance"

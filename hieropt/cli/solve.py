@@ -30,9 +30,9 @@ from .numbers import (
     parse_amount,
     parse_bw,
     parse_deadline_ns,
-    parse_fraction,
     parse_time_ns,
     parse_tokens,
+    parse_within,
     with_run_tokens,
 )
 from .options import (
@@ -81,6 +81,7 @@ JsonOpt = Annotated[
     Path | None,
     typer.Option(
         "--json",
+        metavar="FILE",
         help="Also write the full result as JSON to FILE "
         "('-' for stdout, then tables go to stderr).",
     ),
@@ -174,7 +175,7 @@ def solve_command(
         # loaded once the input is valid: a bad input never imports the solvers or reports
         from .. import api
 
-        slack = parse_fraction("1%" if within is None else within, "--within")
+        slack = parse_within("1%" if within is None else within)
         options = api.SolveOptions(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
@@ -370,10 +371,18 @@ def pareto_command(
         ),
     ] = "linear",
     csv_out: Annotated[
-        Path | None, typer.Option("--csv", help="Write the points as CSV to FILE ('-' for stdout).")
+        Path | None,
+        typer.Option(
+            "--csv", metavar="FILE", help="Write the points as CSV to FILE ('-' for stdout)."
+        ),
     ] = None,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="FILE",
+            help="Draw the front to FILE: a .png, .svg or .pdf file (matplotlib).",
+        ),
     ] = None,
     tokens: TokensOpt = None,
     network: NetworkOpt = None,

@@ -43,7 +43,11 @@ FitOpt = Annotated[
 ]
 JsonOpt = Annotated[
     Path | None,
-    typer.Option("--json", help="Also write the result as JSON ('-': stdout, tables on stderr)."),
+    typer.Option(
+        "--json",
+        metavar="FILE",
+        help="Also write the result as JSON ('-': stdout, tables on stderr).",
+    ),
 ]
 
 
@@ -160,6 +164,7 @@ def calibrate_command(
         Path,
         typer.Option(
             "--out",
+            metavar="FILE",
             help="The calibrated accelerator file to write (TOML: "
             "[params.npu] with the fitted values, [calibration] with the fit's "
             "quality and the number of runs it rests on).",

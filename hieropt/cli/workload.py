@@ -99,7 +99,11 @@ ModelOpt = Annotated[
 OutOpt = Annotated[
     Path,
     typer.Option(
-        "-o", "--output", help="ASTRA-sim 1.0 text file to write ('-': stdout).", show_default=False
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="ASTRA-sim 1.0 text file to write ('-': stdout).",
+        show_default=False,
     ),
 ]
 SetOpt = Annotated[
@@ -297,7 +301,9 @@ def plan_command(
     json_out: Annotated[
         Path | None,
         typer.Option(
-            "--json", help="Also write the figures as JSON ('-': JSON on stdout, tables on stderr)."
+            "--json",
+            metavar="FILE",
+            help="Also write the figures as JSON ('-': JSON on stdout, tables on stderr).",
         ),
     ] = None,
 ) -> None:

@@ -8,9 +8,21 @@ from typing import Any
 
 
 # --------------------------------------------------------------------------------------- formatting
+def ms_text(ns: float, decimals: int = 4) -> str:
+    """``ns`` as ms with ``decimals`` decimals and thousands separators, shifted exactly (decimal
+    arithmetic on the double's exact value, as ``f"{ns:,.1f}"`` prints it): the ms and ns forms of
+    one time show the same digits at any magnitude (``ns / 1e6`` rounds to another double, whose
+    digits differ from the 16th on). A NaN or infinity as Python writes it."""
+    from decimal import Decimal
+
+    if not math.isfinite(ns):
+        return f"{ns}"
+    return f"{Decimal(ns).scaleb(-6):,.{decimals}f}"
+
+
 def fmt_ms(ns: float | None) -> str:
-    """ns as ms with 4 decimals and thousands separators."""
-    return "-" if ns is None else f"{ns / 1e6:,.4f}"
+    """ns as ms with 4 decimals and thousands separators (:func:`ms_text`)."""
+    return "-" if ns is None else ms_text(ns, 4)
 
 
 def fmt_time(value: float | None, relative: bool) -> str:

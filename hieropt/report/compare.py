@@ -16,6 +16,7 @@ from .common import (
     floats,
     fmt_bw,
     fmt_gap,
+    fmt_money,
     fmt_ms,
     fmt_product,
     fmt_ratio,
@@ -113,6 +114,27 @@ def _optimum_time(comp: Comparison) -> str:
         f" (weighted sum over {n} workloads of weight x iteration time)" if n > 1 else "")
 
 
+def _performance_line(r: Row, opt: Any) -> str:
+    """The headline of heuristic row ``r`` against the performance optimum ``opt`` (a Solution:
+    its proven relative gap and network cost): "the optimum is 1.0185x faster (+1.847% iteration
+    time)"; a heuristic whose time lies within the optimum's proven gap of it (either side: the
+    optimum is proven only to that gap) ties it, and the line says so with what it costs beside the
+    optimum, never that the optimum is "1.0000x faster" than a design it does not beat."""
+    rel = r.gap_pct / 100
+    if abs(rel) > max(opt.gap, 0.0):
+        if rel > 0:
+            return (f"{r.label}: the optimum is {fmt_ratio(r.speedup)} faster "
+                    f"({fmt_gap(r.gap_pct)} iteration time)")
+        return (f"{r.label}: {fmt_gap(r.gap_pct)} iteration time against the optimum, beyond its "
+                f"proven relative gap {opt.gap:.1e}")
+    dc = r.network_cost_usd - opt.network_cost_usd
+    cost = ("at the same network cost" if abs(dc) < 0.005 else
+            f"{fmt_money(abs(dc))} {'cheaper' if dc < 0 else 'dearer'} "
+            f"({fmt_money(r.network_cost_usd)} against {fmt_money(opt.network_cost_usd)})")
+    return (f"{r.label}: ties the optimum within its proven relative gap {opt.gap:.1e} "
+            f"({fmt_gap(r.gap_pct)} iteration time), {cost}")
+
+
 def headline_lines(comp: Comparison) -> list[str]:
     """The optimum, then the gain over each heuristic in one sentence each."""
     opt = comp.optimum
@@ -130,10 +152,7 @@ def headline_lines(comp: Comparison) -> list[str]:
         if not r.feasible:
             lines.append(f"{r.label}: {r.message}")
         elif comp.objective == "performance":
-            lines.append(
-                f"{r.label}: the optimum is {fmt_ratio(r.speedup)} faster ({fmt_gap(r.gap_pct)} "
-                "iteration time)"
-            )
+            lines.append(_performance_line(r, opt))
         elif comp.objective == "performance_per_cost":
             lines.append(
                 f"{r.label}: the optimum gives {fmt_ratio(1 + r.gap_pct / 100)} the "

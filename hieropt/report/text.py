@@ -17,7 +17,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
-from .common import fmt_money, fmt_ms, fmt_time, time_header
+from .common import fmt_money, fmt_ms, fmt_time, ms_text, time_header
 
 
 def design_title(sol: Solution) -> str:
@@ -150,10 +150,13 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
                 "own optima times the network's $)"}[
             sol.objective_unit
         ]
-        lines.append(
-            f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
-            f"{sol.objective_bound:.10g} {unit}"
-        )
+        if unit == "$":  # (as every $ of the output: a sign and thousands separators)
+            value, bound = (f"${sol.objective_value:,.2f}",
+                            f"${usd_cents(sol.objective_bound, up=False)}")
+        else:
+            value, bound = (f"{sol.objective_value:.10g} {unit}",
+                            f"{sol.objective_bound:.10g} {unit}")
+        lines.append(f"objective {sol.objective}: {value}; proven lower bound {bound}")
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
         from ..solvers.near_product import NEAR_PRODUCT_METHOD
@@ -199,7 +202,7 @@ def weighted_time_text(value: float, relative: bool, short: bool = False) -> str
     weighted by hours share``, never ns."""
     if relative:
         return f"{value:.10g}" if short else fmt_relative(value)
-    return f"{value:,.1f} ns" + ("" if short else f" ({value / 1e6:,.6f} ms)")
+    return f"{value:,.1f} ns" + ("" if short else f" ({ms_text(value, 6)} ms)")
 
 
 def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:

@@ -173,6 +173,33 @@ def solve(instance: Instance, objective: str | None = None, *,
     return replace(sol, notes=sol.notes + dropped) if dropped else sol
 
 
+def _check_budget_floor(instance: Instance, time_limit_s: float = 60.0) -> None:
+    """Refuse a network budget (``instance.max_network_cost_usd``, $) below the cost floor its
+    design rows and bounds imply alone (:func:`hieropt.formulation.scale.cost_bounds_usd`, no LP),
+    before any LP is built in units taken from the budget (a budget of $1e-300 gave bandwidth
+    units of 1e-307 GB/s, which HiGHS rejected): such a budget is below the cheapest network, which
+    the message states to the cent (:func:`hieropt.solvers.cost_range.cheapest_vertex`, in the
+    rows' own units; the floor itself when that vertex attains it to within 1e-9). A budget at
+    or above the floor passes (the solvers compare it with the exact cheapest network
+    themselves).
+
+    Raises:
+        NoSolutionError: infeasible, "the budget $B is below the cheapest network the design
+            constraints allow, $C" (exit 3).
+    """
+    from ..formulation.scale import cost_bounds_usd
+    from .cost_range import below_cheapest, cheapest_vertex
+
+    budget = instance.max_network_cost_usd
+    if budget is None:
+        return
+    floor = cost_bounds_usd(instance)[0]
+    if budget < floor * (1 - 1e-9):
+        cheapest = cheapest_vertex(instance, time_limit_s).cost_usd
+        # (a floor the LP's vertex attains to within its tolerance is the cheapest network)
+        raise below_cheapest(budget, floor if cheapest <= floor * (1 + 1e-9) else cheapest)
+
+
 def _without_own_regret(instance: Instance, objective: str | None,
                         options: SolveOptions) -> tuple[Instance, tuple[str, ...]]:
     """``instance`` without its own ``max_regret`` when another objective than min_cost is asked
@@ -198,6 +225,7 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     time_limit_s = check_time_limit(o.time_limit_s)
     if (over := power_cap_problem(instance)) is not None:  # (the site's power cap)
         raise NoSolutionError("infeasible", over)
+    _check_budget_floor(instance, time_limit_s)
     instance, hours_note = hours_weighted(instance, time_limit_s)  # (shares of hours -> weights)
     obj = instance.objective
     gap = _gap(o.rel_gap, obj)

@@ -137,12 +137,14 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 def _ns_pair(a: float, b: float) -> tuple[str, str]:
     """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart: a time
     target a hair below the fastest time printed as the same number ("target 1,166,511,725.3 ns:
-    fastest possible is 1,166,511,725.3")."""
+    fastest possible is 1,166,511,725.3"); a non-zero time those decimals show as 0 in 6
+    significant digits (a target of 1e-300 ns is not "0.0 ns")."""
     for k in range(1, 7):
         sa, sb = f"{a:,.{k}f}", f"{b:,.{k}f}"
         if sa != sb:
             break
-    return sa, sb
+    return tuple(f"{x:.6g}" if x != 0 and not float(t.replace(",", "")) else t
+                 for x, t in ((a, sa), (b, sb)))
 
 
 @dataclass

@@ -163,7 +163,8 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
         bad = next((x for x in items if _not_a_number(x)), None)
         if bad is not None:
             if isinstance(bad, bool):
-                raise ValueError(f"{name}: {bad!r} is a boolean, not a number; fix: write a number")
+                raise ValueError(f"{name}: {str(bad).lower()} is a boolean, not a number; "
+                                 "fix: write a number")
             raise ValueError(text_for_number(name, bad))
         if name in whole:
             bad = next((x for x in items if isinstance(x, float)), None)

@@ -147,7 +147,8 @@ class Cluster(Frozen):
                 raise ValueError(
                     f"{key}.source: unknown source {ref!r}; fix: add "
                     f"[cluster.sources.{ref}] with ref, "
-                    f"date and kind, or use one of {sorted(self.references) or 'the sources given'}"
+                    f"date and kind, or use one of "
+                    f"{', '.join(sorted(self.references)) or 'the sources given'}"
                 )
         if self.require_sources:
             missing = [k for k in FIGURES if getattr(self, k) is not None and k not in self.sources]

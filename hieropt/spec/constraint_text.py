@@ -90,7 +90,7 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint",
         )
         raise parser.error(f"no bandwidth term: {why}",
                             "name at least one bw[i] or sum(bw) with a non-zero coefficient")
-    problem = row_range_problem(coeffs, rhs_value)
+    problem = row_range_problem(coeffs, rhs_value, sense)
     if problem is not None:
         raise parser.error(*problem.split("; fix: ", 1))
     return LinearConstraint(coefficients=coeffs, sense=sense, rhs=rhs_value, text=text.strip())

@@ -302,7 +302,8 @@ class Instance(Frozen):
         if close:
             return (head + f"use '{close[0]}' (priced, and used by no dimension) or rename the "
                     f"cost model's '{close[0]}' to '{name}'")
-        return head + f"use one of {sorted(self.cost.classes)} or add it to the cost model"
+        return head + (f"use one of {', '.join(sorted(self.cost.classes))} or add it to the cost "
+                       "model")
 
     def _check_prices(self) -> None:
         """Every dimension's cost class exists, and a Switch dimension's class has switch and NIC

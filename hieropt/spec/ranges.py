@@ -32,6 +32,13 @@ level inside solves alike; outside it collective times (bytes / bandwidth, bytes
 costs overflow or underflow a 64-bit float (``bw[1] <= 1e-300`` leaked numpy overflow warnings and
 ended in "HiGHS rejected the LP's rows")."""
 
+MIN_NETWORK_LEVEL_GBPS = 1e-9
+"""The least bandwidth (GB/s per NPU: 1e-9 is one byte per second) to which a design row may limit
+every dimension at once (``sum(bw) == 1e-50``): below it no network trains an iteration within
+the age of the universe, so the row is refused as a value in the wrong unit rather than solved to
+a time of 55 digits. A row that limits some dimensions only (``bw[1] <= 1e-11``) is a choice to
+starve them and stays within :data:`BW_RANGE_GBPS`."""
+
 COEFFICIENT_RANGE = (1e-100, 1e100)
 """Magnitudes a design row's non-zero coefficient may have: its products with bandwidths in
 :data:`BW_RANGE_GBPS` stay finite floating-point numbers."""
@@ -52,11 +59,13 @@ WEIGHT_RANGE = (1e-100, 1e100)
 and times, which overflowed a 64-bit float at 1e300 and gave a false "infeasible")."""
 
 
-def row_range_problem(coefficients: tuple[float, ...], rhs: float) -> str | None:
+def row_range_problem(coefficients: tuple[float, ...], rhs: float,
+                      sense: str | None = None) -> str | None:
     """Why the design row ``coefficients . bw  (sense)  rhs`` (GB/s per NPU) cannot be represented
     in the LP, as ``"problem; fix: fix"`` (the spec's message convention), or None: a non-zero
-    coefficient outside :data:`COEFFICIENT_RANGE`, or a non-zero level |rhs| / max|a| outside
-    :data:`BW_RANGE_GBPS`."""
+    coefficient outside :data:`COEFFICIENT_RANGE`, a non-zero level |rhs| / max|a| outside
+    :data:`BW_RANGE_GBPS`, or a ceiling on every dimension below :data:`MIN_NETWORK_LEVEL_GBPS`
+    (``sense``: ``<=``, ``>=`` or ``==``; None: taken as a ceiling)."""
     lo, hi = COEFFICIENT_RANGE
     for d, a in enumerate(coefficients):
         if a != 0 and not lo <= abs(a) <= hi:
@@ -76,7 +85,29 @@ def row_range_problem(coefficients: tuple[float, ...], rhs: float) -> str | None
                 f"accepted {lo:g} .. {hi:g} GB/s; fix: give the limit in GB/s per NPU (or "
                 "drop the row)"
             )
+        if level < MIN_NETWORK_LEVEL_GBPS and _limits_every_dimension(coefficients, rhs, sense):
+            return (
+                f"the right-hand side {rhs:g} limits every dimension to {level:g} GB/s per NPU, "
+                f"below {MIN_NETWORK_LEVEL_GBPS:g} GB/s (one byte per second): likely the wrong "
+                "unit; fix: give the limit in GB/s per NPU (500 GB/s per NPU is "
+                "'sum(bw) == 500', not 500e-9)"
+            )
     return None
+
+
+def _limits_every_dimension(coefficients: tuple[float, ...], rhs: float,
+                            sense: str | None) -> bool:
+    """Whether the row ``coefficients . bw (sense) rhs`` is a ceiling on every dimension: every
+    coefficient non-zero and of the sign of ``rhs``, and the sense ``<=`` or ``==`` once both
+    sides are made positive (None: the sense is not known, taken as a ceiling)."""
+    if not coefficients or rhs == 0:
+        return False
+    sign = 1.0 if rhs > 0 else -1.0
+    if not all(a * sign > 0 for a in coefficients):
+        return False
+    if sense is None:
+        return True
+    return (sense if sign > 0 else {"<=": ">=", ">=": "<=", "==": "=="}.get(sense)) in ("<=", "==")
 
 
 def _levels(constraints: Rows, bounds: Bounds) -> tuple[list, list]:
@@ -133,7 +164,7 @@ def check_row(row: Any) -> Any:
     Raises:
         ValueError: ``"problem; fix: fix"`` of :func:`row_range_problem`.
     """
-    problem = row_range_problem(row.coefficients, row.rhs)
+    problem = row_range_problem(row.coefficients, row.rhs, row.sense)
     if problem is not None:
         raise ValueError(problem)
     return row

@@ -175,7 +175,7 @@ class ShapeSpace(Frozen):
                 raise ValueError(
                     f"levels[{i}].cost_class: unknown cost class {lv.cost_class!r}; fix: "
                     "use one of "
-                    f"{sorted(self.cost.classes)} or add it to the cost model"
+                    f"{', '.join(sorted(self.cost.classes))} or add it to the cost model"
                 )
             if "Switch" in lv.blocks and (
                 cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None

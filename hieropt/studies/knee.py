@@ -26,10 +26,14 @@ from ..units import usd_cents
 WITHIN = 0.01
 """The default slack of the knee: the cheapest design within 1 % of the fastest time."""
 EQUAL_TIME = FASTEST_SLACK
-"""Designs whose times are within this relative slack of the fastest (0: as fast; and proven
-within the gap target of the optimum: :func:`hieropt.solvers.procurement.tie_break_target_ns`, the
-one definition the solve's tie-break and the Pareto front's fastest point use) are equally fast:
-the knee's reference is the cheapest of them."""
+"""Designs whose times are within this relative slack of the fastest (and proven within the gap
+target of the optimum: :func:`hieropt.solvers.procurement.tie_break_target_ns`, the one definition
+the solve's tie-break and the Pareto front's fastest point use) are equally fast: the knee's
+reference is the cheapest of them."""
+MIN_WITHIN = EQUAL_TIME
+"""The least slack of the knee (1e-8): the relative gap to which its solves prove the fastest time.
+A knee within less of the fastest time is undecided (its time target lies within the fastest
+time's optimality gap), so such a slack is refused (:func:`check_within`)."""
 
 
 @dataclass(frozen=True)
@@ -126,11 +130,17 @@ class Knee:
 
 
 def check_within(within: float) -> float:
-    """``within`` if it is a fraction in (0, 1); InputError otherwise (1 for 1 % is the common
-    slip)."""
+    """``within`` if it is a fraction in [:data:`MIN_WITHIN`, 1); InputError otherwise (1 for 1 %
+    is the common slip; a slack below the fastest time's proven gap makes the knee undecided)."""
     if not 0 < within < 1:
         raise InputError("within", None, f"{within:g} is not a fraction in (0, 1)",
                          "give the slack as a fraction, e.g. 0.01 for 1 % (not 1)")
+    if within < MIN_WITHIN:
+        raise InputError(
+            "within", None,
+            f"{within:g} is below {MIN_WITHIN:g}, the relative gap to which the fastest time is "
+            "proven: the knee within it is undecided",
+            f"give a slack of at least {MIN_WITHIN:g} (or 0 to turn the knee off)")
     return within
 
 
@@ -211,4 +221,4 @@ def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float
 
 
 __all__ = ["EQUAL_TIME", "knee_after", "knee_of", "Knee", "knee", "provision_knee",
-           "check_within", "WITHIN"]
+           "check_within", "WITHIN", "MIN_WITHIN"]

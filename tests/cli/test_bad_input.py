@@ -449,7 +449,7 @@ def test_unknown_cost_class_far_from_every_table(files: Files) -> None:
         2,
         "f.toml",
         "unknown cost class 'Qz'",
-        "fix: use one of ['Inner', 'Outer'] or add it to the cost model",
+        "fix: use one of Inner, Outer or add it to the cost model",
     )
 
 

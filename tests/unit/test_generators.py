@@ -98,7 +98,7 @@ def test_dlrm_validation() -> None:
     ):
         dlrm.DLRMParams(**{**TINY_DLRM, "micro_batch": 1e20})
     with pytest.raises(
-        ValidationError, match="True is a boolean, not a number; fix: write a number"
+        ValidationError, match="true is a boolean, not a number; fix: write a number"
     ):
         dlrm.DLRMParams(**{**TINY_DLRM, "micro_batch": True})
     for field, value in (("pooling", 2**60), ("bytes_per_element", 65), ("npus", 2**60)):

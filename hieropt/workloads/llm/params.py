@@ -426,7 +426,8 @@ def _check_tp(m: Architecture, p: Plan) -> None:
     for name, w in widths:
         if w % t:
             raise ValueError(
-                f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of {_divisors(w)}"
+                f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of "
+                f"{', '.join(map(str, _divisors(w)))}"
             )
     if p.sequence_parallel and m.sequence_length % t:
         raise ValueError(

@@ -234,7 +234,7 @@ class CodesignSpace(_Frozen):
             if cc is None:
                 raise ValueError(
                     f"{where}.cost_class: unknown cost class {name!r}; fix: use one of "
-                    f"{sorted(self.cost.classes)} or add it to the cost model"
+                    f"{', '.join(sorted(self.cost.classes))} or add it to the cost model"
                 )
             if switch and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
                 raise ValueError(
