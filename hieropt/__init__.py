@@ -28,59 +28,6 @@ from typing import TYPE_CHECKING, Any
 from .lazy import lazy_attribute
 from .version import __version__ as __version__
 
-_NAMES = {
-    "load_instance": "api",
-    "load_libra": "api",
-    "solve": "api",
-    "evaluate": "api",
-    "verify": "api",
-    "pareto": "api",
-    "Solution": "api",
-    "Breakdown": "api",
-    "Certificate": "api",
-    "Front": "api",
-    "provision": "api",
-    "load_catalog": "api",
-    "Catalog": "api",
-    "Provisioning": "api",
-    "export_astrasim": "api",
-    "simulate": "api",
-    "SimulationStudy": "api",
-    "provision_tradeoff": "api",
-    "Tradeoff": "api",
-    "Sensitivity": "api",
-    "Marginal": "api",
-    "Portfolio": "api",
-    "Status": "result",
-    "SolveOptions": "api",
-    "HieroptError": "errors",
-    "InputError": "errors",
-    "NoSolutionError": "errors",
-    "SolverError": "errors",
-    "explore": "studies.explore",
-    "load_space": "studies.explore",
-    "Exploration": "studies.explore",
-    "codesign": "api",
-    "Codesign": "api",
-    "load_codesign": "api",
-    "load_llm": "api",
-    "plan_figures": "api",
-    "memory": "api",
-    "validate": "api",
-    "Validation": "api",
-    "calibrate": "api",
-    "Calibration": "api",
-    "load_runs": "api",
-    "run_figures": "api",
-    "RunFigures": "api",
-    "iteration_target_ns": "api",
-    "network_budget_usd": "api",
-    "knee": "api",
-    "size_cluster": "api",
-    "hours_weighted": "api",
-}
-"""Public name -> the module (relative to this package) that defines or re-exports it."""
-
 __all__ = [
     "load_instance",
     "load_libra",
@@ -117,6 +64,12 @@ __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
 __all__ += ["knee", "size_cluster"]
 __all__ += ["hours_weighted"]
+__all__ += ["Instance", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP"]
+
+_NAMES = dict.fromkeys(__all__, "api")
+"""Public name -> the module (relative to this package) that re-exports it: every public name is
+:mod:`hieropt.api`'s (whose ``__all__`` holds the same names), so ``hieropt.X`` is
+``hieropt.api.X``."""
 
 
 def __getattr__(name: str) -> Any:
@@ -128,13 +81,15 @@ def __getattr__(name: str) -> Any:
 class _Package(types.ModuleType):
     """The package module. The submodule :mod:`hieropt.verify` shares its name with the public
     function :func:`hieropt.verify`; Python binds a submodule on its package once it is imported,
-    which would hide the function (an eager ``__init__`` re-bound it afterwards). Binding the
-    function instead keeps ``hieropt.verify(...)`` working; ``from hieropt.verify import ...`` is
-    unaffected (it reads ``sys.modules``)."""
+    which would hide the function (an eager ``__init__`` re-bound it afterwards). Not binding it
+    keeps ``hieropt.verify`` the facade's :func:`hieropt.api.verify` (which takes a path and weighs
+    the jobs by their shares of hours), read on first use like every public name, whichever of the
+    two is imported first; ``from hieropt.verify import ...`` is unaffected (it reads
+    ``sys.modules``)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "verify" and isinstance(value, types.ModuleType):
-            value = value.verify
+            return
         super().__setattr__(name, value)
 
 
@@ -147,30 +102,58 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
     from .api import (
+        MIN_REL_GAP,
         Breakdown,
+        Calibration,
         Catalog,
         Certificate,
+        Codesign,
+        Exploration,
         Front,
+        FrontPoint,
+        HieroptError,
+        InputError,
+        Instance,
+        Marginal,
+        NoSolutionError,
+        Portfolio,
         Provisioning,
+        RunFigures,
+        Sensitivity,
+        SimulationStudy,
         Solution,
         SolveOptions,
+        SolverError,
+        Status,
+        TimeModel,
+        Tradeoff,
+        Validation,
+        build_time_model,
+        calibrate,
+        codesign,
         evaluate,
+        explore,
+        export_astrasim,
         hours_weighted,
+        iteration_target_ns,
+        knee,
         load_catalog,
+        load_codesign,
         load_instance,
         load_libra,
+        load_llm,
+        load_runs,
+        load_space,
+        memory,
+        network_budget_usd,
         pareto,
+        plan_figures,
         provision,
+        provision_tradeoff,
+        run_figures,
+        simulate,
+        size_cluster,
         solve,
+        validate,
         verify,
     )
-    from .errors import HieroptError, InputError, NoSolutionError, SolverError
-    from .io.codesign import load_codesign
-    from .io.llm import load_llm
-    from .io.runs import read_runs as load_runs
-    from .model.memory import memory
-    from .model.plan import plan_figures
-    from .result import Status
-    from .studies.codesign import Codesign, codesign
-    from .studies.explore import Exploration, explore, load_space
-    from .studies.validate import Calibration, Validation, calibrate, validate

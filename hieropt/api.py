@@ -1,25 +1,31 @@
 """The library facade: load, solve, evaluate, verify, pareto, provision, ASTRA-sim export and
 simulation. Each call runs the one-way flow read -> validate -> traffic/time model -> formulate ->
 solve -> verify, with no state kept between calls. The implementations live in their stage packages;
-this module only names them (see docs/architecture.md)."""
+this module names them and checks their arguments first, in one table (``_ARGUMENTS``: an instance
+may be given as its file's path, runs as runs files' paths, an LLM model as its file's path; a
+value of another type is an InputError naming the argument), so an error names the function's
+argument, never a command-line option (see docs/architecture.md)."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import InputError, NoSolutionError, SolverError, number_problem
+from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import as_instance, load_instance, load_libra
-from .io.llm import load_llm
+from .io.llm import read_llm
 from .model import timing
 from .model.catalog import Catalog
-from .model.memory import memory
-from .model.plan import plan_figures
+from .model.memory import memory as _memory
+from .model.plan import plan_figures as _plan_figures
 from .model.run import RunFigures, iteration_target_ns, network_budget_usd
 from .model.run import run_figures as _model_run_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
@@ -41,22 +47,188 @@ if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers a
     from .solvers.provision import Provisioning, provision
     from .solvers.provision_milp import Tradeoff, provision_tradeoff
     from .studies.codesign import Codesign, codesign
+    from .studies.explore import Exploration, explore, load_space
     from .studies.knee import knee
     from .studies.simulate import SimulationStudy
     from .studies.simulate import simulate_allocations as simulate
     from .studies.sizing import size_cluster
-    from .studies.validate import Calibration, Validation, calibrate, validate
+    from .studies.validate import Calibration, Validation, validate
+    from .studies.validate.calibrate import calibrate
 
 
-def _takes_a_path(fn: Any) -> Any:
-    """``fn`` whose first argument may also be the path of an instance file (str or Path); any other
-    type is an InputError naming the argument ``instance``. The docstring is ``fn``'s."""
+_Kind = Callable[[Any, str], Any]
+"""An argument's check: ``(value, argument name) -> the value the implementation takes`` (e.g. the
+path of an instance file -> the :class:`Instance` read from it). It raises an :class:`InputError`
+naming the argument, and saying what to pass, for a value of a type or size it cannot take."""
+_Rule = Callable[[dict[str, Any]], None]
+"""A check between arguments, given the arguments the caller gave (by name, each after its
+:data:`_Kind`); raises an :class:`InputError` naming the argument at fault."""
+
+
+def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -> Any:
+    """``fn`` that first passes each argument named in ``kinds`` through its :data:`_Kind` (the
+    arguments given by name or by position, and those left at their default), then applies
+    ``rules``: the facade's one place for the types and sizes of its arguments. The docstring and
+    the signature are ``fn``'s (:func:`functools.wraps`)."""
+    signature = inspect.signature(fn)
+    unknown = sorted(set(kinds) - set(signature.parameters))
+    if unknown:  # (a table below naming an argument the function does not have)
+        raise TypeError(f"{fn.__name__} has no argument {', '.join(unknown)}")
 
     @wraps(fn)
-    def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
-        return fn(as_instance(instance), *args, **kwargs)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        given = dict(bound.arguments)
+        bound.apply_defaults()
+        for name, kind in kinds.items():
+            bound.arguments[name] = kind(bound.arguments[name], name)
+            if name in given:
+                given[name] = bound.arguments[name]
+        for rule in rules:
+            rule(given)
+        return fn(*bound.args, **bound.kwargs)
 
     return call
+
+
+def _instance(value: Any, name: str) -> Instance:
+    """An :class:`Instance`, or the path (str or Path) of an instance file, read."""
+    return as_instance(value, name)
+
+
+def _items(value: Any, name: str, want: str, fix: str) -> tuple[Any, ...]:
+    """``value`` as a tuple: one str or Path is one item, a list (any iterable but a str, bytes or
+    dict) its items; another type is an InputError naming ``name`` (expected ``want``)."""
+    if isinstance(value, str | Path):
+        return (value,)
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
+    return tuple(value)
+
+
+def _runs_files(value: Any, name: str) -> tuple[str | Path, ...]:
+    """The path (str or Path) of a runs file, or a list of them (none: an empty tuple)."""
+    fix = f'pass a runs file\'s path or a list of them, e.g. {name}=["validation/runs.csv"]'
+    want = "the path (str or Path) of a runs file or a list of them"
+    files = _items(value, name, want, fix)
+    for f in files:
+        if not isinstance(f, str | Path):
+            raise InputError(name, None, f"expected {want}, got a list holding a "
+                             f"{type(f).__name__}", fix)
+    return files
+
+
+def _some_runs_files(value: Any, name: str) -> tuple[str | Path, ...]:
+    """:func:`_runs_files`, at least one."""
+    files = _runs_files(value, name)
+    if not files:
+        raise InputError(name, None, "no runs files",
+                         f'pass a runs file\'s path or a list of them, e.g. {name}=["runs.csv"]')
+    return files
+
+
+def _runs(value: Any, name: str) -> tuple[Any, ...]:
+    """Measured runs: :func:`load_runs`'s, or the path of a runs file, or a list of paths or runs
+    (each path read), at least one."""
+    from .io.runs import Run, read_runs
+
+    fix = f'pass a runs file\'s path, a list of them, or hieropt.load_runs(path), e.g. {name}=' \
+        '"validation/calibration/a100-one-node.csv"'
+    want = "runs: hieropt.load_runs(path), a runs file's path, or a list of them"
+    runs: list[Any] = []
+    for item in _items(value, name, want, fix):
+        if isinstance(item, Run):
+            runs.append(item)
+        elif isinstance(item, str | Path):
+            runs.extend(read_runs(item))
+        else:
+            raise InputError(name, None, f"expected {want}, got a list holding a "
+                             f"{type(item).__name__}", fix)
+    if not runs:
+        raise InputError(name, None, "no runs", fix)
+    return tuple(runs)
+
+
+def _names(value: Any, name: str) -> tuple[Any, ...] | None:
+    """Calibration fields or their names: one name (str), a list of names or
+    :class:`~hieropt.studies.validate.CalibrationField` s, or None (the compute model's
+    default)."""
+    if value is None:
+        return None
+    from .studies.validate import CalibrationField
+
+    want = "a calibration field's name or a list of them"
+    fix = f'pass e.g. {name}=["matrix_efficiency", "hbm_efficiency"] (None: the default)'
+    if isinstance(value, Path):
+        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
+    names = _items(value, name, want, fix)
+    for n in names:
+        if not isinstance(n, str | CalibrationField):
+            raise InputError(name, None, f"expected {want}, got a list holding a "
+                             f"{type(n).__name__}", fix)
+    return names
+
+
+def _loss(value: Any, name: str) -> Any:
+    """The name of a fit's loss (a str; which names the fit knows, the fit checks)."""
+    if not isinstance(value, str):
+        raise InputError(name, None, f"expected the loss's name, got a {type(value).__name__}",
+                         f'pass {name}="mape" or {name}="log"')
+    return value
+
+
+def _overrides(value: Any, name: str) -> tuple[str, ...]:
+    """``KEY=VALUE`` overrides: one str is one override, or a list of them."""
+    fix = f'pass e.g. {name}=["tp=8", "pp=4"] (one "KEY=VALUE" per key)'
+    if isinstance(value, Path):
+        raise InputError(name, None, f"expected KEY=VALUE texts, got a {type(value).__name__}",
+                         fix)
+    items = _items(value, name, "KEY=VALUE texts", fix)
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(name, None, f"expected KEY=VALUE texts, got a list holding a "
+                             f"{type(item).__name__}", fix)
+    return items
+
+
+def _overrides_named(value: Any, name: str) -> Any:
+    """Where ``load_llm``'s overrides come from, as its errors name them: the argument
+    ``overrides`` (for the command line's default, ``--set``)."""
+    return "overrides" if value == "--set" else value
+
+
+def _llm(value: Any, name: str) -> Any:
+    """An LLM model (:func:`load_llm`'s :class:`~hieropt.workloads.llm.LLMParams`), or the path
+    of an LLM model file, read."""
+    from .workloads.llm import LLMParams
+
+    if isinstance(value, LLMParams):
+        return value
+    if isinstance(value, str | Path):
+        return read_llm(value, (), "overrides")
+    raise InputError(
+        name,
+        None,
+        f"expected hieropt.load_llm(path) or the path of an LLM model file, got a "
+        f"{type(value).__name__}",
+        'pass hieropt.load_llm("models/x.toml") or the path itself',
+    )
+
+
+def _fit_needs_its_runs(given: dict[str, Any]) -> None:
+    """``validate``: ``fields`` and ``loss`` are the fit's on ``calibrate_on`` (the command line's
+    ``--fit`` and ``--loss`` need ``--calibrate-on``); without it they would be ignored."""
+    if given.get("calibrate_on"):
+        return
+    for name in ("fields", "loss"):
+        if given.get(name) is not None:
+            raise InputError(
+                name,
+                None,
+                "given without calibrate_on (it is the fit's, and no fit is made)",
+                'give the runs to fit on, e.g. calibrate_on=["validation/calibration/'
+                'a100-one-node.csv"], or leave it out',
+            )
 
 
 def _budget_named(fn: Any, old: str) -> Any:
@@ -125,80 +297,131 @@ def _check_number(name: str, value: Any, want: str, fix: str, *, allow_none: boo
         raise InputError(name, None, number_problem(v, want), fix)
 
 
-_DEFAULT_OPTIONS = SolveOptions()
+def _number(want: str, fix: str, *, allow_none: bool = False, positive: bool = True) -> _Kind:
+    """The :data:`_Kind` of a number argument (:func:`_check_number`: a real number, finite and > 0
+    (``positive``) or >= 0, None when ``allow_none``; else ``want`` and ``fix``)."""
+
+    def check(value: Any, name: str) -> Any:
+        _check_number(name, value, want, fix, allow_none=allow_none, positive=positive)
+        return value
+
+    return check
 
 
-@wraps(objectives.solve)
-def _solve(instance: Any, objective: str | None = None, *,
-           options: SolveOptions = _DEFAULT_OPTIONS, **old_keywords: Any) -> Solution:
-    return objectives.solve(instance, objective, options=_checked_options(options),
-                            **old_keywords)
+def _options(value: Any, name: str) -> SolveOptions:
+    """:class:`SolveOptions` (:func:`_checked_options`)."""
+    return _checked_options(value)
 
 
-@wraps(_model_run_figures)
-def _run_figures(instance: Any, iteration_time_ns: Any, network_cost_usd: Any = None,
-                 tokens: Any = None) -> RunFigures:
-    _check_number("iteration_time_ns", iteration_time_ns, "a number > 0",
-                  "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)")
-    _check_number("network_cost_usd", network_cost_usd, "a number >= 0",
-                  "give the network's cost in $ (None: unknown)", allow_none=True, positive=False)
-    _check_number("tokens", tokens, "a number > 0",
-                  "give the run's token budget as a number, e.g. 15e12 for 15T (None: the "
-                  "instance's)", allow_none=True)
-    return _model_run_figures(instance, iteration_time_ns, network_cost_usd, tokens)
+def _weighted_instance(value: Any, name: str) -> Instance:
+    """:func:`_instance` with its jobs' shares of hours as weights (:func:`hours_weighted`), as
+    ``solve`` times them: the one objective of every command."""
+    return hours_weighted(_instance(value, name))[0]
 
 
-@wraps(timing.evaluate)
-def _evaluate(instance: Instance, bw_gbps: Any) -> Breakdown:
-    # (shares of hours -> weights, as solve: the one objective of every command)
-    return timing.evaluate(hours_weighted(instance)[0], bw_gbps)
-
-
-@wraps(_verify)
-def _verify_weighted(instance: Instance, bw_gbps: Any, *args: Any, **kwargs: Any) -> Certificate:
-    return _verify(hours_weighted(instance)[0], bw_gbps, *args, **kwargs)
-
-
-solve = _takes_a_path(_solve)
-run_figures = _takes_a_path(_run_figures)
-evaluate = _takes_a_path(_evaluate)
-verify = _takes_a_path(_verify_weighted)
-
-_LAZY: dict[str, tuple[str, str, bool]] = {
-    "pareto": ("solvers.front", "pareto", True),
-    "Front": ("solvers.front", "Front", False),
-    "provision": ("solvers.provision", "provision", True),
-    "Provisioning": ("solvers.provision", "Provisioning", False),
-    "provision_tradeoff": ("solvers.provision_milp", "provision_tradeoff", True),
-    "Tradeoff": ("solvers.provision_milp", "Tradeoff", False),
-    "codesign": ("studies.codesign", "codesign", False),
-    "Codesign": ("studies.codesign", "Codesign", False),
-    "load_codesign": ("io.codesign", "load_codesign", False),
-    "validate": ("studies.validate", "validate", False),
-    "Validation": ("studies.validate", "Validation", False),
-    "calibrate": ("studies.validate", "calibrate", False),
-    "Calibration": ("studies.validate", "Calibration", False),
-    "load_runs": ("io.runs", "read_runs", False),
-    "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
-    "simulate": ("studies.simulate", "simulate_allocations", False),
-    "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
-    "knee": ("studies.knee", "knee", True),
-    "size_cluster": ("studies.sizing", "size_cluster", False),
+_INSTANCE: dict[str, _Kind] = {"instance": _instance}
+_ARGUMENTS: dict[str, dict[str, _Kind]] = {
+    "solve": {"instance": _instance, "options": _options},
+    "evaluate": {"instance": _weighted_instance},
+    "verify": {"instance": _weighted_instance},
+    "run_figures": {
+        "instance": _instance,
+        "iteration_time_ns": _number(
+            "a number > 0",
+            "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)",
+        ),
+        "network_cost_usd": _number(
+            "a number >= 0", "give the network's cost in $ (None: unknown)", allow_none=True,
+            positive=False,
+        ),
+        "tokens": _number(
+            "a number > 0",
+            "give the run's token budget as a number, e.g. 15e12 for 15T (None: the instance's)",
+            allow_none=True,
+        ),
+    },
+    "load_llm": {"overrides": _overrides, "override_source": _overrides_named},
+    "plan_figures": {"params": _llm},
+    "memory": {"p": _llm},
+    "pareto": _INSTANCE,
+    "provision": _INSTANCE,
+    "provision_tradeoff": _INSTANCE,
+    "knee": _INSTANCE,
+    "export_astrasim": _INSTANCE,
+    "simulate": _INSTANCE,
+    "validate": {"files": _some_runs_files, "calibrate_on": _runs_files, "fields": _names,
+                 "loss": _loss},
+    "calibrate": {"runs": _runs, "fields": _names, "loss": _loss},
 }
-"""Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric,
-co-design and simulator stages import Pyomo or protobuf, which the performance path and a bad-input
-error never need."""
+"""Each public function's checked arguments (name -> :data:`_Kind`), applied by :func:`_checked`:
+the facade's one table of argument checks. A function named ``instance`` also takes the path of an
+instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list."""
+_RULES: dict[str, tuple[_Rule, ...]] = {"validate": (_fit_needs_its_runs,)}
+"""Checks between a function's arguments (:data:`_Rule`), after its :data:`_ARGUMENTS`."""
+
+
+def _facade(name: str, fn: Any) -> Any:
+    """``fn`` as the public ``name``: its arguments checked (:data:`_ARGUMENTS`, :data:`_RULES`)
+    and, for ``provision`` and ``codesign``, its budget also named ``budget_usd``."""
+    if name in _ARGUMENTS:
+        fn = _checked(fn, _ARGUMENTS[name], _RULES.get(name, ()))
+    return _budget_named(fn, _BUDGET_NAMES[name]) if name in _BUDGET_NAMES else fn
+
+
 _BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"}
-"""Lazy names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
+"""Names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
+
+if TYPE_CHECKING:  # the docs (mkdocstrings) and type checkers see the implementations
+    from .io.llm import read_llm as load_llm
+    from .model.memory import memory
+    from .model.plan import plan_figures
+    from .model.run import run_figures
+    from .model.timing import evaluate
+    from .solvers.objectives import solve
+    from .verify import verify
+else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it names)
+    solve = _facade("solve", objectives.solve)
+    evaluate = _facade("evaluate", timing.evaluate)
+    verify = _facade("verify", _verify)
+    run_figures = _facade("run_figures", _model_run_figures)
+    load_llm = _facade("load_llm", read_llm)
+    plan_figures = _facade("plan_figures", _plan_figures)
+    memory = _facade("memory", _memory)
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "pareto": ("solvers.front", "pareto"),
+    "Front": ("solvers.front", "Front"),
+    "provision": ("solvers.provision", "provision"),
+    "Provisioning": ("solvers.provision", "Provisioning"),
+    "provision_tradeoff": ("solvers.provision_milp", "provision_tradeoff"),
+    "Tradeoff": ("solvers.provision_milp", "Tradeoff"),
+    "codesign": ("studies.codesign", "codesign"),
+    "Codesign": ("studies.codesign", "Codesign"),
+    "load_codesign": ("io.codesign", "load_codesign"),
+    "validate": ("studies.validate", "validate"),
+    "Validation": ("studies.validate", "Validation"),
+    "calibrate": ("studies.validate.calibrate", "calibrate"),
+    "Calibration": ("studies.validate", "Calibration"),
+    "load_runs": ("io.runs", "read_runs"),
+    "export_astrasim": ("io.astrasim_bundle", "write_bundle"),
+    "simulate": ("studies.simulate", "simulate_allocations"),
+    "SimulationStudy": ("studies.simulate", "SimulationStudy"),
+    "knee": ("studies.knee", "knee"),
+    "size_cluster": ("studies.sizing", "size_cluster"),
+    "explore": ("studies.explore", "explore"),
+    "load_space": ("studies.explore", "load_space"),
+    "Exploration": ("studies.explore", "Exploration"),
+}
+"""Names whose modules load on first use (module, attribute), then pass :func:`_facade`: the MILP,
+fabric, co-design and simulator stages import Pyomo or protobuf, which the performance path and a
+bad-input error never need."""
 
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr, path = _LAZY[name]
-    value = getattr(importlib.import_module(f".{module}", __package__), attr)
-    value = _takes_a_path(value) if path else value
-    value = _budget_named(value, _BUDGET_NAMES[name]) if name in _BUDGET_NAMES else value
+    module, attr = _LAZY[name]
+    value = _facade(name, getattr(importlib.import_module(f".{module}", __package__), attr))
     globals()[name] = value
     return value
 
@@ -231,6 +454,7 @@ __all__ += [
 ]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["SolveOptions"]
+__all__ += ["explore", "load_space", "Exploration"]
 __all__ += [
     "Instance",
     "Status",
@@ -238,6 +462,7 @@ __all__ += [
     "TimeModel",
     "build_time_model",
     "MIN_REL_GAP",
+    "HieroptError",
     "InputError",
     "NoSolutionError",
     "SolverError",

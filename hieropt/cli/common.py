@@ -389,6 +389,8 @@ FLAGS = {
     "levels": "--tradeoff",
     "out": "--out",
     "spacing": "--spacing",
+    "fields": "--fit",
+    "loss": "--loss",
 }
 """Library argument -> the command-line flag that sets it: library errors name the argument, the
 command line names its flag."""

@@ -99,8 +99,15 @@ def _one_pair(item: str, value: str, source: str) -> None:
         one, fix = "--set", "give one --set per key: " + " ".join(f"--set {p}" for p in pairs)
     else:
         one = "entry"
-        fix = "give one entry per key: set = [" + ", ".join(f'"{p}"' for p in pairs) + "]"
+        fix = f"give one entry per key: {_list_of(source, pairs)}"
     raise InputError(source, item, f"{len(pairs)} KEY=VALUE pairs in one {one}", fix)
+
+
+def _list_of(source: str, overrides: list[str]) -> str:
+    """``overrides`` written as the list ``source`` takes: the library's argument ``overrides``
+    (``overrides=["tp=8"]``) or a space file's ``set`` (``set = ["tp=8"]``)."""
+    items = ", ".join(f'"{p}"' for p in overrides)
+    return f"overrides=[{items}]" if source == "overrides" else f"set = [{items}]"
 
 
 def apply_overrides(
@@ -121,7 +128,8 @@ def apply_overrides(
                 source,
                 item,
                 "expected KEY=VALUE",
-                "write e.g. --set tp=8" if source == "--set" else 'write e.g. set = ["tp=8"]',
+                "write e.g. --set tp=8" if source == "--set" else
+                f"write e.g. {_list_of(source, ['tp=8'])}",
             )
         path = override_path(key, source)
         _one_pair(item, value.strip(), source)

@@ -1,7 +1,8 @@
-"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate``, ``pareto``, ``validate``
-and ``calibrate`` write to ``--json``, and the ``[calibration]`` keys of the file written by
-``calibrate --out``: each table's keys against the file the command writes (the run figures and
-breakdown of a plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
+"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate``, ``pareto``, ``validate``,
+``calibrate`` and ``workload plan`` write to ``--json``, and the ``[calibration]`` keys of the file
+written by ``calibrate --out``: each table's keys against the file the command writes (the run
+figures and breakdown of a plain instance; the pipeline-only breakdown keys against a pipeline
+plan)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ GPT3 = REPO / "instances" / "gpt3-4d.toml"
 PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
 ONLY_PIPELINES = {"stage_times_ns", "slowest_stage"}
 KORTHIKANTI = REPO / "validation" / "korthikanti2022.csv"
+PLAN_TABLES = ("workload plan --json", "plan", "memory", "memory stages", "compute",
+               "compute stages", "collectives", "by_kind")
+"""The tables of ``workload plan --json``: the file's keys, then each part's."""
 ONE_NODE = REPO / "validation" / "calibration" / "a100-one-node.csv"
 
 
@@ -45,7 +49,7 @@ def test_the_documented_keys_are_those_written():
     doc = tables()
     assert set(doc) == {"solve --json", "knee", "breakdown", "run", "evaluate --json",
                         "pareto --json", "points", "validate --json", "rows", "summary", "files",
-                        "groups", "calibrate --json", "fields", "calibrate --out"}
+                        "groups", "calibrate --json", "fields", "calibrate --out", *PLAN_TABLES}
     solved = written("solve", GPT3, "--no-sensitivity")
     assert list(solved) == doc["solve --json"]
     assert list(solved["knee"]) == doc["knee"]
@@ -82,3 +86,23 @@ def test_the_documented_validate_and_calibrate_keys_are_those_written(tmp_path: 
     assert list(fit["fields"][0]) == doc["fields"]
     assert fit["runs"] == 2 and fit["fields"][0]["name"] == "matrix_efficiency"
     assert list(tomllib.loads(out.read_text())["calibration"]) == doc["calibrate --out"]
+
+
+@pytest.mark.parametrize("args", [("models/llama3-405b.toml",),
+                                  ("models/gpt3-175b-llm.toml", "--set", "tp=16", "--set", "pp=1",
+                                   "--set", "dp=256", "--set", "zero_stage=0")])
+def test_the_documented_workload_plan_keys_are_those_written(args):
+    """A plan that fits (exit 0) and one that does not (exit 3) write the same keys."""
+    doc = tables()
+    r = run("workload", "plan", REPO / args[0], *args[1:], "--json", "-")
+    assert r.exit_code in (0, 3), r.output
+    plan = json.loads(r.stdout)
+    assert (r.exit_code == 0) == plan["memory"]["fits"]
+    assert list(plan) == doc["workload plan --json"]
+    for part in ("plan", "memory", "compute"):
+        assert list(plan[part]) == doc[part], part
+    assert list(plan["memory"]["peak"]) == doc["memory stages"]
+    assert all(list(m) == doc["memory stages"] for m in plan["memory"]["stages"])
+    assert all(list(c) == doc["compute stages"] for c in plan["compute"]["stages"])
+    assert all(list(c) == doc["collectives"] for c in plan["collectives"])
+    assert all(list(k) == doc["by_kind"] for c in plan["collectives"] for k in c["by_kind"])

@@ -265,3 +265,37 @@ def test_the_time_split_quoted_for_the_llama_cluster(tmp_path):
     # (the cheapest of the designs within 1e-8 of the fastest time: 50 GB/s less 1e-4)
     fastest = solved(tmp_path, L405, "--objective", "performance")["bw_gbps_per_dim"]
     assert [round(b, 3) for b in fastest] == [450.0, 50.0]
+
+
+def plan_printed(*args: str | Path) -> str:
+    """What ``hieropt workload plan ARGS`` prints (exit 0, or 3 for a plan that does not fit),
+    spaces collapsed."""
+    r = run("workload", "plan", *args)
+    assert r.exit_code in (0, 3), r.output
+    return squash(r.stdout)
+
+
+def test_the_memory_quoted_for_llm_plans():
+    """The model files' plans as ``workload plan`` prints them: Llama 3 405B's v = 8 plan (the page
+    quoted v = 2 and 75.63 GB after the file moved to v = 8), without FlashAttention, and GPT-3
+    without PP, ZeRO, recompute or sequence parallelism (the page's command left out the last)."""
+    llama = REPO / "models" / "llama3-405b.toml"
+    fits = "stage 1 needs 76.33 GB per NPU of 81.60 GB available (80 GiB HBM less 4 GiB reserve)"
+    on_page("llm-training.md", f"`hieropt workload plan models/llama3-405b.toml` prints \"{fits}\"",
+            "interleaved with v = 8 one-layer chunks")
+    assert fits in plan_printed(llama)
+    assert "interleaved v=8" in plan_printed(llama)
+    no_flash = "stage 1 needs 351.14 GB per NPU, 269.54 GB more than the 81.60 GB available"
+    on_page("llm-training.md", f"(`--set flash_attention=false`) it prints \"{no_flash}")
+    assert no_flash in plan_printed(llama, "--set", "flash_attention=false")
+    gpt3 = ("--set", "tp=16", "--set", "pp=1", "--set", "dp=256", "--set", "zero_stage=0",
+            "--set", "recompute=none")
+    line = ("memory per NPU: does not fit: stage 0 needs 215.11 GB per NPU, 133.51 GB more than "
+            "the 81.60 GB available (80 GiB HBM less 4 GiB reserve)")
+    on_page("how-to/llm-plans.md",
+            "hieropt workload plan models/gpt3-175b-llm.toml " + " ".join(gpt3[:6]) + " \\ "
+            + " ".join(gpt3[6:]) + " --set sequence_parallel=false", f'prints "{line}"',
+            "(with sequence parallelism, the file's default: 192.35 GB, 110.74 GB more)")
+    model = REPO / "models" / "gpt3-175b-llm.toml"
+    assert line in plan_printed(model, *gpt3, "--set", "sequence_parallel=false")
+    assert "stage 0 needs 192.35 GB per NPU, 110.74 GB more" in plan_printed(model, *gpt3)

@@ -85,7 +85,7 @@ def test_the_fields_follow_the_compute_model():
         "matrix_efficiency",
         "hbm_efficiency",
     ]  # the model's order
-    with pytest.raises(InputError, match="--fit: unknown calibration field hbm.*fix: name one"):
+    with pytest.raises(InputError, match="^fields: unknown calibration field hbm.*fix: name one"):
         fields_named(roof, ["hbm"])
     with pytest.raises(InputError, match="flat compute model; fix: name one or more of efficiency"):
         fields_named(flat, ["matrix_efficiency"])
@@ -228,7 +228,7 @@ def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
     with pytest.raises(InputError) as e:
         fit_npu(read_runs(path) + read_runs(path), fields)
     assert e.value.one_line() == (
-        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 run of {path}: more fields than "
+        f"fields: 2 fields to fit (efficiency, hbm_gbps) on 1 run of {path}: more fields than "
         "distinct runs do not determine them (any values fit; repeated measurements of one plan "
         "count once); fix: fit at most 1 field, or add runs of other plans that separate them "
         "(several micro-batch sizes, models and recompute strategies)")
@@ -253,7 +253,7 @@ def test_one_plan_measured_at_several_times_is_one_run(tmp_path: Path):
     with pytest.raises(InputError) as e:
         fit_npu(read_runs(path), fields)
     assert e.value.one_line().startswith(
-        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 distinct run (2 measurements) of "
+        f"fields: 2 fields to fit (efficiency, hbm_gbps) on 1 distinct run (2 measurements) of "
         f"{path}: more fields than distinct runs do not determine them")
     (tmp_path / "r").mkdir()
     roofline = write_case(tmp_path / "r", [x.replace(",g,", ",") for x in rows],

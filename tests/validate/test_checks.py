@@ -213,7 +213,7 @@ def test_an_empty_fit_is_refused(tmp_path: Path):
             "more of matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us, "
             "attention_efficiency"
         )
-    with pytest.raises(InputError, match="--fit: no field"):
+    with pytest.raises(InputError, match="^fields: no field"):
         fit_npu(read_runs(ONE_NODE), [])
 
 

@@ -114,8 +114,8 @@ def fields_named(npu: NPU, names: Sequence[str]) -> tuple[CalibrationField, ...]
     model's order.
 
     Raises:
-        InputError: no name, or a name the NPU's compute model does not calibrate (the error lists
-            the names it does).
+        InputError: no name, or a name the NPU's compute model does not calibrate (the error names
+            the argument ``fields``, the command line ``--fit``, and lists the names it does).
     """
     known = model_fields(npu)
     unknown = sorted(set(names) - {f.name for f in known})
@@ -123,7 +123,7 @@ def fields_named(npu: NPU, names: Sequence[str]) -> tuple[CalibrationField, ...]
         what = f"unknown calibration field {', '.join(unknown)}" if unknown else "no field"
         model = "roofline" if npu.roofline else "flat"
         raise InputError(
-            "--fit",
+            "fields",
             None,
             f"{what} for {npu.name}'s {model} compute model",
             f"name one or more of {', '.join(f.name for f in known)}",
@@ -222,7 +222,7 @@ def fit_npu(
     """
     if loss not in LOSSES:
         raise InputError(
-            "--loss", None, f"unknown loss {loss!r}", f"use one of {', '.join(LOSSES)}"
+            "loss", None, f"unknown loss {loss!r}", f"use one of {', '.join(LOSSES)}"
         )
     if not runs:
         raise InputError(

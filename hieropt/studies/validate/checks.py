@@ -174,15 +174,16 @@ def check_fit_inputs(runs: Sequence[Run], names: Sequence[str]) -> None:
     """Refuse a fit of the fields ``names`` on ``runs`` that cannot be meaningful.
 
     Raises:
-        InputError: more fields than distinct runs (``--fit``; :func:`distinct_plans`: a plan
-            measured several times counts once), or a run whose plan does not fit in its
-            NPU's memory (naming the run's file and line, and the memory model's figures).
+        InputError: more fields than distinct runs (the argument ``fields``, ``--fit``;
+            :func:`distinct_plans`: a plan measured several times counts once), or a run whose
+            plan does not fit in its NPU's memory (naming the run's file and line, and the memory
+            model's figures).
     """
     files = ", ".join(dict.fromkeys(str(r.path) for r in runs))
     distinct = distinct_plans(runs)
     if len(names) > distinct:
         raise InputError(
-            "--fit",
+            "fields",
             None,
             f"{plural(len(names), 'field')} to fit ({', '.join(names)}) on "
             f"{runs_text(distinct, len(runs))} of {files}: "

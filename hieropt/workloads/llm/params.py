@@ -370,6 +370,14 @@ class LLMParams(_Frozen):
     rules between the plan and the model are left to whoever replaces the plan's varied fields
     (a co-design space's plans, each checked when enumerated); every field is still checked on
     its own.
+
+    Attributes:
+        name: the workload's name (default: the model's ``name``).
+        model: the architecture (``[params.model]``, :class:`Architecture`).
+        plan: the training plan (``[params.plan]``, :class:`Plan`).
+        npu: the accelerator (``[params.npu]``, :class:`NPU`).
+        precision: bytes per element of each kind of data (``[params.precision]``,
+            :class:`Precision`).
     """
 
     name: str | None = None
