@@ -87,8 +87,7 @@ from ..spec import Instance
 from .catalog_fit import dimension_parts, part_label, usable_catalog
 from .common import (
     model_fields_at,
-    parse_toml,
-    read_text,
+    read_toml,
     read_yaml_mapping,
     unknown_key_error,
     validation_error,
@@ -114,7 +113,7 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     if path.suffix.lower() in (".yml", ".yaml"):
         data = read_yaml_mapping(path, "parts catalog")
     else:
-        data = parse_toml(read_text(path, "parts catalog"), src)
+        data = read_toml(path, "parts catalog")
     catalog = parse_catalog(data, src)
     from .cluster_units import check_catalog_units
 

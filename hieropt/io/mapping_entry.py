@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .common import close_key, referenced_file
+from ..names import close_name
+from .common import referenced_file
 
 if TYPE_CHECKING:
     from ..spec import Mapping, Network, Workload
@@ -53,7 +54,7 @@ def check_group_names(names: list[str], groups: dict[str, list], workload: Workl
         if name in PLAN_GROUPS and all(x in (1, -1) for x in groups[name]):
             continue  # (not spanned: a group of one NPU)
         uses = ", ".join(used) or "none, its phases run on their own groups"
-        guess = close_key(name, [k for k in known if k not in names])  # (a name not yet given)
+        guess = close_name(name, [k for k in known if k not in names])  # (a name not yet given)
         raise InputError(
             src,
             f"mapping.groups.{name}",
