@@ -130,7 +130,8 @@ def parse_catalog(data: Any, source: str) -> Catalog:
         raise InputError(source, None, "expected a 'classes' table", "see docs/how-to/provision.md")
     for k in data:
         if k not in _TOP:
-            raise InputError(source, str(k), "unknown key", f"use only {', '.join(_TOP)}")
+            raise unknown_key_error(source, str(k), k, _TOP,
+                                    otherwise=f"use only {', '.join(_TOP)}")
     classes = data.get("classes")
     if not isinstance(classes, dict) or not classes:
         raise InputError(source, "classes", "missing or empty",
@@ -146,12 +147,8 @@ def parse_catalog(data: Any, source: str) -> Catalog:
             )
         for kind, parts in pc.items():
             if kind not in _CLASS_KEYS:
-                raise InputError(
-                    source,
-                    f"classes.{cname}.{kind}",
-                    "unknown key",
-                    f"use only {', '.join(_CLASS_KEYS)}",
-                )
+                raise unknown_key_error(source, f"classes.{cname}.{kind}", kind, _CLASS_KEYS,
+                                        otherwise=f"use only {', '.join(_CLASS_KEYS)}")
             if kind in _KINDS and not isinstance(parts, list):
                 raise InputError(source, f"classes.{cname}.{kind}", "expected a list of tables",
                                  f"write {kind} = [{{ name = ..., ... }}]")

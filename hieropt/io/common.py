@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, number_problem
 from ..names import close_name
 from ..spec.base import text_for_number
-from .kinds import check_kind
+from .kinds import YAML_KINDS, check_kind, file_kind
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -333,8 +333,9 @@ def load_yaml(text: str, source: str | Path) -> Any:
         ) from e
 
 
-def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors).
+def read_yaml_mapping(path: Path, what: str, expected: str | None = None) -> dict[str, Any]:
+    """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors;
+    ``expected``, default ``what``, the kinds accepted: :func:`hieropt.io.kinds.check_kind`).
 
     Raises:
         InputError: a missing or unreadable file, bad YAML, a key given twice (:func:`load_yaml`),
@@ -342,8 +343,14 @@ def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
             (:func:`hieropt.io.kinds.check_kind`).
     """
     text = read_text(path, what)
-    data = load_yaml(text, path)  # (bad YAML: its line, whatever kind of YAML it was meant as)
-    check_kind(path, what, text, data if isinstance(data, dict) else None)
+    try:
+        data = load_yaml(text, path)
+    except InputError:
+        # (bad YAML: its line, whatever kind of YAML it was meant as; a TOML or CSV file: its kind)
+        if file_kind(text) not in YAML_KINDS:
+            check_kind(path, expected or what, text)
+        raise
+    check_kind(path, expected or what, text, data if isinstance(data, dict) else None)
     if not isinstance(data, dict):
         raise InputError(
             path,
@@ -386,13 +393,15 @@ def readable_bound(msg: str, limit: object) -> str:
 
 
 def unknown_key_error(source: str | Path, field: str | None, key: object, known: Any,
-                      fix: str | None = None) -> InputError:
+                      fix: str | None = None, otherwise: str | None = None) -> InputError:
     """The InputError of an unknown ``key`` (at ``field``, the key's path): "unknown key (did you
-    mean 'npus'?)" when a name of ``known`` is close to it, with the fix ``fix`` (default: rename it
-    to that name, else remove it or check its spelling)."""
+    mean 'npus'?)" when a name of ``known`` is close to it (:func:`hieropt.names.close_name`), with
+    the fix ``fix`` (default: rename it to that name, else ``otherwise``, else remove it or check
+    its spelling)."""
     guess = close_name(key, known)
     if guess is None:
-        return InputError(source, field, "unknown key", fix or "remove it or check its spelling")
+        return InputError(source, field, "unknown key",
+                          fix or otherwise or "remove it or check its spelling")
     return InputError(source, field, f"unknown key (did you mean '{guess}'?)",
                       fix or f"rename '{key}' to '{guess}'")
 

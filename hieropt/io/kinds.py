@@ -30,6 +30,7 @@ __all__ = [
     "EXPECTED",
     "HINTS",
     "KINDS",
+    "YAML_KINDS",
     "NOT_MODEL_FILES",
     "WrongKindError",
     "check_kind",
@@ -87,6 +88,7 @@ EXPECTED: dict[str, tuple[str, frozenset[str]]] = {
     "runs model": ("an LLM model file", frozenset({"llm model", "workload model", "instance"})),
     "network": ("a network file (a LIBRA network YAML, a network TOML or an instance)",
                 frozenset({"network", "instance", "libra network"})),
+    "LIBRA network": ("a LIBRA network YAML", frozenset({"libra network"})),
     "communicator": ("a LIBRA communicator YAML", frozenset({"libra communicator"})),
     "cost model": ("a LIBRA cost model YAML", frozenset({"libra cost model"})),
     "ASTRA-sim network": ("an ASTRA-sim 2.0 network YAML", frozenset({"astrasim network"})),
@@ -96,6 +98,10 @@ EXPECTED: dict[str, tuple[str, frozenset[str]]] = {
 """The file kind a reader expects (the ``what`` it passes to :func:`hieropt.io.common.read_text`):
 its name with its article, and the :data:`KINDS` it accepts. A ``what`` not listed checks
 nothing."""
+
+YAML_KINDS = frozenset({"libra network", "libra communicator", "libra cost model",
+                        "astrasim network"})
+"""The kinds written in YAML (a YAML syntax error in one of them is reported as such)."""
 
 HINTS = {
     "runs": "a runs file names its model and network files in each row's model and network "

@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import read_toml, referenced_file, validation_error
+from .common import read_toml, referenced_file, unknown_key_error, validation_error
 from .npus import fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
@@ -165,10 +165,12 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     if data.get("generator") != "llm":
         raise InputError(source, "generator", f"{data.get('generator')!r} is not the LLM generator",
                          'use a model file with generator = "llm" (e.g. models/gpt3-175b-llm.toml)')
-    extra = set(data) - {"generator", "params", "description", "npu_catalog"}
+    known = ("generator", "params", "description", "npu_catalog")
+    extra = set(data) - set(known)
     if extra:
-        raise InputError(source, sorted(extra)[0], "unknown key",
-                         "use generator, description, npu_catalog and [params]")
+        key = sorted(extra)[0]
+        raise unknown_key_error(source, key, key, known,
+                                otherwise="use generator, description, npu_catalog and [params]")
     params = data.get("params")
     if not isinstance(params, dict):
         raise InputError(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..names import close_name
-from .common import referenced_file
+from .common import referenced_file, unknown_key_error
 
 if TYPE_CHECKING:
     from ..spec import Mapping, Network, Workload
@@ -84,10 +84,13 @@ def mapping_entry(value: Any, workload: Workload, base: Path, src: str,
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}",
                          "see docs/reference/file-formats.md")
-    extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
+    known = ("forward", "input_grad", "weight_grad", "groups")
+    extra = set(value) - set(known)
     if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key",
-                         "use forward, input_grad, weight_grad and [mapping.groups]")
+        key = sorted(extra)[0]
+        raise unknown_key_error(src, f"mapping.{key}", key, known,
+                                otherwise="use forward, input_grad, weight_grad and "
+                                "[mapping.groups]")
     named = value.get("groups", {})
     if not isinstance(named, dict):
         raise InputError(

@@ -145,3 +145,23 @@ def test_a_shared_libra_network_given_to_workload_show(tmp_path):
     shutil.copy(data / "libra" / "network" / "4d_network.yml", net)
     assert error_line(run("workload", "show", net)).startswith(
         f"error: {net} is a LIBRA network YAML, not an ASTRA-sim workload text file; ")
+
+
+def test_libra_flags_given_files_of_other_kinds():
+    """The LIBRA flags: an instance as the network, a cost model as the communicator; a YAML
+    file with a syntax error keeps its line (it is YAML, whatever kind it was meant as)."""
+    data = shared_data_dir()
+    if data is None:
+        pytest.skip("the shared data folder is not here (set HIEROPT_SHARED_DATA)")
+    libra = data / "libra"
+    workload, cost = libra / "workload" / "GPT_3.txt", libra / "cost_model" / "4d_cost_model.yml"
+    r = run("solve", "--network", INSTANCE, "--workload", workload, "--cost", cost)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {INSTANCE} is an instance, not a LIBRA network YAML; fix: " + (
+        SOLVE.format(f=INSTANCE))
+    r = run("solve", "--network", libra / "network" / "4d_network.yml", "--workload", workload,
+            "--cost", cost, "--communicator", cost)
+    assert error_line(r) == (
+        f"error: {cost} is a LIBRA cost model YAML, not a LIBRA communicator YAML; fix: give it "
+        f"to solve with the LIBRA flags: `hieropt solve --network N.yml --workload W.txt --cost "
+        f"{cost}`")

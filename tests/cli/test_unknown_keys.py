@@ -92,3 +92,36 @@ def test_a_plans_typo_in_a_space_suggests_the_field(tmp_path):
     assert r.exit_code == 2
     assert error_line(r) == (f"error: {path}: plans.tpp: unknown key (did you mean 'tp'?); fix: "
                              "rename 'tpp' to 'tp'")
+
+
+def _copy(tmp_path, src, old: str, new: str, name: str):
+    text = src.read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1).replace('"../models/', f'"{REPO}/models/'))
+    return path
+
+
+def test_every_table_suggests_the_key(tmp_path):
+    """A model file's top level, a parts catalog's class, an instance's [mapping] and a LIBRA
+    network YAML: the same suggestion as any other table."""
+    model = _copy(tmp_path, REPO / "models" / "gpt3-175b-llm.toml", 'generator = "llm"',
+                  'generator = "llm"\ndescripton = "x"', "m.toml")
+    assert error_line(run("workload", "plan", model)) == (
+        f"error: {model}: descripton: unknown key (did you mean 'description'?); fix: rename "
+        "'descripton' to 'description'")
+    catalog = _copy(tmp_path, REPO / "catalogs" / "example-4d.toml", "links = [", "link = [",
+                    "c.toml")
+    assert error_line(run("provision", GPT3, "--catalog", catalog)) == (
+        f"error: {catalog}: classes.InterChiplet.link: unknown key (did you mean 'links'?); fix: "
+        "rename 'link' to 'links'")
+    inst = _instance(tmp_path, "forward =", "fowrard =")
+    assert error_line(run("solve", inst)) == (
+        f"error: {inst}: mapping.fowrard: unknown key (did you mean 'forward'?); fix: rename "
+        "'fowrard' to 'forward'")
+    net = tmp_path / "n.yml"
+    net.write_text("Topolgy: [ Ring ]\nNpusCount: [ 4 ]\nCostDimension: [ A ]\n")
+    assert error_line(run("solve", "--network", net, "--workload", REPO / "models" / "moe-16l.txt",
+                          "--cost", net)) == (
+        f"error: {net}: Topolgy: unknown key (did you mean 'Topology'?); fix: rename 'Topolgy' to "
+        "'Topology'")
