@@ -1,9 +1,15 @@
 """The vocabulary: names of building blocks, phases, objectives, training loops, collective
-algorithms, constraint senses and ASTRA-sim policies, as plain tuples. Imports nothing, so the
+algorithms, constraint senses and ASTRA-sim policies, as plain tuples, and the one "did you mean"
+suggestion for a misspelled name (:func:`close_name`). Imports nothing, so the
 command line builds its help from here without loading pydantic or numpy; :mod:`hieropt.spec`
 re-exports every name."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 BLOCKS = ("Ring", "FullyConnected", "Switch")
 
@@ -94,3 +100,52 @@ order."""
 SEND_GROUP_SEPARATOR = "@"
 """Between a pipeline send group's name and the dimensions one stage boundary crosses, in the named
 group a send across that boundary runs on (``pp@0+1``: :mod:`hieropt.model.sends`)."""
+
+
+def close_name(key: object, known: Iterable[object]) -> str | None:
+    """The name in ``known`` (an iterable of names) a misspelled ``key`` most likely stands for, or
+    None: the one suggestion every "did you mean" of hieropt makes.
+
+    A name one edit away (a letter dropped, inserted, changed, or two neighbours swapped; case
+    ignored; names of two letters or more) wins, which catches slips in short names that a
+    similarity ratio misses (``tpp`` -> ``tp``, ``ffn_szie`` -> ``ffn_size``); else the most similar
+    name with :func:`difflib.get_close_matches`' ratio >= 0.6 (``sequence_paralel`` ->
+    ``sequence_parallel``). Ties go to the most similar (ratio), then to the longest shared
+    head (``tpp`` -> ``tp``, not ``pp``), then to the first in ``known``. ``key`` itself is never
+    suggested.
+    """
+    import difflib
+
+    text = str(key)
+    names = [n for n in dict.fromkeys(str(k) for k in known) if n != text]
+    near = [n for n in names if _one_edit(text.lower(), n.lower())]
+    if near:
+        return max(near, key=lambda n: (difflib.SequenceMatcher(None, text, n).ratio(),
+                                        _common_head(text.lower(), n.lower())))
+    match = difflib.get_close_matches(text, names, n=1)
+    return match[0] if match else None
+
+
+def _common_head(a: str, b: str) -> int:
+    """The number of leading letters ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are at most one edit apart: equal, or one letter dropped, inserted
+    or changed, or two neighbouring letters swapped."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 2:  # (any one-letter name is one edit from any other)
+        return False
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((i for i, (x, y) in enumerate(zip(short, long_[:len(short)], strict=True))
+              if x != y), len(short))
+    return short[i:] == long_[i + 1:]

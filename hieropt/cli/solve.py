@@ -444,7 +444,9 @@ def pareto_command(
     if json_out is not None:
         write_json(json_out, dicts.front_dict(inst, front))
     out.print(text.front_table(inst, front))
-    for line in text.front_lines(front):
+    from ..report.run import front_notes
+
+    for line in text.front_lines(front, front_notes(inst, front)):
         out.print(line, highlight=False, soft_wrap=True)
     for path in (csv_out, plot):
         if path is not None and str(path) != "-":

@@ -148,7 +148,7 @@ def generate_workload(
     = its ``tp``)."""
 
     from ..errors import InputError
-    from ..io.common import parse_toml, read_text
+    from ..io.common import read_toml
     from ..io.workload_file import GENERATOR_NAMES, generators, run_generator
     from ..names import TRANSFORMER_POLICIES
     from ..spec import WorkloadHeader
@@ -158,7 +158,7 @@ def generate_workload(
     source: str | Path = "command line"
     if model is not None:
         source = model
-        data = parse_toml(read_text(model, "workload model"), model)
+        data = read_toml(model, "workload model")
         gen = data.get("generator")
         if gen != kind:
             raise InputError(
@@ -316,7 +316,7 @@ def plan_command(
     from ..errors import HieroptError
     from ..io.llm import read_llm
     from ..model.plan import plan_figures
-    from ..report.plan import collectives_table, memory_table, summary_lines
+    from ..report.plan import collectives_table, memory_table, plan_notes, summary_lines
     from .common import to_stdout, write_json
 
     err = error_console()
@@ -326,10 +326,11 @@ def plan_command(
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     out = err if to_stdout(json_out) else console(140)
+    notes = plan_notes(fig)
     # the file first: a stdout its reader closes (| head) cannot keep it from being written
     if json_out is not None:
-        write_json(json_out, fig.as_dict())
-    for line in summary_lines(fig):
+        write_json(json_out, {**fig.as_dict(), "notes": notes})
+    for line in summary_lines(fig) + [f"note: {n}" for n in notes]:
         out.print(line, highlight=False, soft_wrap=True)
     out.print(memory_table(fig))
     out.print(collectives_table(fig))

@@ -60,6 +60,7 @@ from ..spec import (
 from .astrasim1_columns import TokenLines, layer_table, parse_collective
 from .common import read_text, validation_error
 from .files import write_atomic
+from .kinds import check_kind
 
 _FIELDS = 12
 _PHASE_FIELDS = (("forward", 2), ("input_grad", 5), ("weight_grad", 8))
@@ -91,7 +92,9 @@ def read_workload(path: str | Path) -> Workload:
             negative, non-finite or non-numeric time or size.
     """
     path = Path(path)
-    return parse_workload(read_text(path, "workload"), source=str(path), name=path.stem)
+    text = read_text(path, "workload")
+    check_kind(path, "workload", text)
+    return parse_workload(text, source=str(path), name=path.stem)
 
 
 def parse_workload(text: str, source: str = "<workload>", name: str = "workload") -> Workload:

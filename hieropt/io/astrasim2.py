@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..spec import Block, Instance, Network
 from ..units import gbps_binary_to_decimal, gbps_decimal_to_binary
 from .astrasim_network import SimDim, exported_dims
-from .common import read_text, read_yaml_mapping, validation_error
+from .common import read_text, read_yaml_mapping, unknown_key_error, validation_error
 from .files import write_atomic
 
 KEYS = ("topology", "npus_count", "bandwidth", "latency")
@@ -401,7 +401,8 @@ def read_network_yml(path: str | Path) -> AnalyticalNetwork:
     data = read_yaml_mapping(path, "ASTRA-sim network")
     for key in data:
         if key not in KEYS:
-            raise InputError(path, str(key), "unknown key", f"use exactly {', '.join(KEYS)}")
+            raise unknown_key_error(path, str(key), key, KEYS,
+                                    otherwise=f"use exactly {', '.join(KEYS)}")
     for key in KEYS:
         if key not in data:
             raise InputError(

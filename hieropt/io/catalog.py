@@ -87,8 +87,7 @@ from ..spec import Instance
 from .catalog_fit import dimension_parts, part_label, usable_catalog
 from .common import (
     model_fields_at,
-    parse_toml,
-    read_text,
+    read_toml,
     read_yaml_mapping,
     unknown_key_error,
     validation_error,
@@ -114,7 +113,7 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     if path.suffix.lower() in (".yml", ".yaml"):
         data = read_yaml_mapping(path, "parts catalog")
     else:
-        data = parse_toml(read_text(path, "parts catalog"), src)
+        data = read_toml(path, "parts catalog")
     catalog = parse_catalog(data, src)
     from .cluster_units import check_catalog_units
 
@@ -131,7 +130,8 @@ def parse_catalog(data: Any, source: str) -> Catalog:
         raise InputError(source, None, "expected a 'classes' table", "see docs/how-to/provision.md")
     for k in data:
         if k not in _TOP:
-            raise InputError(source, str(k), "unknown key", f"use only {', '.join(_TOP)}")
+            raise unknown_key_error(source, str(k), k, _TOP,
+                                    otherwise=f"use only {', '.join(_TOP)}")
     classes = data.get("classes")
     if not isinstance(classes, dict) or not classes:
         raise InputError(source, "classes", "missing or empty",
@@ -147,12 +147,8 @@ def parse_catalog(data: Any, source: str) -> Catalog:
             )
         for kind, parts in pc.items():
             if kind not in _CLASS_KEYS:
-                raise InputError(
-                    source,
-                    f"classes.{cname}.{kind}",
-                    "unknown key",
-                    f"use only {', '.join(_CLASS_KEYS)}",
-                )
+                raise unknown_key_error(source, f"classes.{cname}.{kind}", kind, _CLASS_KEYS,
+                                        otherwise=f"use only {', '.join(_CLASS_KEYS)}")
             if kind in _KINDS and not isinstance(parts, list):
                 raise InputError(source, f"classes.{cname}.{kind}", "expected a list of tables",
                                  f"write {kind} = [{{ name = ..., ... }}]")

@@ -77,11 +77,28 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
         cluster = Cluster(**figures, sources=sources, references=refs,
                           require_sources=value.get("require_sources", False))
     except ValidationError as e:
-        raise validation_error(e, src, field) from e
+        err = validation_error(e, src, field, Cluster)
+        raise InputError(src, as_written(err.field, field), err.problem, err.fix) from e
     from .cluster_units import check_cluster_units
 
     check_cluster_units(cluster, src, field)
     return cluster
+
+
+def as_written(path: str | None, field: str = "cluster") -> str | None:
+    """The field ``path`` of a :class:`Cluster` (under ``field``) as the file writes it: the
+    model's ``references.<key>`` is the file's ``[cluster.sources.<key>]`` table, and its
+    ``sources.<figure>`` (the figure's source key) the file's ``<figure>.source``; any other path
+    as it is (None stays None)."""
+    if path is None:
+        return None
+    head = f"{field}.references"
+    if path == head or path.startswith((f"{head}.", f"{head}[")):
+        return f"{field}.sources{path[len(head):]}"
+    head = f"{field}.sources."
+    if path.startswith(head) and "." not in path[len(head):]:
+        return f"{field}.{path[len(head):]}.source"
+    return path
 
 
 MIN_RUN_TOKENS = 1e6
@@ -145,5 +162,6 @@ def tokens_entry(value: Any, src: str | Path) -> float:
     return tokens
 
 
-__all__ = ["cluster_entry", "tokens_entry", "tokens_unit_problem", "tokens_excess_problem",
+__all__ = ["cluster_entry", "as_written", "tokens_entry", "tokens_unit_problem",
+           "tokens_excess_problem",
            "MIN_RUN_TOKENS", "MAX_RUN_TOKENS"]

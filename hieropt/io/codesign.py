@@ -175,7 +175,7 @@ def _plan_choices(data: dict[str, Any], base, src: str) -> PlanChoices:
     try:
         return PlanChoices(**own, **given)
     except ValidationError as e:
-        raise validation_error(e, src, "plans") from e
+        raise validation_error(e, src, "plans", PlanChoices) from e
 
 
 def _network_parts(data: dict[str, Any], src: str) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, number_problem
+from ..names import close_name
 from ..spec.base import text_for_number
+from .kinds import YAML_KINDS, check_kind, file_kind
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -179,27 +181,24 @@ def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
                          "give a number of realistic size") from e
 
 
-def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing
-    file or bad TOML, or on a workload model file where an instance or a space is read
-    (:func:`check_not_model_file`, ``what`` one of :data:`NOT_MODEL_FILES`)."""
-    data = parse_toml(read_text(path, what), path)
-    if what in NOT_MODEL_FILES:
-        check_not_model_file(data, path, f"{'an' if what == 'instance' else 'a'} {what}",
-                             NOT_MODEL_FILES[what])
+def read_toml(path: Path, what: str, expected: str | None = None) -> dict[str, Any]:
+    """The TOML table in ``path`` (``what`` names the file kind in errors, and ``expected``,
+    default ``what``, the kinds accepted: :func:`hieropt.io.kinds.check_kind`).
+
+    Raises:
+        InputError: a missing file or bad TOML; a file of another kind than ``what`` (an instance
+            where a co-design space is read, an ASTRA-sim workload or a runs CSV where a TOML file
+            is read), named for what it is with the command it belongs to; a workload model file
+            where an instance or a space is read (:func:`hieropt.io.kinds.check_not_model_file`).
+    """
+    text = read_text(path, what)
+    try:
+        data = parse_toml(text, path)
+    except InputError:
+        check_kind(path, expected or what, text)
+        raise
+    check_kind(path, expected or what, text, data)
     return data
-
-
-NOT_MODEL_FILES = {
-    "instance": "name it as an instance's workload (workload = \"PATH/{name}\", relative to the "
-    "instance file, or the workload of a [[workloads]] entry)",
-    "shape space": "name it as the space's workload (workload = \"PATH/{name}\", relative to the "
-    "space file, or the workload of a [[workloads]] entry)",
-    "co-design space": "name it as the space's model (model = \"PATH/{name}\", relative to the "
-    "space file)",
-}
-"""The file kinds :func:`read_toml` refuses a workload model file for, each with where the model
-file goes instead (``{name}``: its file name)."""
 
 
 def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> Path:
@@ -254,31 +253,6 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
             f"move '{key}' above the first [table] header",
         )
     return InputError(src, key, "missing", fix)
-
-
-def check_not_model_file(data: dict[str, Any], src: str | Path, what: str, fix: str) -> None:
-    """Refuse a workload model file (a top-level ``generator`` beside ``[params]``:
-    ``models/gpt3-175b-llm.toml``) given where ``what`` (``an instance``, ``a co-design space``,
-    ...) is read, which would otherwise fail on its first key as an unknown one.
-
-    ``fix``: how to name it in a ``what`` file (``{name}`` is replaced by the file's name); for an
-    LLM model file (``generator = "llm"``) it goes on with ``, or use hieropt workload plan FILE``
-    (size its plan), for another ``, or use hieropt workload show FILE``.
-
-    Raises:
-        InputError: naming ``src``, ``generator`` and the fix.
-    """
-    generator = data.get("generator")
-    if not isinstance(generator, str) or not isinstance(data.get("params"), dict):
-        return
-    kind = "an LLM" if generator == "llm" else f"a {generator}"
-    command = "plan" if generator == "llm" else "show"
-    raise InputError(
-        src,
-        "generator",
-        f'{kind} model file (generator = "{generator}"), not {what}',
-        f"{fix.format(name=Path(src).name)}, or use hieropt workload {command} {src}",
-    )
 
 
 def _unique_key_loader() -> type:
@@ -359,14 +333,24 @@ def load_yaml(text: str, source: str | Path) -> Any:
         ) from e
 
 
-def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors).
+def read_yaml_mapping(path: Path, what: str, expected: str | None = None) -> dict[str, Any]:
+    """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors;
+    ``expected``, default ``what``, the kinds accepted: :func:`hieropt.io.kinds.check_kind`).
 
     Raises:
         InputError: a missing or unreadable file, bad YAML, a key given twice (:func:`load_yaml`),
-            or a top level that is not a mapping.
+            a top level that is not a mapping, or a file of another kind than ``what``
+            (:func:`hieropt.io.kinds.check_kind`).
     """
-    data = load_yaml(read_text(path, what), path)
+    text = read_text(path, what)
+    try:
+        data = load_yaml(text, path)
+    except InputError:
+        # (bad YAML: its line, whatever kind of YAML it was meant as; a TOML or CSV file: its kind)
+        if file_kind(text) not in YAML_KINDS:
+            check_kind(path, expected or what, text)
+        raise
+    check_kind(path, expected or what, text, data if isinstance(data, dict) else None)
     if not isinstance(data, dict):
         raise InputError(
             path,
@@ -408,23 +392,16 @@ def readable_bound(msg: str, limit: object) -> str:
     return f"{words} {limit:g}" if isinstance(limit, float) else f"{words} {limit}"
 
 
-def close_key(key: object, known: Any) -> str | None:
-    """The name in ``known`` closest to a misspelled ``key`` (:func:`difflib.get_close_matches`,
-    similarity >= 0.6), or None."""
-    import difflib
-
-    match = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
-    return match[0] if match else None
-
-
 def unknown_key_error(source: str | Path, field: str | None, key: object, known: Any,
-                      fix: str | None = None) -> InputError:
+                      fix: str | None = None, otherwise: str | None = None) -> InputError:
     """The InputError of an unknown ``key`` (at ``field``, the key's path): "unknown key (did you
-    mean 'npus'?)" when a name of ``known`` is close to it, with the fix ``fix`` (default: rename it
-    to that name, else remove it or check its spelling)."""
-    guess = close_key(key, known)
+    mean 'npus'?)" when a name of ``known`` is close to it (:func:`hieropt.names.close_name`), with
+    the fix ``fix`` (default: rename it to that name, else ``otherwise``, else remove it or check
+    its spelling)."""
+    guess = close_name(key, known)
     if guess is None:
-        return InputError(source, field, "unknown key", fix or "remove it or check its spelling")
+        return InputError(source, field, "unknown key",
+                          fix or otherwise or "remove it or check its spelling")
     return InputError(source, field, f"unknown key (did you mean '{guess}'?)",
                       fix or f"rename '{key}' to '{guess}'")
 
@@ -448,6 +425,23 @@ def model_fields_at(model: Any, loc: tuple[int | str, ...]) -> list[str]:
     return [*fields, *(f.alias for f in fields.values() if f.alias)]
 
 
+def model_named(title: str) -> Any:
+    """The pydantic model class named ``title`` (a ``ValidationError``'s title: the model it
+    validated), when exactly one loaded class has that name; else None. Lets an unknown key be
+    matched against the fields where it was written, at any depth, when the caller did not name
+    the model."""
+    from pydantic import BaseModel
+
+    found: set[type] = set()
+    stack: list[type] = [BaseModel]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if sub.__name__ == title:
+                found.add(sub)
+    return found.pop() if len(found) == 1 else None
+
+
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
                      model: Any = None) -> InputError:
     """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError` (an
@@ -458,8 +452,8 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
     ``prefix``); a numeric bound or a choice the value breaks becomes the fix (``use a number >=
     2``). Messages written as ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are
     split into their parts. An unknown key is matched against the missing keys beside it and the
-    fields of ``model`` (the validated model class, optional) there: "unknown key (did you mean
-    'npus'?)".
+    fields of ``model`` (the validated model class; default: the one named by the error's title,
+    :func:`model_named`) there: "unknown key (did you mean 'npus'?)".
     """
     errors = e.errors()
     err = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
@@ -468,7 +462,7 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
         parent = err["loc"][:-1]
         known = [x["loc"][-1] for x in errors if x["type"] == "missing" and x["loc"][:-1] == parent]
         return unknown_key_error(source, field, err["loc"][-1],
-                                 known + model_fields_at(model, parent))
+                                 known + model_fields_at(model or model_named(e.title), parent))
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = None
     if "; fix: " in msg:

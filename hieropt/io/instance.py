@@ -35,10 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..names import FWD_IN_BCKWD, OBJECTIVES, TRAINING_LOOPS
+from ..names import FWD_IN_BCKWD, OBJECTIVES, TRAINING_LOOPS, close_name
 from ..spec.base import text_for_number
 from .common import (
-    close_key,
     path_argument,
     read_text,
     read_toml,
@@ -372,7 +371,7 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
             extra = set(e) - set(_JOB_KEYS)
             if extra:
                 k = sorted(extra)[0]
-                fix = (None if close_key(k, _JOB_KEYS)
+                fix = (None if close_name(k, _JOB_KEYS)
                        else "use workload, mapping, weight or hours_share")
                 raise unknown_key_error(src, f"workloads[{i}].{k}", k, _JOB_KEYS, fix)
             key = hours_key(entries, i, src)

@@ -18,7 +18,13 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import BLOCKS, CostClass, CostModel, Dimension, Mapping, Network
 from ..spec.base import MAX_NPUS
-from .common import positive_number, read_yaml_mapping, short_repr, validation_error
+from .common import (
+    positive_number,
+    read_yaml_mapping,
+    short_repr,
+    unknown_key_error,
+    validation_error,
+)
 
 _BLOCK_NAMES = {b.lower(): b for b in BLOCKS}
 _PHASE_KEYS = (("Forward", "forward"), ("InputGrad", "input_grad"), ("WeightGrad", "weight_grad"))
@@ -46,7 +52,8 @@ def _list(data: dict[str, Any], key: str, source: str) -> list[Any]:
 def _check_keys(data: dict[str, Any], allowed: tuple[str, ...], source: str) -> None:
     for k in data:
         if k not in allowed:
-            raise InputError(source, str(k), "unknown key", f"use only {', '.join(allowed)}")
+            raise unknown_key_error(source, str(k), k, allowed,
+                                    otherwise=f"use only {', '.join(allowed)}")
 
 
 def read_network(path: str | Path) -> Network:
@@ -57,7 +64,7 @@ def read_network(path: str | Path) -> Network:
             dimension size < 2.
     """
     src = str(path)
-    data = read_yaml_mapping(Path(path), "network")
+    data = read_yaml_mapping(Path(path), "network", "LIBRA network")
     _check_keys(data, ("Topology", "NpusCount", "CostDimension"), src)
     topo, npus, classes = (_list(data, k, src) for k in ("Topology", "NpusCount", "CostDimension"))
     if not len(topo) == len(npus) == len(classes):

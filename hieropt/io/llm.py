@@ -36,8 +36,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import parse_toml, read_text, referenced_file, validation_error
+from .common import read_toml, referenced_file, unknown_key_error, validation_error
 from .npus import fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
@@ -69,6 +70,10 @@ def override_path(key: str, source: str = "--set") -> list[str]:
     hits = [sec for sec, cls in SECTIONS if key in cls.model_fields]
     if not hits:
         known = sorted({f for _, cls in SECTIONS for f in cls.model_fields})
+        guess = close_name(key, known)
+        if guess is not None:
+            raise InputError(source, key, f"unknown key (did you mean '{guess}'?)",
+                             f"use '{guess}' (or a dotted path like plan.tp)")
         raise InputError(
             source,
             key,
@@ -168,10 +173,12 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     if data.get("generator") != "llm":
         raise InputError(source, "generator", f"{data.get('generator')!r} is not the LLM generator",
                          'use a model file with generator = "llm" (e.g. models/gpt3-175b-llm.toml)')
-    extra = set(data) - {"generator", "params", "description", "npu_catalog"}
+    known = ("generator", "params", "description", "npu_catalog")
+    extra = set(data) - set(known)
     if extra:
-        raise InputError(source, sorted(extra)[0], "unknown key",
-                         "use generator, description, npu_catalog and [params]")
+        key = sorted(extra)[0]
+        raise unknown_key_error(source, key, key, known,
+                                otherwise="use generator, description, npu_catalog and [params]")
     params = data.get("params")
     if not isinstance(params, dict):
         raise InputError(
@@ -263,7 +270,7 @@ def read_llm(
         InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
     """
     path = Path(path)
-    data = parse_toml(read_text(path, "model"), path)
+    data = read_toml(path, "model")
     return llm_params(data, path, overrides, override_source, plan_rules)
 
 

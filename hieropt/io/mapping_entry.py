@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .common import close_key, referenced_file
+from ..names import close_name
+from .common import referenced_file, unknown_key_error
 
 if TYPE_CHECKING:
     from ..spec import Mapping, Network, Workload
@@ -53,7 +54,7 @@ def check_group_names(names: list[str], groups: dict[str, list], workload: Workl
         if name in PLAN_GROUPS and all(x in (1, -1) for x in groups[name]):
             continue  # (not spanned: a group of one NPU)
         uses = ", ".join(used) or "none, its phases run on their own groups"
-        guess = close_key(name, [k for k in known if k not in names])  # (a name not yet given)
+        guess = close_name(name, [k for k in known if k not in names])  # (a name not yet given)
         raise InputError(
             src,
             f"mapping.groups.{name}",
@@ -83,10 +84,13 @@ def mapping_entry(value: Any, workload: Workload, base: Path, src: str,
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}",
                          "see docs/reference/file-formats.md")
-    extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
+    known = ("forward", "input_grad", "weight_grad", "groups")
+    extra = set(value) - set(known)
     if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key",
-                         "use forward, input_grad, weight_grad and [mapping.groups]")
+        key = sorted(extra)[0]
+        raise unknown_key_error(src, f"mapping.{key}", key, known,
+                                otherwise="use forward, input_grad, weight_grad and "
+                                "[mapping.groups]")
     named = value.get("groups", {})
     if not isinstance(named, dict):
         raise InputError(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .common import parse_toml, read_text, validation_error
+from .common import read_toml, unknown_key_error, validation_error
 
 if TYPE_CHECKING:
     from ..spec import CostModel, Network
@@ -63,7 +63,7 @@ def read_network_file(path: Path) -> NetworkFile:
         from .libra import read_network
 
         return NetworkFile(path=path, network=read_network(path), settings={})
-    data = parse_toml(read_text(path, "network"), path)
+    data = read_toml(path, "network")
     if "workload" in data or "workloads" in data:
         from .instance import load_instance
 
@@ -87,11 +87,9 @@ def read_network_file(path: Path) -> NetworkFile:
         )
     for k in data:
         if k not in NETWORK_KEYS:
-            raise InputError(
-                path,
-                k,
-                "unknown key",
-                f"use only {', '.join(NETWORK_KEYS)} (or give an instance file)",
+            raise unknown_key_error(
+                path, k, k, NETWORK_KEYS,
+                otherwise=f"use only {', '.join(NETWORK_KEYS)} (or give an instance file)",
             )
     if "network" not in data:
         raise InputError(

@@ -42,7 +42,6 @@ seconds, microseconds: :mod:`hieropt.io.run_units`).
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import math
 from collections.abc import Iterator
@@ -51,8 +50,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..names import close_name
 from ..units import plural
-from .common import parse_toml, read_text
+from .common import read_text, read_toml
+from .kinds import check_kind
 from .llm import SECTIONS, llm_params, override_path
 from .run_model import check_model_file
 from .run_network import NetworkFile, read_network_file, sized, sized_network
@@ -178,7 +179,9 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             N: COLUMN: problem; fix: ...``.
     """
     path = Path(path)
-    records = list(csv_records(path, read_text(path, "runs")))
+    text = read_text(path, "runs")
+    check_kind(path, "runs", text)
+    records = list(csv_records(path, text))
     if not records:
         raise InputError(
             path, None, "no header row", f"write a header row: {','.join(REQUIRED)},tp,pp,dp,..."
@@ -277,6 +280,9 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
                     where, col, f"missing column (did you mean '{col}'? found '{found}')",
                     f"rename the column '{found}' to '{col}' (column names are lower case)",
                 )
+            found = close_name(col, [h for h in header if h not in REQUIRED + OPTIONAL])
+            if found is not None:
+                raise InputError(where, col, *_near_column(col, found))
             raise InputError(
                 where,
                 col,
@@ -294,6 +300,26 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
         seen.add(col)
         if col not in REQUIRED + OPTIONAL:
             _check_field_column(col, where, fields)
+
+
+def _near_column(col: str, found: str) -> tuple[str, str]:
+    """The problem and fix of the required column ``col`` missing where the header has ``found``,
+    a name close to it (:func:`hieropt.names.close_name`); a unit other than the column's
+    (``measured_s`` for ``measured_ms``) is named as the wrong unit."""
+    problem = f"missing column (the column '{found}' looks like '{col}'"
+    unit = col.rsplit("_", 1)[-1]
+    other = found.rsplit("_", 1)[-1] if "_" in found else ""
+    if col.rsplit("_", 1)[0] == found.rsplit("_", 1)[0] and other in UNIT_WORDS:
+        return (f"{problem}, but in {UNIT_WORDS[other]}: the wrong unit; the time is in "
+                f"{UNIT_WORDS[unit]})",
+                f"rename the column '{found}' to '{col}' and give each time in "
+                f"{UNIT_WORDS[unit]}" + (" (seconds x 1,000)" if other == "s" else ""))
+    return f"{problem})", f"rename the column '{found}' to '{col}'"
+
+
+UNIT_WORDS = {"ms": "milliseconds", "s": "seconds", "us": "microseconds", "ns": "nanoseconds",
+              "sec": "seconds", "secs": "seconds", "min": "minutes", "h": "hours"}
+"""Unit suffixes of a column name, in words (a ``measured_s`` column is named as seconds)."""
 
 
 def _check_separator(where: str, header: list[str]) -> None:
@@ -340,6 +366,13 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
                 where, col, f"unknown column (did you mean '{low}'? found '{col}')",
                 f"rename the column '{col}' to '{low}' (column names are lower case)",
             ) from None
+        near = close_name(col, [*REQUIRED, *OPTIONAL, *ALIASES.values(),
+                                *(f for _, cls in SECTIONS for f in cls.model_fields)])
+        if near is not None:
+            raise InputError(
+                where, col, f"unknown column (did you mean '{near}'? found '{col}')",
+                f"rename the column '{col}' to '{near}'",
+            ) from None
         raise InputError(
             where,
             col,
@@ -370,12 +403,12 @@ def _check_dotted(col: str, key: tuple[str, ...], where: str) -> None:
         if key[i] in names:
             return
         alias = ALIASES.get(key[i])
-        near = [alias] if alias in names else difflib.get_close_matches(key[i], names, 1)
+        near = alias if alias in names else close_name(key[i], names)
         raise InputError(
             where,
             col,
             f"unknown column: {section} has no field '{key[i]}'"
-            + (f" (did you mean '{section}.{near[0]}'?)" if near else ""),
+            + (f" (did you mean '{section}.{near}'?)" if near else ""),
             f"use one of {section}'s fields: {', '.join(sorted(names))}",
         )
 
@@ -398,7 +431,8 @@ def _run(
     model = _relative(path, row["model"])
     if model not in models:
         try:
-            models[model] = parse_toml(read_text(model, "model"), model)
+            # (an instance file: check_model_file says what the column takes)
+            models[model] = read_toml(model, "model", "runs model")
         except InputError as e:
             raise InputError(where, "model", _inner(e), e.fix) from None
     data = models[model]

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .common import read_toml, referenced_file, short_repr, validation_error
+from .common import (
+    read_toml,
+    referenced_file,
+    short_repr,
+    unknown_key_error,
+    validation_error,
+)
 
 if TYPE_CHECKING:
     from ..spec import Workload
@@ -63,9 +69,9 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     known = {"generator", "params", "description"} | ({"npu_catalog"} if gen == "llm" else set())
     extra = set(data) - known
     if extra:
-        raise InputError(
-            source, sorted(extra)[0], "unknown key", "use generator, description and [params]"
-        )
+        key = sorted(extra)[0]
+        raise unknown_key_error(source, key, key, known,
+                                otherwise="use generator, description and [params]")
     params = data.get("params", {})
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",

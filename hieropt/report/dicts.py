@@ -11,7 +11,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, objective_unit
 from .common import floats, gap_or_none
-from .run import instance_calibration, run_notes
+from .run import front_notes, instance_calibration, run_notes
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -68,9 +68,10 @@ def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
 
 
 def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
-    """JSON-ready front: points, the two marked optima, notes, timing, instance echo. The points'
-    times are in ``units.time`` = ``objective_unit``: ns, or the hour-weighted ratio of workloads
-    weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
+    """JSON-ready front: points, the two marked optima, notes (the front's, then the plan's caveats
+    and the calibration note: :func:`hieropt.report.run.front_notes`), timing, instance echo. The
+    points' times are in ``units.time`` = ``objective_unit``: ns, or the hour-weighted ratio of
+    workloads weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
     unit = objective_unit("performance", instance.relative_time)
     return {
         "units": {
@@ -84,7 +85,7 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
         "best_per_cost": solution_dict(instance, front.best_per_cost)
         if front.best_per_cost
         else None,
-        "notes": list(front.notes),
+        "notes": list(front.notes) + front_notes(instance, front),
         "solve_seconds": front.solve_seconds,
         "lps": front.lps,
         "instance": instance_dict(instance),

@@ -51,6 +51,20 @@ def summary_lines(fig: PlanFigures) -> list[str]:
     return lines
 
 
+def plan_notes(fig: PlanFigures) -> list[str]:
+    """The notes on a plan's figures, as solve, evaluate and compare give them for the same plan:
+    its caveats (:func:`hieropt.workloads.llm.flops.plan_caveats`, the :attr:`Training.caveats
+    <hieropt.spec.Training.caveats>` of its run figures: ZeRO-3, experts) and, when its NPU is timed
+    with the shipped catalog's default calibration, the
+    :func:`~hieropt.report.run.calibration_note` (the compute times shown rest on it)."""
+    from ..io.npus import default_calibration_of
+    from ..workloads.llm.flops import plan_caveats
+    from .run import calibration_note
+
+    note = calibration_note(default_calibration_of(fig.params.npu))
+    return [*plan_caveats(fig.params), *([note] if note is not None else [])]
+
+
 def memory_table(fig: PlanFigures) -> Table:
     """Memory per NPU of each stage whose figures differ from the previous one's, GB (1e9 bytes)."""
     t = Table(

@@ -177,6 +177,19 @@ def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
     return list(fig.caveats) + ([note] if note is not None and shown else [])
 
 
+def front_notes(instance: Any, front: Any) -> list[str]:
+    """The :func:`run_notes` of a Pareto front's points (each point's run figures, as the front's
+    table shows them), each note once in order: the plan's caveats (ZeRO-3, experts) and, when the
+    table shows days (a token budget; it shows no MFU), the default-calibration note. For
+    ``pareto``'s printed notes and its JSON's ``notes``."""
+    from ..model.run import run_figures
+
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    days = any(r.time_to_train_days is not None for r in runs)
+    calibration = instance_calibration(instance) if days else None
+    return list(dict.fromkeys(n for r in runs for n in run_notes(r, calibration)))
+
+
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     """The buyer's figures of a co-design search's best candidate
     (:class:`hieropt.studies.codesign.search. Codesign`): its plan's tokens and FLOPs, its iteration
@@ -274,6 +287,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
     return " (" + "; ".join(parts) + ")"
 
 
-__all__ = ["run_lines", "calibration_note", "run_notes", "instance_calibration",
+__all__ = ["run_lines", "calibration_note", "run_notes", "front_notes", "instance_calibration",
            "codesign_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
            "buyer_scale", "bandwidth_effect"]

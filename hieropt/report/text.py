@@ -346,8 +346,9 @@ def front_end_words(front: Any) -> str:
     )
 
 
-def front_lines(front: Any) -> list[str]:
-    """The marked optima, notes and timing of a front."""
+def front_lines(front: Any, notes: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The marked optima, notes (the front's, then ``notes``: the plan's caveats and calibration
+    note, :func:`hieropt.report.run.front_notes`) and timing of a front."""
     f = front.fastest
     lines = (
         []
@@ -364,7 +365,7 @@ def front_lines(front: Any) -> list[str]:
             f"${b.network_cost_usd:,.0f} (time x cost {b.objective_value:.6g} "
             f"{'ratio' if front.time_unit == RELATIVE_UNIT else 'ns'} x $, gap {b.gap:.1e})"
         )
-    lines += [f"note: {n}" for n in front.notes]
+    lines += [f"note: {n}" for n in (*front.notes, *notes)]
     lines.append(
         f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)"
     )

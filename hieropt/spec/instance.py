@@ -12,14 +12,13 @@ turn them into one-line :class:`hieropt.errors.InputError` messages.
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ..cache import Same, current
-from ..names import OBJECTIVES, TRAINING_LOOPS
+from ..names import OBJECTIVES, TRAINING_LOOPS, close_name
 from .base import Frozen, NonNegFloat, check_max_regret
 from .cluster import Cluster
 from .design import DesignMatrix
@@ -293,15 +292,15 @@ class Instance(Frozen):
 
     def _unknown_class(self, d: int, name: str) -> str:
         """The message for dimension ``d``'s cost class ``name`` that the cost model lacks: a
-        priced class no dimension uses whose name is close to it (:func:`difflib.get_close_matches`)
+        priced class no dimension uses whose name is close to it (:func:`hieropt.names.close_name`)
         is named as the likely misspelling, else the classes there are."""
         used = {dim.cost_class for dim in self.network.dims}
         unused = [c for c in self.cost.classes if c not in used]
-        close = difflib.get_close_matches(name, unused, n=1)
+        close = close_name(name, unused)
         head = f"network.dims[{d}].cost_class: unknown cost class '{name}'; fix: "
         if close:
-            return (head + f"use '{close[0]}' (priced, and used by no dimension) or rename the "
-                    f"cost model's '{close[0]}' to '{name}'")
+            return (head + f"use '{close}' (priced, and used by no dimension) or rename the "
+                    f"cost model's '{close}' to '{name}'")
         return head + (f"use one of {', '.join(sorted(self.cost.classes))} or add it to the cost "
                        "model")
 

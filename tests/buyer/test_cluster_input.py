@@ -144,3 +144,28 @@ def test_pareto_shows_days_and_dollars_per_run():
     assert points[0]["run"]["time_to_train_days"] > cheapest["run"]["time_to_train_days"]
     assert "days" in r.stderr and "$ per run" in r.stderr
     assert f"{cheapest['run']['run_cost_usd']:,.0f}" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ('kind = "estimate"', 'kind = "guess"',
+         "cluster.sources.nextplatform.kind: Input should be 'list', 'street', 'estimate', "
+         "'spec', 'assumption' or 'invented'; fix: got 'guess'; use 'list', 'street', "
+         "'estimate', 'spec', 'assumption' or 'invented'"),
+        ('kind = "estimate"', 'kind = "estimate"\nkinds = 1',
+         "cluster.sources.nextplatform.kinds: unknown key (did you mean 'kind'?); fix: rename "
+         "'kinds' to 'kind'"),
+        ("accelerator_w = 400", "acelerator_usd = 400",
+         "cluster.acelerator_usd: unknown key (did you mean 'accelerator_usd'?); fix: rename "
+         "'acelerator_usd' to 'accelerator_usd'"),
+    ],
+)
+def test_a_cluster_error_names_the_path_as_the_file_writes_it(tmp_path, old, new, line):
+    """A [cluster.sources.KEY] table's field is named there (the model calls the tables
+    ``references``), and a misspelled figure gets the figure it most likely meant."""
+    assert old in CLUSTER
+    path = _instance(tmp_path, CLUSTER.replace(old, new))
+    r = run("solve", path)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {path}: {line}"

@@ -169,7 +169,7 @@ def space(tmp_path: Path, old: str, new: str) -> Path:
 @pytest.mark.parametrize(
     "old, new, message",
     [
-        ('"dp=8"', '"dpp=8"', "set: dpp: unknown key; fix: use one of "),
+        ('"dp=8"', '"dpp=8"', "set: dpp: unknown key (did you mean 'dp'?); fix: use 'dp' "),
         (
             '"npus=4096", "dp=8"',
             '"npus=abc"',

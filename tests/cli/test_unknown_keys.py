@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hieropt.io.common import close_key, model_fields_at
+from hieropt.io.common import model_fields_at
+from hieropt.names import close_name
 from hieropt.spec import CostModel, Network
 from tests.cli.util import error_line, run
 from tests.report.conftest import REPO
@@ -50,10 +51,77 @@ def test_a_top_level_typo_suggests_the_key(tmp_path):
 
 
 def test_the_helpers():
-    assert close_key("npu", ["block", "npus", "cost_class"]) == "npus"
-    assert close_key("colour", ["block", "npus", "cost_class"]) is None
+    assert close_name("npu", ["block", "npus", "cost_class"]) == "npus"
+    assert close_name("colour", ["block", "npus", "cost_class"]) is None
     assert model_fields_at(Network, ("dims", 3)) == [
         "block", "npus", "cost_class", "latency_ns", "algorithm"]
     assert model_fields_at(CostModel, ("classes", "InterPod")) == [
         "link_usd_per_gbps", "switch_usd_per_gbps", "nic_usd_per_gbps"]
     assert model_fields_at(None, ("dims", 0)) == []
+
+
+@pytest.mark.parametrize(("key", "known", "meant"), [
+    ("tpp", ["pp", "tp", "dp"], "tp"),  # (one letter inserted; the shared head breaks the tie)
+    ("a", ["b", "c"], None),  # (any one-letter name is one letter from any other: no guess)
+    ("ffn_szie", ["ffn_size", "hidden_size"], "ffn_size"),  # (two letters swapped)
+    ("ep", ["pe", "tp"], "pe"),  # (a swap in a two-letter name: a ratio of 0.5 misses it)
+    ("acelerator_usd", ["accelerator_w", "accelerator_usd"], "accelerator_usd"),
+    ("sequence_paralel", ["sequence_length", "sequence_parallel"], "sequence_parallel"),
+    ("measured_s", ["model", "network", "measured_ms"], "measured_ms"),
+    ("TP", ["tp", "pp"], "tp"),
+    ("colour", ["block", "npus"], None),
+])
+def test_the_one_suggestion_catches_one_letter_slips(key, known, meant):
+    assert close_name(key, known) == meant
+
+
+def test_a_set_key_typo_suggests_the_key():
+    r = run("workload", "plan", REPO / "models" / "gpt3-175b-llm.toml", "--set", "tpp=8")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --set: tpp: unknown key (did you mean 'tp'?); fix: use 'tp' "
+                             "(or a dotted path like plan.tp)")
+
+
+def test_a_plans_typo_in_a_space_suggests_the_field(tmp_path):
+    space = REPO / "spaces" / "codesign-gpt3-4096.toml"
+    text = space.read_text().replace('"../models/', f'"{REPO}/models/')
+    assert "\ntp = [1, 2, 4, 8, 16]" in text
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace("\ntp = [1, 2, 4, 8, 16]", "\ntpp = [1, 2]"))
+    r = run("codesign", path)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {path}: plans.tpp: unknown key (did you mean 'tp'?); fix: "
+                             "rename 'tpp' to 'tp'")
+
+
+def _copy(tmp_path, src, old: str, new: str, name: str):
+    text = src.read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1).replace('"../models/', f'"{REPO}/models/'))
+    return path
+
+
+def test_every_table_suggests_the_key(tmp_path):
+    """A model file's top level, a parts catalog's class, an instance's [mapping] and a LIBRA
+    network YAML: the same suggestion as any other table."""
+    model = _copy(tmp_path, REPO / "models" / "gpt3-175b-llm.toml", 'generator = "llm"',
+                  'generator = "llm"\ndescripton = "x"', "m.toml")
+    assert error_line(run("workload", "plan", model)) == (
+        f"error: {model}: descripton: unknown key (did you mean 'description'?); fix: rename "
+        "'descripton' to 'description'")
+    catalog = _copy(tmp_path, REPO / "catalogs" / "example-4d.toml", "links = [", "link = [",
+                    "c.toml")
+    assert error_line(run("provision", GPT3, "--catalog", catalog)) == (
+        f"error: {catalog}: classes.InterChiplet.link: unknown key (did you mean 'links'?); fix: "
+        "rename 'link' to 'links'")
+    inst = _instance(tmp_path, "forward =", "fowrard =")
+    assert error_line(run("solve", inst)) == (
+        f"error: {inst}: mapping.fowrard: unknown key (did you mean 'forward'?); fix: rename "
+        "'fowrard' to 'forward'")
+    net = tmp_path / "n.yml"
+    net.write_text("Topolgy: [ Ring ]\nNpusCount: [ 4 ]\nCostDimension: [ A ]\n")
+    assert error_line(run("solve", "--network", net, "--workload", REPO / "models" / "moe-16l.txt",
+                          "--cost", net)) == (
+        f"error: {net}: Topolgy: unknown key (did you mean 'Topology'?); fix: rename 'Topolgy' to "
+        "'Topology'")

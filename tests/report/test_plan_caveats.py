@@ -1,0 +1,71 @@
+"""The plan's caveats (ZeRO-3, experts: :func:`hieropt.workloads.llm.flops.plan_caveats`) and the
+default-calibration note, which solve, evaluate and compare print, are printed by ``pareto`` (whose
+table shows each point's days) and by ``workload plan`` (whose compute times rest on the
+calibration), each once, and are in their JSON ``notes``."""
+
+from __future__ import annotations
+
+import json
+
+from hieropt.report.run import calibration_note
+from hieropt.workloads.llm.flops import MOE_CAVEAT, ZERO3_CAVEAT
+from tests.cases import REPO, gpt3_step_instance
+from tests.cli.util import run
+
+GPT3 = REPO / "models" / "gpt3-175b-llm.toml"
+A100 = calibration_note("A100-SXM-80GB")
+H100 = calibration_note("H100-SXM")
+
+
+def _notes(text: str) -> list[str]:
+    return [line.removeprefix("note: ") for line in text.splitlines() if line.startswith("note: ")]
+
+
+def _zero3(tmp_path):
+    """GPT-3 (8 layers) on the 8 x 8 step instance, tp 2 x pp 2 x dp 16, ZeRO-3."""
+    return gpt3_step_instance(tmp_path, (
+        ("layers = 96", "layers = 8"), ("npus = 4096", "npus = 64"), ("tp = 8", "tp = 2"),
+        ("pp = 8", "pp = 2"), ("dp = 64", "dp = 16"),
+        ("global_batch_size = 1536", "global_batch_size = 64"),
+        ("zero_stage = 1", "zero_stage = 3")))
+
+
+def test_pareto_prints_the_zero3_caveat_and_the_calibration_note(tmp_path):
+    inst = _zero3(tmp_path)
+    r = run("pareto", inst, "--points", "3", "--tokens", "300B", "--json", tmp_path / "f.json")
+    assert r.exit_code == 0, r.output
+    assert "days" in r.stdout.split("\nnote: ")[0]
+    notes = _notes(r.stdout)
+    assert notes[-2:] == [ZERO3_CAVEAT, A100]
+    assert json.loads((tmp_path / "f.json").read_text())["notes"][-2:] == [ZERO3_CAVEAT, A100]
+    solve = run("solve", inst, "--tokens", "300B", "--no-sensitivity")
+    assert solve.exit_code == 0, solve.output
+    assert _notes(solve.stdout)[-2:] == notes[-2:]  # (as solve says them)
+
+
+def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
+    """Without a token budget the table shows no days: the calibration note is not due (as in
+    solve), the plan's caveat is."""
+    r = run("pareto", _zero3(tmp_path), "--points", "3")
+    assert r.exit_code == 0, r.output
+    assert "days" not in r.stdout.split("\nnote: ")[0]  # (the table, before the notes)
+    assert _notes(r.stdout)[-1] == ZERO3_CAVEAT and A100 not in r.stdout
+
+
+def test_workload_plan_prints_the_zero3_caveat():
+    r = run("workload", "plan", GPT3, "--set", "zero_stage=3")
+    assert r.exit_code == 0, r.output
+    assert _notes(r.stdout) == [ZERO3_CAVEAT, A100]
+    plain = run("workload", "plan", GPT3)
+    assert _notes(plain.stdout) == [A100]
+
+
+def test_workload_plan_of_a_moe_model_prints_the_moe_caveat_and_its_json_has_it():
+    model = REPO / "models" / "mixtral-8x7b.toml"
+    r = run("workload", "plan", model)
+    assert r.exit_code == 0, r.output
+    assert _notes(r.stdout) == [MOE_CAVEAT, H100]
+    r = run("workload", "plan", model, "--json", "-")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["notes"] == [MOE_CAVEAT, H100]
+    assert _notes(r.stderr) == [MOE_CAVEAT, H100]  # (the tables on stderr with --json -)
