@@ -417,7 +417,12 @@ def _run(
     network = sized_network(net, params.plan.total_npus, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
-    check_bandwidths(bw, scaleup_gbps(params, data, model), params.npu.name, where)
+    # (the file's outermost dimension is its scale-out network, whatever the run's size: checked
+    # when the run uses it)
+    outer = net.network.n_dims - 1
+    check_bandwidths(
+        bw, scaleup_gbps(params, data, model), params.npu.name, where, outer if outer else None
+    )
     measured = _positive(
         row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
     )
