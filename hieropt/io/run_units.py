@@ -174,14 +174,17 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
     npus = params.plan.total_npus
     per_npu = tflops_hint(measured_ms, bound, params)
     typed = fmt_sig(measured_ms, 10)
+    tokens = tokens_hint(measured_ms, bound, params)
     if measured_ms * SPEED_FACTOR < bound and _plausible(measured_ms * 1000, bound):
         raise InputError(
             where,
             "measured_ms",
             f"{typed} ms is {bound / measured_ms:,.0f} x less than the model's "
             f"FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms): "
-            "looks like seconds" + (per_npu and ", or a TFLOP/s per NPU figure (not a time)"),
-            f"give the iteration time in ms: {measured_ms * 1000:.10g} for {measured_ms:.10g} s"
+            "looks like seconds" + (per_npu and ", or a TFLOP/s per NPU figure (not a time)")
+            + (tokens and ", or a global_batch_size in tokens"),
+            (f"{tokens}; else " if tokens else "")
+            + f"give the iteration time in ms: {measured_ms * 1000:.10g} for {measured_ms:.10g} s"
             + (per_npu and f"; {per_npu}"),
         )
     p = params.plan
@@ -194,11 +197,32 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
         f"model's FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms "
         f"at {params.npu.peak_tflops:g} TFLOP/s each)"
         + (per_npu and f"; {typed} looks like a TFLOP/s per NPU figure (not a time)"),
-        (f"give the iteration time in ms: {per_npu}; else " if per_npu else "")
+        (f"{tokens}; else " if tokens else "")
+        + (f"give the iteration time in ms: {per_npu}; else " if per_npu else "")
         + "check the plan the row resolves to against the run measured: tp "
         f"{p.tp} x pp {p.pp} x dp {p.dp} = {plural(npus, 'NPU')} (too few?), global_batch_size "
         f"{p.global_batch_size} sequences (too many? in sequences, not tokens), an empty cell "
         "taking the model file's value; and that measured_ms is ms per iteration",
+    )
+
+
+def tokens_hint(measured_ms: float, bound: float, params: LLMParams) -> str:
+    """For a ``measured_ms`` below the peak-FLOP/s time ``bound`` (ms) whose plan's
+    ``global_batch_size`` may be in tokens (Megatron-LM counts sequences; papers often quote
+    tokens): the hint, with the sequences those tokens are; "" when it does not apply. It applies
+    when the global batch is at least the sequence length, a whole number of sequences that the
+    plan's micro_batch_size x dp divides, and the time is possible with that batch (the bound
+    scales with the batch: at least ``bound`` x sequences / global_batch_size)."""
+    p, seq = params.plan, params.model.sequence_length
+    gbs = p.global_batch_size
+    if gbs < seq or gbs % seq:
+        return ""
+    n = gbs // seq
+    if n % (p.micro_batch_size * p.dp) or measured_ms < bound * n / gbs:
+        return ""
+    return (
+        f"global_batch_size may be in tokens (it is ≥ the sequence length, {seq:,}): give it in "
+        f"sequences, {gbs:,} tokens / {seq:,} = {n:,}"
     )
 
 
@@ -268,4 +292,5 @@ __all__ = [
     "peak_time_ms",
     "check_measured",
     "tflops_hint",
+    "tokens_hint",
 ]
