@@ -400,7 +400,7 @@ def _run(
         try:
             models[model] = parse_toml(read_text(model, "model"), model)
         except InputError as e:
-            raise InputError(where, "model", _inner(e), e.fix) from None
+            raise InputError(where, "model", _inner(e), _cell_fix(e, path, row["model"])) from None
     data = models[model]
     check_model_file(data, model, row["model"], path, where)
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
@@ -412,7 +412,9 @@ def _run(
         try:
             networks[net_path] = read_network_file(net_path)
         except InputError as e:
-            raise InputError(where, "network", _inner(e), e.fix) from None
+            raise InputError(
+                where, "network", _inner(e), _cell_fix(e, path, row["network"])
+            ) from None
     net = networks[net_path]
     network = sized_network(net, params.plan.total_npus, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
@@ -446,6 +448,22 @@ def _inner(e: InputError) -> str:
     """An error of a file a run names, as the problem of the run's cell: ``FILE: FIELD: problem``
     (a path is taken relative to the runs file)."""
     return ": ".join(p for p in (e.source, e.field, e.problem) if p)
+
+
+def _cell_fix(e: InputError, csv_path: Path, value: str) -> str:
+    """The fix of an error reading the file a runs file's cell ``value`` names: for a file not
+    found, what was searched (a relative path is taken from the runs file's folder alone, not
+    the current folder); else the reader's own fix."""
+    if not (e.problem or "").endswith("file not found") or e.source != str(
+        _relative(csv_path, value)
+    ):
+        return e.fix
+    if Path(value).is_absolute():
+        return f"check the path ({value} does not exist)"
+    return (
+        f"check the path: a relative path in a runs file's cell is looked for in the runs file's "
+        f"folder alone ({csv_path.parent.resolve()}), not in the current folder"
+    )
 
 
 def _relative(csv_path: Path, value: str) -> Path:

@@ -124,6 +124,22 @@ def test_a_bad_runs_file_is_one_line_naming_file_line_column_and_fix(tmp_path, h
         assert w in msg, msg
 
 
+@pytest.mark.parametrize("column, row", [
+    ("model", "nope.toml,net.toml,10,1"), ("network", "tiny.toml,nonet.toml,10,1")
+])
+def test_a_file_not_found_says_which_folder_was_searched(tmp_path: Path, column, row):
+    # before: "a relative path is taken from the current folder, or from the folder of the file
+    # that names it", though only the runs file's folder is searched
+    path = write_case(tmp_path, [row])
+    missing = row.split(",")[0 if column == "model" else 1]
+    what = "model" if column == "model" else "network"
+    assert refused(path) == (
+        f"{path}: line 3: {column}: {tmp_path / missing}: {what} file not found; fix: check the "
+        "path: a relative path in a runs file's cell is looked for in the runs file's folder "
+        f"alone ({tmp_path.resolve()}), not in the current folder"
+    )
+
+
 def test_an_empty_runs_file_is_refused(tmp_path: Path):
     path = tmp_path / "runs.csv"
     path.write_text("# only a comment\n", encoding="utf-8")
