@@ -13,13 +13,13 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
   runs its collectives by the plan's algorithm, a ``collective_algorithms`` column, default
   ``sequential``), or a whole instance file (its network, cost, those settings and the named groups
-  of its ``[mapping.groups]``). The
-  plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
-  unless the file maps them. The network is sized to the run
-  (:func:`~hieropt.io.run_network.sized_network`): a file of 8 NPUs per node (dimension 0) and
-  nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the outermost dimension resized); a run
-  within the inner dimensions (8 NPUs: one node) drops the outer ones, which carry none of its
-  traffic, and their bandwidths, however many the file has;
+  of its ``[mapping.groups]``, checked against the row's plan: the instance's own workload plays
+  no part). The plan's groups are placed lowest-first (tp, dp, pp,
+  :func:`hieropt.model.groups.place_lowest`) unless the file maps them. The network is sized to the
+  run, an instance file's as any (:func:`~hieropt.io.run_network.sized_network`): a file of 8
+  NPUs per node (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the
+  outermost dimension resized); a run within the inner dimensions (8 NPUs: one node) drops the
+  outer ones, which carry none of its traffic, and their bandwidths, however many the file has;
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
   bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
   comma-separated: ``300;25`` here is ``--bw 300,25``), or only those of the dimensions the run
@@ -55,7 +55,7 @@ from ..units import plural
 from .common import parse_toml, read_text
 from .llm import SECTIONS, llm_params, override_path
 from .run_model import check_model_file
-from .run_network import NetworkFile, read_network_file, sized, sized_network
+from .run_network import NetworkFile, read_network_file, run_placement, sized, sized_network
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
 if TYPE_CHECKING:
@@ -99,6 +99,9 @@ class Run:
         measured_ms: the measured iteration time, ms.
         params: the run's model, plan and NPU (the model file with the overrides).
         group, source, name, note: the optional columns ('' when absent).
+        placement: the network file's named groups for this run (an instance file's
+            ``[mapping.groups]`` checked against the row's plan and cut to ``network``:
+            :func:`~hieropt.io.run_network.run_placement`), or None: placed lowest-first.
     """
 
     path: Path
@@ -115,6 +118,7 @@ class Run:
     source: str = ""
     name: str = ""
     note: str = ""
+    placement: dict[str, tuple[int, ...]] | None = field(default=None, repr=False)
 
     @property
     def where(self) -> str:
@@ -417,6 +421,7 @@ def _run(
             ) from None
     net = networks[net_path]
     network = sized_network(net, params.plan.total_npus, where)
+    placement = run_placement(net, params, network, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
     # (the file's outermost dimension is its scale-out network, whatever the run's size: checked
@@ -440,6 +445,7 @@ def _run(
         bw_gbps=bw,
         measured_ms=measured,
         params=params,
+        placement=placement,
         **{k: row.get(k, "") for k in OPTIONAL},
     )
 
