@@ -133,7 +133,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "rows of one plan measured at several times weigh each but are one run). "
         "Refused (exit 2): more fitted fields than distinct runs, a run whose plan does not fit in "
         "memory, a row giving a fitted field, a best fit more than 50 % off (with the unit it "
-        "points at), "
+        "points at), a fitted field no run depends on or fields the runs do not separate, "
         "an --out or --json file that is one of the inputs; a fitted value at a bound "
         "of its range is a note on stderr and in the file, and two runs of the same plan "
         "measured more than 10 % apart a note on stderr and in the JSON.",

@@ -66,7 +66,8 @@ def validate_command(
         typer.Option(
             "--calibrate-on",
             help="Runs file to fit each accelerator's calibration parameters on first (out of "
-            "sample for RUNS: a run also in it is marked and left out of the summary); repeatable.",
+            "sample for RUNS: a run of a plan in it, at any measured time, is marked and left out "
+            "of the summary); repeatable.",
         ),
     ] = None,
     npu: Annotated[
@@ -100,9 +101,10 @@ def validate_command(
     plan. Each run is an LLM plan on its network at its bandwidths, timed as hieropt evaluate times
     it (training loop step, every pipeline stage).
 
-    Without --calibrate-on or --npu, a run timed with its accelerator's catalog default that is one
-    of the runs that default was fitted on (the catalog entry's runs_file) is marked (fit) and left
-    out of the summary."""
+    A run whose plan is a calibration run's (whatever its measured time: a fit takes rows of one
+    plan as one run) is marked (fit), or (fit, repeat measurement) at a time none of the calibration
+    rows has, and left out of the summary. Without --calibrate-on or --npu, the calibration runs are
+    those its accelerator's catalog default was fitted on (the catalog entry's runs_file)."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
@@ -183,7 +185,8 @@ def calibrate_command(
     Each distinct run counts once (a row repeating a run, or a file given twice, does not add one;
     rows of one plan measured at several times weigh each but are one run). Refused (exit 2): more
     fitted fields than distinct runs, a run whose plan does not fit in memory, a
-    row giving a fitted field, a best fit more than 50 % off (with the unit it points at), an
+    row giving a fitted field, a best fit more than 50 % off (with the unit it points at), a
+    fitted field no run depends on or fields the runs do not separate, an
     --out or --json file that is one of the inputs; a fitted value at a bound
     of its range is a note on stderr and in the file, and two runs of the same plan measured more
     than 10 % apart a note on stderr and in the JSON."""

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from ..spec import Bound, CostModel, Instance, Job, Mapping, Network, Workload
 
 __all__ = [
+    "INSTANCE_KEYS",
+    "network_entry",
     "as_instance",
     "cost_entry",
     "load_instance",
@@ -91,6 +93,8 @@ _TOP_KEYS = (
 _TOP_KEYS += ("heuristic_ratios",)
 # a run's token budget and the cluster's cost (hieropt.io.cluster)
 _TOP_KEYS += ("tokens", "cluster")
+INSTANCE_KEYS = _TOP_KEYS
+"""Every top-level key of an instance file."""
 # The spec models, the workload readers and the LIBRA readers are imported where they are first
 # needed (the network first): an unknown key, a missing file or a bad network field is reported
 # without loading numpy or the rest of the spec (a bad-input error in a fraction of a second).
@@ -105,7 +109,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _network(value: Any, base: Path, src: str) -> Network:
+def network_entry(value: Any, base: Path, src: str) -> Network:
+    """A ``network`` entry of file ``src``: a LIBRA network YAML path (relative to ``base``) or an
+    inline table with ``dims``.
+
+    Raises:
+        InputError: a missing or bad file or field, naming ``src`` and the field.
+    """
     from pydantic import ValidationError
 
     from ..spec.network import Network
@@ -218,7 +228,7 @@ def load_instance(path: str | Path) -> Instance:
     objective = required_choice(data, "objective", OBJECTIVES, src)
     loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
-    network = _network(data["network"], base, src)
+    network = network_entry(data["network"], base, src)
     jobs = _jobs(data, base, src, network)
     cost = cost_entry(data["cost"], base, src)
     texts = data.get("constraints", [])

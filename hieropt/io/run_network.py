@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..units import plural
 from .common import read_toml, unknown_key_error, validation_error
 
 if TYPE_CHECKING:
     from ..spec import CostModel, Network
+    from ..workloads.llm.params import LLMParams
 
 NETWORK_KEYS = (
     "description",
@@ -41,8 +43,9 @@ class NetworkFile:
             plan runs by).
         cost: an instance file's cost model, or None (runs are priced at 1 $ per GB/s: cost plays no
             part here).
-        placement: an instance file's named groups (group -> size on each dimension), or None:
-            lowest-first.
+        placement: an instance file's named groups (group -> size on each of the file's
+            dimensions), or None: lowest-first. Checked against each run's plan and sized to its
+            network by :func:`run_placement` (the instance's own workload plays no part).
     """
 
     path: Path
@@ -52,12 +55,20 @@ class NetworkFile:
     placement: dict[str, tuple[int, ...]] | None = None
 
 
+TOP_LEVEL = ("chunks", "collectives_in_flight", "dimension_mode", "description", "name")
+"""Top-level keys of a network or instance file that a ``[network]`` table may be given by mistake
+(a key written below ``[network]`` in TOML belongs to that table)."""
+
+
 def read_network_file(path: Path) -> NetworkFile:
-    """A runs file's network: LIBRA YAML, a network TOML or an instance file (module docstring).
+    """A runs file's network: LIBRA YAML, a network TOML or an instance file (module docstring;
+    of an instance file its network, cost, settings and ``[mapping.groups]``, not its workload).
 
     Raises:
         InputError: a missing or bad file, naming it and the field; a network TOML file setting
-            ``dimension_mode`` (no effect on an LLM run: :data:`NETWORK_KEYS`).
+            ``dimension_mode`` (no effect on an LLM run: :data:`NETWORK_KEYS`); a top-level key
+            written inside ``[network]`` (:data:`TOP_LEVEL`); ``collectives_in_flight`` other
+            than 1.
     """
     if path.suffix.lower() in (".yml", ".yaml"):
         from .libra import read_network
@@ -65,17 +76,7 @@ def read_network_file(path: Path) -> NetworkFile:
         return NetworkFile(path=path, network=read_network(path), settings={})
     data = read_toml(path, "network")
     if "workload" in data or "workloads" in data:
-        from .instance import load_instance
-
-        inst = load_instance(path)
-        groups = dict(inst.mapping.groups) if "mapping" in data else None
-        return NetworkFile(
-            path=path,
-            network=inst.network,
-            cost=inst.cost,
-            placement=groups or None,
-            settings={k: data[k] for k in SETTINGS if k in data},
-        )
+        return _instance_network(path, data)
     if "dimension_mode" in data:
         raise InputError(
             path,
@@ -103,6 +104,8 @@ def read_network_file(path: Path) -> NetworkFile:
     from ..spec import Network
 
     value = data["network"]
+    _check_network_table(path, value, TOP_LEVEL[:2] + TOP_LEVEL[3:])
+    check_settings(path, data)
     try:
         network = Network(**value) if isinstance(value, dict) else Network(dims=value)
     except (ValidationError, TypeError) as e:
@@ -116,33 +119,132 @@ def read_network_file(path: Path) -> NetworkFile:
     )
 
 
+def _instance_network(path: Path, data: dict[str, Any]) -> NetworkFile:
+    """The network, cost, settings and ``[mapping.groups]`` of the instance file ``path`` (parsed
+    ``data``), without its workload: the runs' plans are the rows'."""
+    from .instance import INSTANCE_KEYS, cost_entry, network_entry
+
+    src = str(path)
+    for k in data:
+        if k not in INSTANCE_KEYS:
+            raise InputError(src, k, "unknown key", f"use only {', '.join(INSTANCE_KEYS)}")
+    if "network" not in data:
+        raise InputError(src, "network", "missing", "name the network file or inline it")
+    _check_network_table(path, data["network"], TOP_LEVEL)
+    check_settings(path, data)
+    network = network_entry(data["network"], path.parent, src)
+    cost = cost_entry(data["cost"], path.parent, src) if "cost" in data else None
+    return NetworkFile(
+        path=path,
+        network=network,
+        cost=cost,
+        placement=_mapping_groups(data.get("mapping"), network, src),
+        settings={k: data[k] for k in SETTINGS if k in data},
+    )
+
+
+def _check_network_table(path: Path, value: Any, keys: tuple[str, ...]) -> None:
+    """Refuse a top-level key of ``keys`` inside the ``[network]`` table ``value``."""
+    if not isinstance(value, dict):
+        return
+    for k in keys:
+        if k in value:
+            raise InputError(
+                path,
+                f"network.{k}",
+                f"unknown key: {k} is a top-level key of the file, not a key of [network] (a "
+                "key written below the [network] line belongs to that table)",
+                f"move {k} = {value[k]!r} above the [network] line",
+            )
+
+
+def check_settings(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a ``collectives_in_flight`` other than 1 in the network or instance file ``path``
+    (parsed ``data``): the model runs one collective at a time (1, ASTRA-sim's behaviour) or,
+    without the key, lets the overlapped collectives all run at once, sharing each dimension's
+    bandwidth; no other number is modelled.
+
+    Raises:
+        InputError: naming the file, the key, the reason and the fix.
+    """
+    v = data.get("collectives_in_flight")
+    if "collectives_in_flight" in data and (v != 1 or isinstance(v, bool)):
+        raise InputError(
+            path,
+            "collectives_in_flight",
+            f"{v!r} is not modelled: 1 runs one collective at a time (ASTRA-sim's behaviour); "
+            "without the key, the collectives that overlap all run at once, sharing each "
+            "dimension's bandwidth; no other number of collectives in flight is modelled",
+            "set collectives_in_flight = 1, or remove it",
+        )
+
+
+def _mapping_groups(value: Any, network: Network, src: str) -> dict[str, tuple[int, ...]] | None:
+    """The named groups of an instance file's ``mapping`` entry (``[mapping.groups]``), each
+    checked against the file's ``network``; None when it names none (the runs' groups placed
+    lowest-first)."""
+    if not isinstance(value, dict) or not value.get("groups"):
+        return None
+    from .libra import parse_group
+    from .mapping_entry import PLAN_GROUPS
+
+    groups = value["groups"]
+    if not isinstance(groups, dict):
+        raise InputError(
+            src, "mapping.groups", "expected a table", "write [mapping.groups] tp = [4, 2] ..."
+        )
+    out = {}
+    for name, g in groups.items():
+        if name not in PLAN_GROUPS:
+            raise InputError(
+                src,
+                f"mapping.groups.{name}",
+                "unknown key: not a group of an LLM plan",
+                f"use only {', '.join(PLAN_GROUPS)}",
+            )
+        if not isinstance(g, list):
+            raise InputError(
+                src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2]"
+            )
+        out[name] = parse_group(g, f"mapping.groups.{name}", src, network)
+    return out
+
+
 def sized_network(net: NetworkFile, npus: int, where: str) -> Network:
     """The network of ``net`` holding ``npus`` NPUs: the dimensions, innermost first, up to the
     first whose NPUs with the inner ones' reach ``npus``, that one resized to hold them; the outer
     ones, which a run within the inner ones does not use and which carry none of its traffic,
     dropped. A file of 8 NPUs per node, 4 nodes per leaf and leaves holds a run of 8 NPUs on
     dimension 0 alone, one of 16 on dimension 0 and 2 nodes of dimension 1, one of 64 on all
-    three (2 leaves); a run of more NPUs than the file grows its outermost dimension. A file that
-    maps the groups holds only runs of its own size.
+    three (2 leaves); a run of more NPUs than the file grows its outermost dimension. An instance
+    file that maps the groups is sized the same way (its groups are checked against the run by
+    :func:`run_placement`).
 
     Raises:
-        InputError: the kept inner dimensions' NPU count does not divide ``npus`` (naming it), a
-            run of one NPU, or a mapped file of another size.
+        InputError: the kept inner dimensions' NPU count does not divide ``npus`` (naming it), or
+            a run of one NPU.
     """
     dims = net.network.dims
     if net.network.npus_total == npus:
         return net.network
+    if npus < 2:
+        raise InputError(
+            where,
+            "network",
+            f"the run's tp x pp x dp = {npus} NPU uses no network",
+            "give runs of 2 or more NPUs, or check the plan's degrees",
+        )
     kept = len(dims)
     while kept > 1 and npus <= math.prod(d.npus for d in dims[: kept - 1]):
         kept -= 1
     inner = math.prod(d.npus for d in dims[: kept - 1])
-    if net.placement is not None or npus % inner or npus // inner < 2:
+    if npus % inner:
         sizes = " x ".join(str(d.npus) for d in dims)
         raise InputError(
             where,
             "network",
             f"the run's tp x pp x dp = {npus} NPUs do not fit the {sizes} network of "
-            f"{net.path}" + (" (which maps the groups)" if net.placement is not None else ""),
+            f"{net.path}: its inner dimensions' {inner} NPUs do not divide {npus}",
             f"use a network whose inner dimensions ({inner} NPUs) divide the run's NPUs, "
             "or check the plan's degrees",
         )
@@ -150,6 +252,77 @@ def sized_network(net: NetworkFile, npus: int, where: str) -> Network:
     if last.npus != npus // inner:
         last = last.model_copy(update={"npus": npus // inner})
     return type(net.network)(dims=(*dims[: kept - 1], last))
+
+
+def run_placement(
+    net: NetworkFile, params: LLMParams, network: Network, where: str
+) -> dict[str, tuple[int, ...]] | None:
+    """The named groups of ``net`` (an instance file's ``[mapping.groups]``) for a run of plan
+    ``params`` on ``network`` (``net`` sized to the run, :func:`sized_network`): each group of
+    the plan (:func:`hieropt.model.groups.plan_groups`) as the file gives it (a group of one NPU
+    it omits: 1 on every dimension), cut to the dimensions the run uses; None for a file that
+    maps none (groups placed lowest-first).
+
+    Raises:
+        InputError: ``where: network``: a group whose NPUs are not the plan's degree, a group of
+            the plan the file omits, or groups whose sizes on a dimension do not multiply to its
+            NPUs in the run's network (a dimension the run does not use: 1), naming the file, the
+            group and the fix.
+    """
+    if net.placement is None:
+        return None
+    from ..model.groups import plan_groups
+
+    src, n_file = net.path, net.network.n_dims
+    no_mapping = "or give a network file without [mapping.groups] (the groups placed lowest-first)"
+    groups = {}
+    for name, n in plan_groups(params):
+        g = net.placement.get(name)
+        if g is None and n > 1:
+            raise InputError(
+                where,
+                "network",
+                f"{src}: mapping.groups.{name}: missing, and the row's plan has {name} = {n}",
+                f"add {name} to [mapping.groups] of {src} (its size on each dimension, "
+                f"multiplying to {n}), {no_mapping}",
+            )
+        g = g or (1,) * n_file
+        if math.prod(g) != n:
+            raise InputError(
+                where,
+                "network",
+                f"{src}: mapping.groups.{name}: {list(g)} has {plural(math.prod(g), 'NPU')} but "
+                f"the row's plan has {name} = {n}",
+                f"give the {name} group {n} NPUs in [mapping.groups] of {src} (its sizes on the "
+                f"dimensions multiply to them), {no_mapping}",
+            )
+        groups[name] = g
+    want = [d.npus for d in network.dims] + [1] * (n_file - network.n_dims)
+    for d in range(n_file):
+        got = math.prod(g[d] for g in groups.values())
+        if got != want[d]:
+            sizes = " x ".join(str(x.npus) for x in network.dims)
+            file_sizes = " x ".join(str(x.npus) for x in net.network.dims)
+            npus = params.plan.total_npus
+            used = (
+                f"the run's network ({sizes}: the file's {file_sizes} sized to its {npus} NPUs)"
+                if sizes != file_sizes
+                else f"the {sizes} network"
+            )
+            has = f"{want[d]} NPUs" if d < network.n_dims else "no NPUs the run uses"
+            desc = " x ".join(f"{k} {g[d]}" for k, g in groups.items())
+            raise InputError(
+                where,
+                "network",
+                f"{src}: mapping.groups: the plan's groups take {desc} = {got} NPUs of dimension "
+                f"{d}, which has {has} in {used}",
+                f"give groups whose sizes on each dimension multiply to its NPUs in the run's "
+                f"network ({sizes}"
+                + (", 1 on the dimensions it does not use" if network.n_dims < n_file else "")
+                + f"), {no_mapping}",
+            )
+    out = {k: v[: network.n_dims] for k, v in net.placement.items()}
+    return out | {k: v[: network.n_dims] for k, v in groups.items()}
 
 
 def sized(
@@ -169,6 +342,9 @@ def sized(
 __all__ = [
     "NetworkFile",
     "read_network_file",
+    "run_placement",
+    "check_settings",
+    "TOP_LEVEL",
     "sized",
     "sized_network",
     "NETWORK_KEYS",

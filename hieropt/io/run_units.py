@@ -4,16 +4,20 @@ every row).
 
 Both thresholds are far from any real run, so that a correct row is never refused:
 
-- a dimension's bandwidth above :data:`BANDWIDTH_FACTOR` x the accelerator's scale-up bandwidth
-  (``scaleup_gbps`` of its catalog entry: NVLink, Infinity Fabric; GB/s per NPU per direction; a
-  scale-out NIC is slower still) looks like Gb/s: ``2400`` for an A100's NVLink (300 GB/s) is
+- a dimension's bandwidth of :data:`BANDWIDTH_FACTOR` x the accelerator's scale-up bandwidth or
+  more (``scaleup_gbps`` of its catalog entry: NVLink, Infinity Fabric; GB/s per NPU per
+  direction; a scale-out NIC is slower still) is refused: exactly that factor is the datasheet's
+  bidirectional figure (600 GB/s for an A100's NVLink of 300 GB/s per direction, 900 for an
+  H100's 450), to be halved; more looks like Gb/s: ``2400`` for an A100's NVLink is
   ``2400 / 8 = 300`` GB/s. Checked only for an NPU named by a catalog entry (``accelerator``).
-- the outermost dimension of a run that spans two or more dimensions is its scale-out network:
-  a bandwidth there above :data:`SCALEOUT_GBPS` (two of the fastest NICs the project's catalogs
-  know per NPU) and other than the accelerator's scale-up bandwidth (an outer NVLink tier runs at
-  that; no network beyond it is faster than the NPU's own scale-up links) looks like Gb/s:
-  ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for an H100's
-  800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
+- the network file's outermost dimension (of two or more) is its scale-out network, whatever
+  the run's size (a run within the inner dimensions does not use it, and is not checked there;
+  a run of the 4-dimension LIBRA file of 4 x 8 x 4 x 32 NPUs on 32 NPUs uses dimensions 0 and 1,
+  which are not): a bandwidth there above :data:`SCALEOUT_GBPS` (two of the fastest NICs the
+  project's catalogs know per NPU) and other than the accelerator's scale-up bandwidth (an outer
+  NVLink tier runs at that; no network beyond it is faster than the NPU's own scale-up links)
+  looks like Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for
+  an H100's 800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
 - a measured iteration time below the time the model's FLOPs take at the NPUs' peak
   (:func:`peak_time_ms`: :func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
   ``peak_tflops``)) is faster than physically possible: no run sustains more than the peak (real
@@ -46,8 +50,8 @@ if TYPE_CHECKING:
     from ..workloads.llm.params import LLMParams
 
 BANDWIDTH_FACTOR = 2.0
-"""A dimension's bandwidth above this multiple of the accelerator's scale-up bandwidth is
-refused as Gb/s."""
+"""A dimension's bandwidth of this multiple of the accelerator's scale-up bandwidth is refused as
+the datasheet's bidirectional figure, and one above it as Gb/s."""
 SCALEOUT_GBPS = 200.0
 """The most scale-out bandwidth per NPU, GB/s per direction: two NICs of 800 Gb/s (100 GB/s each)
 per NPU, the fastest NIC and the most per NPU the shipped catalogs provision (NVIDIA ConnectX-8
@@ -76,18 +80,36 @@ def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> 
 
 
 def check_bandwidths(
-    bw_gbps: tuple[float, ...], scaleup: float | None, npu: str, where: str
+    bw_gbps: tuple[float, ...],
+    scaleup: float | None,
+    npu: str,
+    where: str,
+    scaleout: int | None = None,
 ) -> None:
-    """Refuse a dimension bandwidth above :data:`BANDWIDTH_FACTOR` x ``scaleup`` (GB/s per NPU per
-    direction; None: not checked), and an outermost dimension of two or more above
-    :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's Gb/s).
+    """Refuse a dimension bandwidth of :data:`BANDWIDTH_FACTOR` x ``scaleup`` or more (GB/s per NPU
+    per direction; None: not checked; exactly that factor: the datasheet's bidirectional figure),
+    and a bandwidth of the network file's scale-out dimension ``scaleout`` (its outermost, when the
+    run uses it; None: not checked) above :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's
+    Gb/s).
 
     Raises:
-        InputError: ``where: bw_gbps``, the dimension, the figure / 8 and the fix.
+        InputError: ``where: bw_gbps``, the dimension, the figure / 8 (or / 2) and the fix.
     """
     if scaleup is None:
         return
     for i, b in enumerate(bw_gbps):
+        if abs(b - BANDWIDTH_FACTOR * scaleup) <= 1e-9 * b:
+            raise InputError(
+                where,
+                "bw_gbps",
+                f"dimension {i}: {b:g} GB/s per NPU is {BANDWIDTH_FACTOR:g} x the {npu}'s "
+                f"scale-up bandwidth ({scaleup:g} GB/s per direction): looks like the datasheet's "
+                "bidirectional figure",
+                f"give GB/s per NPU per direction: the datasheet's bidirectional figure / 2 = "
+                f"{b / 2:g} ("
+                + ";".join(f"{b / 2 if j == i else x:g}" for j, x in enumerate(bw_gbps))
+                + ")",
+            )
         if b > BANDWIDTH_FACTOR * scaleup:
             raise InputError(
                 where,
@@ -95,26 +117,27 @@ def check_bandwidths(
                 f"dimension {i}: {b:g} GB/s per NPU is more than {BANDWIDTH_FACTOR:g} x the "
                 f"{npu}'s scale-up bandwidth ({scaleup:g} GB/s per direction): looks like Gb/s "
                 f"(/ 8 = {b / 8:g} GB/s)",
-                "give GB/s per NPU per direction (a Gb/s link rate / 8, a bidirectional figure "
-                f"/ 2): {';'.join(f'{x / 8:g}' for x in bw_gbps)} if every value is Gb/s",
+                "give GB/s per NPU per direction (a Gb/s link rate / 8, the datasheet's "
+                f"bidirectional figure / 2): {';'.join(f'{x / 8:g}' for x in bw_gbps)} if every "
+                "value is Gb/s",
             )
-    _check_scaleout(bw_gbps, scaleup, where)
+    if scaleout is not None and scaleout < len(bw_gbps):
+        _check_scaleout(bw_gbps, scaleout, scaleup, where)
 
 
-def _check_scaleout(bw_gbps: tuple[float, ...], scaleup: float, where: str) -> None:
-    """Refuse an outermost (scale-out) dimension of two or more above :data:`SCALEOUT_GBPS` other
-    than ``scaleup`` (module docstring)."""
-    b = bw_gbps[-1]
-    if len(bw_gbps) < 2 or b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
+def _check_scaleout(bw_gbps: tuple[float, ...], i: int, scaleup: float, where: str) -> None:
+    """Refuse a bandwidth of the scale-out dimension ``i`` above :data:`SCALEOUT_GBPS` other than
+    ``scaleup`` (module docstring)."""
+    b = bw_gbps[i]
+    if b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
         return
-    i = len(bw_gbps) - 1
     raise InputError(
         where,
         "bw_gbps",
         f"dimension {i} (scale-out): {b:g} GB/s per NPU is more than {SCALEOUT_GBPS:g} GB/s, two "
         f"800 Gb/s NICs per NPU: {b:g} looks like Gb/s: {b / 8:g} GB/s",
         "give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
-        + ";".join(f"{x:g}" for x in bw_gbps[:-1] + (b / 8,))
+        + ";".join(f"{b / 8 if j == i else x:g}" for j, x in enumerate(bw_gbps))
         + f" if it is Gb/s; an outer scale-up tier runs at the scale-up {scaleup:g} GB/s",
     )
 
@@ -151,14 +174,17 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
     npus = params.plan.total_npus
     per_npu = tflops_hint(measured_ms, bound, params)
     typed = fmt_sig(measured_ms, 10)
+    tokens = tokens_hint(measured_ms, bound, params)
     if measured_ms * SPEED_FACTOR < bound and _plausible(measured_ms * 1000, bound):
         raise InputError(
             where,
             "measured_ms",
             f"{typed} ms is {bound / measured_ms:,.0f} x less than the model's "
             f"FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms): "
-            "looks like seconds" + (per_npu and ", or a TFLOP/s per NPU figure (not a time)"),
-            f"give the iteration time in ms: {measured_ms * 1000:.10g} for {measured_ms:.10g} s"
+            "looks like seconds" + (per_npu and ", or a TFLOP/s per NPU figure (not a time)")
+            + (tokens and ", or a global_batch_size in tokens"),
+            (f"{tokens}; else " if tokens else "")
+            + f"give the iteration time in ms: {measured_ms * 1000:.10g} for {measured_ms:.10g} s"
             + (per_npu and f"; {per_npu}"),
         )
     p = params.plan
@@ -171,11 +197,32 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
         f"model's FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms "
         f"at {params.npu.peak_tflops:g} TFLOP/s each)"
         + (per_npu and f"; {typed} looks like a TFLOP/s per NPU figure (not a time)"),
-        (f"give the iteration time in ms: {per_npu}; else " if per_npu else "")
+        (f"{tokens}; else " if tokens else "")
+        + (f"give the iteration time in ms: {per_npu}; else " if per_npu else "")
         + "check the plan the row resolves to against the run measured: tp "
         f"{p.tp} x pp {p.pp} x dp {p.dp} = {plural(npus, 'NPU')} (too few?), global_batch_size "
         f"{p.global_batch_size} sequences (too many? in sequences, not tokens), an empty cell "
         "taking the model file's value; and that measured_ms is ms per iteration",
+    )
+
+
+def tokens_hint(measured_ms: float, bound: float, params: LLMParams) -> str:
+    """For a ``measured_ms`` below the peak-FLOP/s time ``bound`` (ms) whose plan's
+    ``global_batch_size`` may be in tokens (Megatron-LM counts sequences; papers often quote
+    tokens): the hint, with the sequences those tokens are; "" when it does not apply. It applies
+    when the global batch is at least the sequence length, a whole number of sequences that the
+    plan's micro_batch_size x dp divides, and the time is possible with that batch (the bound
+    scales with the batch: at least ``bound`` x sequences / global_batch_size)."""
+    p, seq = params.plan, params.model.sequence_length
+    gbs = p.global_batch_size
+    if gbs < seq or gbs % seq:
+        return ""
+    n = gbs // seq
+    if n % (p.micro_batch_size * p.dp) or measured_ms < bound * n / gbs:
+        return ""
+    return (
+        f"global_batch_size may be in tokens (it is ≥ the sequence length, {seq:,}): give it in "
+        f"sequences, {gbs:,} tokens / {seq:,} = {n:,}"
     )
 
 
@@ -245,4 +292,5 @@ __all__ = [
     "peak_time_ms",
     "check_measured",
     "tflops_hint",
+    "tokens_hint",
 ]

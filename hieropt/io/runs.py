@@ -13,13 +13,13 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
   runs its collectives by the plan's algorithm, a ``collective_algorithms`` column, default
   ``sequential``), or a whole instance file (its network, cost, those settings and the named groups
-  of its ``[mapping.groups]``). The
-  plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
-  unless the file maps them. The network is sized to the run
-  (:func:`~hieropt.io.run_network.sized_network`): a file of 8 NPUs per node (dimension 0) and
-  nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the outermost dimension resized); a run
-  within the inner dimensions (8 NPUs: one node) drops the outer ones, which carry none of its
-  traffic, and their bandwidths, however many the file has;
+  of its ``[mapping.groups]``, checked against the row's plan: the instance's own workload plays
+  no part). The plan's groups are placed lowest-first (tp, dp, pp,
+  :func:`hieropt.model.groups.place_lowest`) unless the file maps them. The network is sized to the
+  run, an instance file's as any (:func:`~hieropt.io.run_network.sized_network`): a file of 8
+  NPUs per node (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the
+  outermost dimension resized); a run within the inner dimensions (8 NPUs: one node) drops the
+  outer ones, which carry none of its traffic, and their bandwidths, however many the file has;
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
   bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
   comma-separated: ``300;25`` here is ``--bw 300,25``), or only those of the dimensions the run
@@ -56,7 +56,7 @@ from .common import read_text, read_toml
 from .kinds import check_kind
 from .llm import SECTIONS, llm_params, override_path
 from .run_model import check_model_file
-from .run_network import NetworkFile, read_network_file, sized, sized_network
+from .run_network import NetworkFile, read_network_file, run_placement, sized, sized_network
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
 if TYPE_CHECKING:
@@ -100,6 +100,9 @@ class Run:
         measured_ms: the measured iteration time, ms.
         params: the run's model, plan and NPU (the model file with the overrides).
         group, source, name, note: the optional columns ('' when absent).
+        placement: the network file's named groups for this run (an instance file's
+            ``[mapping.groups]`` checked against the row's plan and cut to ``network``:
+            :func:`~hieropt.io.run_network.run_placement`), or None: placed lowest-first.
     """
 
     path: Path
@@ -116,6 +119,7 @@ class Run:
     source: str = ""
     name: str = ""
     note: str = ""
+    placement: dict[str, tuple[int, ...]] | None = field(default=None, repr=False)
 
     @property
     def where(self) -> str:
@@ -434,7 +438,7 @@ def _run(
             # (an instance file: check_model_file says what the column takes)
             models[model] = read_toml(model, "model", "runs model")
         except InputError as e:
-            raise InputError(where, "model", _inner(e), e.fix) from None
+            raise InputError(where, "model", _inner(e), _cell_fix(e, path, row["model"])) from None
     data = models[model]
     check_model_file(data, model, row["model"], path, where)
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
@@ -446,12 +450,20 @@ def _run(
         try:
             networks[net_path] = read_network_file(net_path)
         except InputError as e:
-            raise InputError(where, "network", _inner(e), e.fix) from None
+            raise InputError(
+                where, "network", _inner(e), _cell_fix(e, path, row["network"])
+            ) from None
     net = networks[net_path]
     network = sized_network(net, params.plan.total_npus, where)
+    placement = run_placement(net, params, network, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
-    check_bandwidths(bw, scaleup_gbps(params, data, model), params.npu.name, where)
+    # (the file's outermost dimension is its scale-out network, whatever the run's size: checked
+    # when the run uses it)
+    outer = net.network.n_dims - 1
+    check_bandwidths(
+        bw, scaleup_gbps(params, data, model), params.npu.name, where, outer if outer else None
+    )
     measured = _positive(
         row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
     )
@@ -467,6 +479,7 @@ def _run(
         bw_gbps=bw,
         measured_ms=measured,
         params=params,
+        placement=placement,
         **{k: row.get(k, "") for k in OPTIONAL},
     )
 
@@ -475,6 +488,22 @@ def _inner(e: InputError) -> str:
     """An error of a file a run names, as the problem of the run's cell: ``FILE: FIELD: problem``
     (a path is taken relative to the runs file)."""
     return ": ".join(p for p in (e.source, e.field, e.problem) if p)
+
+
+def _cell_fix(e: InputError, csv_path: Path, value: str) -> str:
+    """The fix of an error reading the file a runs file's cell ``value`` names: for a file not
+    found, what was searched (a relative path is taken from the runs file's folder alone, not
+    the current folder); else the reader's own fix."""
+    if not (e.problem or "").endswith("file not found") or e.source != str(
+        _relative(csv_path, value)
+    ):
+        return e.fix
+    if Path(value).is_absolute():
+        return f"check the path ({value} does not exist)"
+    return (
+        f"check the path: a relative path in a runs file's cell is looked for in the runs file's "
+        f"folder alone ({csv_path.parent.resolve()}), not in the current folder"
+    )
 
 
 def _relative(csv_path: Path, value: str) -> Path:

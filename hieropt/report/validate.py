@@ -65,7 +65,8 @@ def _labels(v: Validation) -> dict[str, str]:
 
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
-    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``
+    measured); a calibration run marked ``(fit)`` (its plan measured at another time: ``(fit,
+    repeat measurement)``), a repeat of an earlier row's run ``(repeat)``
     (both, ``(fit) (repeat)``, for a calibration run given twice), a plan the memory model does not
     fit ``*``. A file is shown by its name, with as many of its folders as tell it from another
     file of the same name (:func:`short_files`)."""
@@ -81,7 +82,8 @@ def rows_table(v: Validation) -> Table:
             justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
         )
     for x in v.rows:
-        mark = " (fit)" * x.in_sample + " (repeat)" * bool(x.repeats)
+        fit = " (fit, repeat measurement)" if x.repeat_measurement else " (fit)"
+        mark = fit * x.in_sample + " (repeat)" * bool(x.repeats)
         t.add_row(
             label[str(x.run.path)],
             str(x.run.line),
@@ -92,6 +94,9 @@ def rows_table(v: Validation) -> Table:
             _pct(x.error, True) + mark,
         )
     notes = ["(fit): a calibration run, left out of the summary"] * any(x.in_sample for x in v.rows)
+    if any(x.repeat_measurement for x in v.rows):
+        notes.append("(fit, repeat measurement): a calibration run's plan measured again, in "
+                     "sample too")
     if any(x.repeats for x in v.rows):
         notes.append("(repeat): the run of an earlier row (the same file or run given twice), "
                      "counted once")
@@ -246,6 +251,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             "error": x.error,
             "calibrated": x.calibrated or None,
             "in_sample": x.in_sample,
+            "repeat_measurement": x.repeat_measurement,
             "repeats": x.repeats or None,
             "fits_memory": x.fits_memory,
         }

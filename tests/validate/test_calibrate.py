@@ -210,7 +210,7 @@ def test_one_plan_measured_far_apart_is_warned_about(tmp_path: Path, factor: flo
     assert r.exit_code == 0, r.output
     warning = (
         f"{path}: line 7 and {path}: line 3 are the same plan measured at {t * factor:,.10g} and "
-        f"{t:,.10g} ms (45% apart, more than 10%): the fit can match neither; check the rows, or "
+        f"{t:,.10g} ms (45% apart, more than 10%): the fit cannot match both; check the rows, or "
         "leave one out"
     )
     assert json.loads(js.read_text())["contradictions"] == ([warning] if warned else [])

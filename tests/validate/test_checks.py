@@ -110,10 +110,61 @@ def test_bandwidths_in_gbit_are_refused_with_the_conversion(tmp_path: Path):
     assert refused(path) == (
         f"{path}: line 14: bw_gbps: dimension 0: 2400 GB/s per NPU is more than 2 x the "
         "A100-SXM-80GB's scale-up bandwidth (300 GB/s per direction): looks like Gb/s "
-        "(/ 8 = 300 GB/s); fix: give GB/s per NPU per direction (a Gb/s link rate / 8, a "
-        "bidirectional figure / 2): 300;25 if every value is Gb/s"
+        "(/ 8 = 300 GB/s); fix: give GB/s per NPU per direction (a Gb/s link rate / 8, the "
+        "datasheet's bidirectional figure / 2): 300;25 if every value is Gb/s"
     )
     assert BANDWIDTH_FACTOR == 2.0
+
+
+@pytest.mark.parametrize("bw, want", [
+    # the A100 datasheet's 600 GB/s is NVLink's 300 per direction both ways: refused at exactly
+    # 2 x (before, only above 2 x: 600 passed and 601 was refused)
+    ("600;25", "dimension 0: 600 GB/s per NPU is 2 x the A100-SXM-80GB's scale-up bandwidth "
+     "(300 GB/s per direction): looks like the datasheet's bidirectional figure; fix: give GB/s "
+     "per NPU per direction: the datasheet's bidirectional figure / 2 = 300 (300;25)"),
+    ("601;25", "dimension 0: 601 GB/s per NPU is more than 2 x the A100-SXM-80GB's scale-up "
+     "bandwidth (300 GB/s per direction): looks like Gb/s (/ 8 = 75.125 GB/s); fix: give GB/s "
+     "per NPU per direction (a Gb/s link rate / 8, the datasheet's bidirectional figure / 2): "
+     "75.125;3.125 if every value is Gb/s"),
+    ("599.9;25", None),
+])
+def test_a_bidirectional_scale_up_figure_is_refused_at_twice_the_scale_up(tmp_path: Path, bw,
+                                                                         want):
+    path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", f"{bw},gpt-530b,105"))
+    if want is None:
+        (run,) = [r for r in read_runs(path) if r.line == 14]
+        assert run.bw_gbps == (599.9, 25.0)
+        return
+    assert refused(path) == f"{path}: line 14: bw_gbps: {want}"
+
+
+@pytest.mark.parametrize("dp, mbs, gbs, ms", [(32, 4, 512, 3600), (4096, 1, 4096, 500)])
+def test_the_scale_out_dimension_is_the_network_files_whatever_the_runs_size(
+        tmp_path: Path, shared_data: Path, dp, mbs, gbs, ms):
+    # LIBRA's 4-dimension network: 4 x 8 x 4 x 32 NPUs (InterChiplet, InterPackage, InterNode,
+    # InterPod)
+    libra = shared_data / "libra" / "network" / "4d_network.yml"
+    # before, the outermost dimension a run used was judged scale-out: on 32 NPUs (dimensions 0
+    # and 1) the InterPackage 250 GB/s was refused as Gb/s, on 4,096 NPUs it passed
+    model = VALIDATION / "models" / "megatron-gpt-a100.toml"
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "name,model,network,bw_gbps,tp,pp,dp,micro_batch_size,global_batch_size,recompute,"
+        f"measured_ms\nr,{model},{libra},225;250;103.5;33.4,1,1,{dp},{mbs},{gbs},full,{ms}\n",
+        encoding="utf-8",
+    )
+    (run,) = read_runs(path)
+    assert run.bw_gbps == (225.0, 250.0, 103.5, 33.4)[: run.network.n_dims]
+    assert run.network.n_dims == (2 if dp == 32 else 4)
+    # the file's outermost dimension at 250 is refused as Gb/s, whatever the run's size
+    path.write_text(path.read_text().replace("103.5;33.4", "103.5;250"), encoding="utf-8")
+    if dp == 32:
+        assert read_runs(path)[0].bw_gbps == (225.0, 250.0)  # (dimension 3 not used)
+    else:
+        assert refused(path).startswith(
+            f"{path}: line 2: bw_gbps: dimension 3 (scale-out): 250 GB/s per NPU is more than "
+            "200 GB/s"
+        )
 
 
 @pytest.mark.parametrize("bw, accepted", [

@@ -1,6 +1,8 @@
-"""A run is in sample when it IS a calibration run, however its row is written: the match is on what
-the row resolves to (model, plan, NPU, precision, network, bandwidths, measured time), the
-calibrated NPU fields and the labels left out; a run that differs in any of those is not."""
+"""A run is in sample when its plan is a calibration run's, however its row is written: the match is
+on what the row resolves to (model, plan, NPU, precision, network, bandwidths), the calibrated NPU
+fields, the labels and the measured time left out (a fit takes rows of one plan as one run: the
+plan measured at another time is a repeat measurement, in sample); a run that differs in any of
+those is not."""
 
 from __future__ import annotations
 
@@ -121,11 +123,31 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
 
 
 @pytest.mark.heavy
-def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
-    # another measured time (1421 ms, not 1420) on the first row
+def test_a_calibration_plan_measured_again_is_in_sample(tmp_path: Path):
+    # another measured time (1421 ms, not 1420) on the first row: the same plan, which the fit
+    # counts as one run with the 1420 ms row; before, out of sample
     path = rewritten(tmp_path, "slower.csv", (",1420,", ",1421,"))
-    assert marks(path, (ONE_NODE,)) == [False, True]
-    assert marks(path) == [False, True]
+    assert marks(path, (ONE_NODE,)) == [True, True]
+    assert marks(path) == [True, True]
+    v = validate([path], calibrate_on=(ONE_NODE,))
+    assert [x.repeat_measurement for x in v.rows] == [True, False]
+    assert [x.counted for x in v.rows] == [False, False]
+    # both times of the plan beside the calibration's own: the 1420 ms row is the calibration
+    # run, 1,900 ms the plan measured again; neither enters the summary
+    lines = ONE_NODE.read_text().splitlines()
+    first = next(t for t in lines if ",1420," in t)
+    both = tmp_path / "calibration" / "both.csv"
+    both.write_text("\n".join([*lines, first.replace(",1420,", ",1900,")]) + "\n")
+    r = runner.invoke(app, ["validate", str(both), "--calibrate-on", str(ONE_NODE)])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("(fit, repeat measurement)") == 2  # the row and the note
+    assert "(fit, repeat measurement): a calibration run's plan measured again, in sample too" \
+        in " ".join(r.stdout.split())  # (the caption wraps)
+    assert "0 runs out of sample" in r.stdout
+
+
+@pytest.mark.heavy
+def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
     # another plan: tp 4 x dp 2, micro-batch 2, instead of tp 8 (the same GPUs, batch, time)
     plan = (",8,1,1,4,4,1f1b,1,selective", ",4,1,2,2,4,1f1b,1,selective")
     path = rewritten(tmp_path, "tp4.csv", plan)

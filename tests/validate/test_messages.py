@@ -155,6 +155,31 @@ def test_a_tflops_figure_typed_as_the_time_gets_the_time_it_implies(tmp_path: Pa
     assert "TFLOP/s per NPU" not in refused(path)
 
 
+def test_a_global_batch_in_tokens_is_hinted_first_beside_seconds(tmp_path: Path):
+    # the 22B one-node run with its 4 sequences written as 8,192 tokens: 2,048 x the FLOPs, 938 s
+    # at the peak, so 1,420 ms "looked like seconds" alone (fix: 1420000)
+    path = narayanan_row(tmp_path, "48,6144,64,24576,8,1,1,4,8192,full,1420")
+    assert refused(path) == (
+        f"{path}: line 2: measured_ms: 1,420 ms is 661 x less than the model's FLOPs take at the "
+        "peak FLOP/s of its 8 NPUs (938,306 ms): looks like seconds, or a global_batch_size in "
+        "tokens; fix: global_batch_size may be in tokens (it is ≥ the sequence length, 2,048): "
+        "give it in sequences, 8,192 tokens / 2,048 = 4; else give the iteration time in ms: "
+        "1420000 for 1420 s"
+    )
+    # 458.2 ms at the peak with 4 sequences (test_checks): 400 ms is too fast for those too, so
+    # no such hint
+    path = narayanan_row(tmp_path, "48,6144,64,24576,8,1,1,4,8192,full,400")
+    assert "tokens;" not in refused(path) and "may be in tokens" not in refused(path)
+    # faster than possible but not 10 x: the hint first, then the plan to check
+    path = narayanan_row(tmp_path, "48,6144,64,24576,8,1,1,4,8192,full,200000")
+    assert refused(path).startswith(
+        f"{path}: line 2: measured_ms: 200,000 ms is faster than physically possible: 4.69 x less "
+        "than the model's FLOPs take at the peak FLOP/s of its 8 NPUs (938,306 ms at 312 TFLOP/s "
+        "each); fix: global_batch_size may be in tokens (it is ≥ the sequence length, 2,048): "
+        "give it in sequences, 8,192 tokens / 2,048 = 4; else check the plan the row resolves to"
+    )
+
+
 def test_runs_of_several_accelerators_name_each_with_its_files(tmp_path: Path):
     # before: "a100-one-node.csv: npu: runs of several accelerators (A100-SXM-80GB, H100-SXM)",
     # naming the A100's file alone

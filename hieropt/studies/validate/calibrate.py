@@ -35,6 +35,7 @@ from .checks import (
     distinct_plans,
     distinct_runs,
 )
+from .identify import check_identifiable, scaled_jacobian
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
 from .search import minimise
@@ -218,7 +219,9 @@ def fit_npu(
             NPU does not have, a run whose row gives a fitted field (the fit would replace its
             value), and what :mod:`~hieropt.studies.validate.checks` refuses: more
             fields than distinct runs, a run whose plan does not fit in memory, a best fit whose
-            mean absolute error exceeds 50 % (with the unit it points at).
+            mean absolute error exceeds 50 % (with the unit it points at); and, at the fit, a
+            field no run depends on or fields the runs do not separate
+            (:func:`~hieropt.studies.validate.identify.check_identifiable`).
     """
     if loss not in LOSSES:
         raise InputError(
@@ -259,6 +262,9 @@ def fit_npu(
     best = predicted(x)
     values = {f.name: float(v) for f, v in zip(fields, x, strict=True)}
     check_fit_quality(runs, best, mape(best, measured), values)
+    lower, upper = [f.lower for f in fields], [f.upper for f in fields]
+    jacobian = scaled_jacobian(predicted, np.asarray(x, dtype=float), lower, upper)
+    check_identifiable(runs, [f.name for f in fields], jacobian, values, distinct_plans(runs))
     npu = runs[0].with_values(tuple(f"npu.{k}={v!r}" for k, v in values.items())).npu
     return Calibration(
         npu=names[0],

@@ -72,7 +72,7 @@ def plan_key(run: Run) -> str:
     for f in CALIBRATED:
         p["npu"].pop(f, None)
     dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
-    where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
+    where = [dims, run.net.settings, run.placement, list(run.bw_gbps)]
     return json.dumps([p, where], sort_keys=True, default=str)
 
 
@@ -154,7 +154,8 @@ def contradictions(runs: Sequence[Run]) -> tuple[str, ...]:
     """One warning per run whose plan (:func:`plan_key`) an earlier run of ``runs`` has, with a
     measured time more than :data:`REPEAT_SPREAD` apart (relative to the smaller), naming both
     lines: ``"runs.csv: line 3 and runs.csv: line 2 are the same plan measured at 16,000 and 11,000
-    ms (45% apart): the fit can match neither; check the rows, or leave one out"``."""
+    ms (45% apart, more than 10%): the fit cannot match both; check the rows, or leave one
+    out"``."""
     first: dict[str, Run] = {}
     out = []
     for r in runs:
@@ -165,7 +166,7 @@ def contradictions(runs: Sequence[Run]) -> tuple[str, ...]:
             out.append(
                 f"{r.where} and {a.where} are the same plan measured at {r.measured_ms:,.10g} and "
                 f"{a.measured_ms:,.10g} ms ({hi / lo - 1:.0%} apart, more than "
-                f"{REPEAT_SPREAD:.0%}): the fit can match neither; check the rows, or leave one out"
+                f"{REPEAT_SPREAD:.0%}): the fit cannot match both; check the rows, or leave one out"
             )
     return tuple(out)
 

@@ -36,7 +36,7 @@ def run_instance(run: Run, params: LLMParams | None = None) -> Instance:
     cost = run.net.cost or unit_cost(run.network)
     try:
         return instance_for(
-            p, run.network, cost, run.net.placement, name=p.workload_name, **run.net.settings
+            p, run.network, cost, run.placement, name=p.workload_name, **run.net.settings
         )
     except InputError as e:
         raise InputError(run.where, e.field, e.problem, e.fix) from None

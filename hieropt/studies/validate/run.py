@@ -7,12 +7,14 @@ runs file's ``group`` column) Spearman's rank correlation of predicted and measu
 measured rank of the predicted-fastest run. With calibration runs, each accelerator's calibration
 parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.calibrate`) and
 applied to the runs of that accelerator (a calibrated file, ``--npu``: its whole accelerator, every
-figure of its ``[params.npu]``, :func:`timed_params`); a run that is also a calibration run (one
-that resolves to the same model, plan, NPU and precision, network, bandwidths and measurement:
-:func:`run_key`, however its row is written) is marked ``in_sample`` and left out of the MAPE, the
-worst error and the groups. A run given twice (the same file twice, or a row that resolves to the
-run of an earlier row, :func:`run_key`) is predicted and shown each time but counted once: the
-repeat is marked ``repeats`` and left out the same way.
+figure of its ``[params.npu]``, :func:`timed_params`); a run whose plan is a calibration run's (one
+that resolves to the same model, plan, NPU and precision, network and bandwidths:
+:func:`~hieropt.studies.validate.checks.plan_key`, however its row is written, whatever its
+measured time: a fit counts rows of one plan as one run) is marked ``in_sample`` (and
+``repeat_measurement`` when its measured time is not one the fit was made on) and left out of the
+MAPE, the worst error and the groups. A run given twice (the same file twice, or a row that
+resolves to the run of an earlier row, :func:`run_key`) is predicted and shown each time but
+counted once: the repeat is marked ``repeats`` and left out the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ...io.runs import Run, read_runs, row_params
 from ...model.memory import memory
 from ...workloads.llm.params import LLMParams
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, check_no_fitted_cells, run_key
+from .checks import CALIBRATED, check_no_fitted_cells, plan_key, run_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -54,6 +56,8 @@ class ValidationRow:
             the memory model.
         repeats: the earlier row this run repeats (``file line N``, the same :func:`run_key`), ''
             for a run's first row; a repeat is left out of the summary.
+        repeat_measurement: an in-sample run whose plan is a calibration run's but whose
+            measured time is none of that plan's calibration rows' (the plan measured again).
     """
 
     run: Run
@@ -62,6 +66,7 @@ class ValidationRow:
     in_sample: bool = False
     fits_memory: bool = True
     repeats: str = ""
+    repeat_measurement: bool = False
 
     @property
     def counted(self) -> bool:
@@ -124,9 +129,11 @@ def predict_runs(
     """Each run's prediction, with the calibration of its accelerator applied where there is one
     (:func:`timed_params`: a calibrated file's whole accelerator, a fit made here its values).
 
-    A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
-    on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
-    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`). A run whose
+    A run is ``in_sample`` when its plan (:func:`~hieropt.studies.validate.checks.plan_key`,
+    the measured time left out) is one of ``fitted_on``'s (the runs ``calibrations`` were fitted
+    on) or, timed with its accelerator's shipped catalog default, one of the runs' that default was
+    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`); with a
+    measured time none of those rows has, it is a ``repeat_measurement`` too. A run whose
     :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
 
     Raises:
@@ -135,8 +142,8 @@ def predict_runs(
             run whose row gives a field its accelerator's calibration fits (the fitted value
             would replace the cell's)."""
     fits = one_per_accelerator(calibrations)
-    seen = {run_key(r) for r in fitted_on}
-    defaults: dict[Path, set[str]] = {}
+    seen = _keys(fitted_on)
+    defaults: dict[Path, tuple[set[str], set[str]]] = {}
     first: dict[str, str] = {}
     out = []
     for r in runs:
@@ -148,11 +155,25 @@ def predict_runs(
         t = predict_ms(r, params=p)
         room = memory(p).fits
         key = run_key(r)
-        fit = key in seen or (c is None and key in _default_keys(r, defaults))
+        plan = plan_key(r)
+        if plan in seen[0]:
+            plans, measured = seen
+        elif c is None:  # (timed with the catalog default: the runs it was fitted on)
+            plans, measured = _default_keys(r, defaults)
+        else:
+            plans, measured = set(), set()
+        fit = plan in plans
+        again = fit and key not in measured
         repeats = first.get(key, "")
         first.setdefault(key, f"{r.path} line {r.line}")
-        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats))
+        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats, again))
     return out
+
+
+def _keys(runs: Sequence[Run]) -> tuple[set[str], set[str]]:
+    """The :func:`~hieropt.studies.validate.checks.plan_key` and the :func:`run_key` of each of
+    ``runs``."""
+    return {plan_key(r) for r in runs}, {run_key(r) for r in runs}
 
 
 def one_per_accelerator(calibrations: Sequence[Calibration]) -> dict[str, Calibration]:
@@ -241,14 +262,16 @@ def recorded_differences(
     return tuple(out.values())
 
 
-def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
-    """The :func:`run_key` of the runs the catalog default timing ``run`` was fitted on (empty
-    for none); each runs file read once into ``known``."""
+def _default_keys(
+    run: Run, known: dict[Path, tuple[set[str], set[str]]]
+) -> tuple[set[str], set[str]]:
+    """The plan and run keys (:func:`_keys`) of the runs the catalog default timing ``run`` was
+    fitted on (empty for none); each runs file read once into ``known``."""
     path = default_runs_file(run.params.npu)
     if path is None:
-        return set()
+        return set(), set()
     if path not in known:
-        known[path] = {run_key(r) for r in read_runs(path)}
+        known[path] = _keys(read_runs(path))
     return known[path]
 
 
