@@ -63,6 +63,7 @@ ORDER = (
     "performance_per_cost",
     "cheapest",
     "fixed_plan",
+    "catalog_knee",
     "catalog",
 )
 """The alternatives' order on the page (those present)."""
@@ -348,8 +349,8 @@ def recommend(alternatives: list[Alternative], within: float,
               asked: Asked | None = None) -> tuple[str, str]:
     """(key, why) of the recommended alternative: the optimum of the objective asked with
     ``--objective`` (``asked``, when given and on the page), else the cheapest run when $ per run
-    is known, else the knee (none when ``within`` is 0), else the fastest, else the first of
-    ``alternatives``."""
+    is known, else the knee in a parts catalog's whole parts (a design that can be bought), else
+    the knee (none when ``within`` is 0), else the fastest, else the first of ``alternatives``."""
     keys = {a.key: a for a in alternatives}
     pct = f"{within * 100:g} %"
     if asked is not None and asked.given and asked.answer in keys:
@@ -367,6 +368,12 @@ def recommend(alternatives: list[Alternative], within: float,
         return "min_run_cost", lead + (
             "the least $ per training run (run time x the whole cluster's cost rate); the "
             "accelerators are paid for every hour the training takes"
+        )
+    if "catalog_knee" in keys:
+        return "catalog_knee", lead + (
+            f"the cheapest design in the catalog's whole parts within {pct} of the catalog's "
+            "fastest (buildable: the continuous knee's bandwidths are not all catalog parts; the "
+            "$ per run is unknown: give a [cluster] section and a token budget to rank by it)"
         )
     if "knee" in keys:
         return "knee", lead + (

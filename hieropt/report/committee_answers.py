@@ -290,7 +290,7 @@ def procurement_alternatives(
         missing.append(Missing("cheapest", "cheapest network", "no Pareto front"))
     if catalog is not None:
         alts += _catalog(instance, catalog, missing, time_limit_s,
-                         label("catalog", "performance"), cap, budget)
+                         label("catalog", "performance"), cap, budget, within)
     return with_workloads(given, instance, alts, time_limit_s), missing
 
 
@@ -321,8 +321,12 @@ def with_workloads(given: Instance, instance: Instance, alts: list[Alternative],
 
 def _catalog(
     instance: Instance, catalog: Any, missing: list[Missing], time_limit_s: float, label: str,
-    cap: float | None, budget: float | None,
+    cap: float | None, budget: float | None, within: float = 0.0,
 ) -> list[Alternative]:
+    """The catalog's fastest design in whole parts and, with ``within`` > 0, its knee in whole
+    parts (:func:`hieropt.studies.knee.provision_knee`: the cheapest buildable design within
+    ``within`` of that time, what ``hieropt provision --within`` prints), or their reasons in
+    ``missing``."""
     from ..solvers.provision import provision
 
     try:
@@ -335,7 +339,7 @@ def _catalog(
     how = (f"catalog {p.catalog}: {p.method} (bill of materials' cost and power; its $ are the "
            "catalog's parts, the other columns' the cost model's $ per GB/s: compare its time, "
            "not its $, with theirs)")
-    return [
+    out = [
         alternative(
             instance,
             "catalog",
@@ -350,6 +354,31 @@ def _catalog(
             budget_usd=budget,
         )
     ]
+    if within > 0:
+        out += _catalog_knee(instance, catalog, p, within, missing, cap, budget)
+    return out
+
+
+def _catalog_knee(instance: Instance, catalog: Any, fastest: Any, within: float,
+                  missing: list[Missing], cap: float | None,
+                  budget: float | None) -> list[Alternative]:
+    """The knee in the catalog's whole parts beside its ``fastest`` design (a provisioning
+    answer), or [] with the reason in ``missing``."""
+    from ..studies.knee import provision_knee
+
+    pct = f"{within * 100:g} %"
+    name = f"knee in whole parts, cheapest within {pct}"
+    try:
+        k = provision_knee(instance, catalog, fastest, within)
+    except HieroptError as e:
+        missing.append(Missing("catalog_knee", name, str(e)))
+        return []
+    p = k.knee
+    how = (f"the cheapest design in the catalog's whole parts within {pct} of its fastest "
+           f"({p.method}; the catalog's $, as its fastest column)")
+    return [alternative(instance, "catalog_knee", name, how, p.bw_gbps, p.iteration_time_ns,
+                        p.network_cost_usd, p.power_w, objective="min_cost",
+                        max_time_ns=k.fastest_ns * (1 + within), budget_usd=budget)]
 
 
 WORKLOADS_NOTE = (

@@ -33,6 +33,7 @@ COLORS = {
     "performance_per_cost": "#e08214",
     "cheapest": "#8c510a",
     "fixed_plan": "#4d4d4d",
+    "catalog_knee": "#35978f",
     "catalog": "#01665e",
 }
 """The colour of each alternative's point on the plot."""

@@ -275,6 +275,30 @@ def test_catalog_column_of_an_instance(tmp_path):
     assert "kW" in (tmp_path / "out" / "report.html").read_text()
 
 
+def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp_path):
+    """--catalog on gpt3-plan-4d: the continuous knee (7.6 GB/s scale-out, $7.2M) is no catalog
+    design (the smallest scale-out part is 25 GB/s per NPU); the page recommends the knee in whole
+    parts, the design `hieropt provision --within 1%` prints ($15,344,640, 0.64 % slower than the
+    catalog's fastest)."""
+    plan = REPO / "instances" / "gpt3-plan-4d.toml"
+    catalog = REPO / "catalogs" / "example-4d.toml"
+    r = run("report", plan, "--catalog", catalog, "-o", tmp_path / "out", "--points", "3",
+            "--json", "-")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["recommended"] == "catalog_knee"
+    assert data["why"].startswith("the cheapest design in the catalog's whole parts within 1 %")
+    knee, fastest = alt(data, "catalog_knee"), alt(data, "catalog")
+    assert knee["network_cost_usd"] == pytest.approx(15_344_640, abs=1)
+    assert knee["iteration_time_ns"] <= fastest["iteration_time_ns"] * 1.01
+    assert knee["iteration_time_ns"] / fastest["iteration_time_ns"] - 1 == pytest.approx(
+        0.0064, abs=5e-5)
+    p = run("provision", plan, "--catalog", catalog, "--within", "1%", "--json", "-")
+    assert p.exit_code == 0, p.output
+    assert json.loads(p.stdout)["knee"]["knee_usd"] == pytest.approx(knee["network_cost_usd"],
+                                                                     rel=1e-12)
+
+
 def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_json):
     """The first of a `codesign --catalog` shortlist is the whole-parts column: its catalog cost,
     time and power, with its row's plan (and so its row's MFU at the shortlist's time)."""
