@@ -20,7 +20,8 @@ import numpy as np
 
 from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from .io.catalog import read_catalog as load_catalog
-from .io.instance import as_instance, load_instance, load_libra
+from .io.instance import as_instance, load_instance
+from .io.libra_instance import load_libra
 from .io.llm import read_llm
 from .model import timing
 from .model.catalog import Catalog

@@ -587,7 +587,7 @@ def load_instance_args(
             "workload's "
             f"header implies the mapping (missing: {', '.join(missing)})",
         )
-    from ..io.instance import load_libra
+    from ..io.libra_instance import load_libra
 
     inst = load_libra(network, workload, communicator, cost, constraint or [])
     inputs_read()

@@ -531,7 +531,7 @@ def simulate_allocations(
         InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified
             optimum, or a failed run.
     """
-    from ..solvers.objectives import SolveOptions, solve
+    from ..solvers.objectives import solve
     from .heuristics import equal_split, traffic_proportional
 
     instance, _ = hours_weighted(instance)  # (as solve: shares of hours -> weights)
@@ -546,7 +546,7 @@ def simulate_allocations(
         allocations = [("given", "--bw", list(bw_gbps))]
         notes: list[str] = []
     else:
-        sol = solve(instance, options=SolveOptions(cheapest_design=True)).raise_for_status()
+        sol = solve(instance).raise_for_status()
         if not sol.success:
             raise SolverError(
                 f"no certified optimum to simulate ({sol.status.value}: {sol.message})"

@@ -347,7 +347,7 @@ def test_libra_flags_report_a_missing_file_before_numpy(tmp_path: Path, bad: str
     """``solve --network ... --cost ...``: a missing LIBRA file (or a folder given for it) is
     reported as the full reader reports it, before numpy loads."""
     from hieropt.errors import InputError
-    from hieropt.io.instance import load_libra
+    from hieropt.io.libra_instance import load_libra
 
     d = shared_data / "libra"
     files = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hieropt.io.instance import load_libra
+from hieropt.io.libra_instance import load_libra
 from hieropt.model.timing import evaluate
 
 BW = [200.0, 150.0, 100.0, 50.0]
