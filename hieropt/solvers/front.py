@@ -161,7 +161,8 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
                      f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
                      "network)")
     else:
-        target = tie_break_target_ns(fastest.upper, fastest.lower, REL_GAP)
+        target = tie_break_target_ns(fastest.upper, fastest.lower, REL_GAP,
+                                     core.instance.max_iteration_time_ns)
         k_hi = core.min_cost(target, fastest.bw, rel_gap).upper
         least = (fmt_relative(fastest.upper) if core.instance.relative_time
                  else f"{fastest.upper:,.1f} ns")

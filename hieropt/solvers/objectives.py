@@ -240,9 +240,6 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
     if route.complete:
         return sol
-    if o.cheapest_design and obj == "performance" and sol.success:
-        shown, _ = solve_fastest_cheapest(instance, time_limit_s)
-        sol = replace(shown, solve_seconds=time.perf_counter() - start)
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
@@ -261,7 +258,27 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
         again = partial(solve, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s))
         sol = with_sensitivity(instance, tm, sol, again, time_limit_s, o.sensitivity_ranges)
         sol = replace(sol, solve_seconds=time.perf_counter() - start)
+    if o.cheapest_design and obj == "performance" and sol.success:
+        sol = _at_cheapest_design(instance, sol, time_limit_s, start)
     return sol
+
+
+def _at_cheapest_design(instance: Instance, sol: Solution, time_limit_s: float,
+                        start: float) -> Solution:
+    """The performance optimum ``sol`` of ``instance`` at the cheapest of the equally fast designs
+    (:func:`solve_fastest_cheapest`), keeping ``sol``'s sensitivity (of the optimal time: the
+    constraints and bounds that bind at the optimum, whichever of its designs is shown) and,
+    with several workloads, each one's time on the design shown."""
+    shown, _ = solve_fastest_cheapest(instance, time_limit_s)
+    portfolio = sol.portfolio
+    if portfolio is not None:
+        within = portfolio.optima_within_budget
+        portfolio = portfolio_of(instance, shown.bw_gbps, own_optima(
+            instance, REL_GAP, time_limit_s, within_budget=within), within_budget=within)
+    return replace(shown, sensitivity=sol.sensitivity, portfolio=portfolio,
+                   notes=tuple(dict.fromkeys(shown.notes + tuple(
+                       n for n in sol.notes if n.startswith("sensitivity")))),
+                   solve_seconds=time.perf_counter() - start)
 
 
 def _gap(rel_gap: float | None, obj: str) -> float:
@@ -339,7 +356,8 @@ def solve_fastest_cheapest(instance: Instance,
 def _tie_break_target(sol: Solution) -> float:
     """The time target of the tie-break after the performance optimum ``sol``
     (:func:`~hieropt.solvers.procurement.tie_break_target_ns` of its time and proven bound)."""
-    return tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP)
+    cap = sol.instance.max_iteration_time_ns if sol.instance is not None else None
+    return tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP, cap)
 
 
 def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
@@ -381,7 +399,8 @@ def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: f
         if res.bw is None:
             return None
         fast = evaluate(instance, res.bw).iteration_time_ns
-        return tie_break_target_ns(fast, res.lower, REL_GAP) if fast > 0 else None
+        cap = instance.max_iteration_time_ns
+        return tie_break_target_ns(fast, res.lower, REL_GAP, cap) if fast > 0 else None
 
     res, counts, cheap, cost_counts = fastest_then_cheapest(instance, tm, time_limit_s, REL_GAP,
                                                             target_of)

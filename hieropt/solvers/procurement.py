@@ -64,15 +64,20 @@ def equally_fast(of: str) -> str:
     return f"within {FASTEST_SLACK:g} of {of}" if FASTEST_SLACK else f"as fast as {of}"
 
 
-def tie_break_target_ns(fastest_ns: float, lower_ns: float, rel_gap: float) -> float:
+def tie_break_target_ns(fastest_ns: float, lower_ns: float, rel_gap: float,
+                        cap_ns: float | None = None) -> float:
     """The time target of the tie-break among equally fast designs: the fastest design's time
     ``fastest_ns`` within :data:`FASTEST_SLACK`, and no more than ``lower_ns`` / (1 - ``rel_gap``),
     the slowest time still proven within the gap target ``rel_gap`` of the optimum (``lower_ns``
     the proven lower bound on it); never below ``fastest_ns`` (the fastest design meets it). Every
     design meeting it is as certified as the fastest one: (T - lower) / T <= ``rel_gap`` when the
-    fastest design's own gap is. The units of ``fastest_ns`` (ns, or the relative time of shares of
-    hours)."""
-    return max(fastest_ns, min(fastest_ns * (1 + FASTEST_SLACK), lower_ns / (1 - rel_gap)))
+    fastest design's own gap is; and no more than the instance's time target ``cap_ns`` (None:
+    none), which the fastest design meets. The units of ``fastest_ns`` (ns, or the relative time
+    of shares of hours)."""
+    target = min(fastest_ns * (1 + FASTEST_SLACK), lower_ns / (1 - rel_gap))
+    if cap_ns is not None:
+        target = min(target, cap_ns)
+    return max(fastest_ns, target)
 
 
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,

@@ -501,7 +501,8 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
     def target_of(res: OAResult) -> float | None:
         if res.bw is None or res.status is not Status.OPTIMAL:
             return None
-        return tie_break_target_ns(float(tm.time_ns(res.bw)), res.lower, case.rel_gap)
+        return tie_break_target_ns(float(tm.time_ns(res.bw)), res.lower, case.rel_gap,
+                                   inst.max_iteration_time_ns)
 
     res, fast_counts, cheap, cost_counts = fastest_then_cheapest(
         inst, tm, case.time_limit_s, min(case.rel_gap, REL_GAP), target_of)

@@ -188,7 +188,7 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
     ($) are known: one certified ``min_cost`` solve with the target (1 + ``within``) x
     ``bound_ns``. Measured from the bound, the knee's time is within ``within`` of the optimum
     wherever the optimum lies inside the proven gap, and never above (1 + ``within``) x the
-    fastest time printed.
+    fastest time printed; and never above the instance's time target when it has one.
 
     Raises:
         InputError: ``within`` not in (0, 1).
@@ -199,6 +199,8 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
     check_within(within)
     instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     target = (fastest_ns if bound_ns is None else min(bound_ns, fastest_ns)) * (1 + within)
+    if instance.max_iteration_time_ns is not None:  # (the buyer's time target holds the knee too)
+        target = max(min(target, instance.max_iteration_time_ns), fastest_ns)
     options = SolveOptions(max_iteration_time_ns=target, time_limit_s=time_limit_s)
     sol = solve(instance, "min_cost", options=options).raise_for_status()
     return Knee(within, fastest_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol,
