@@ -10,7 +10,15 @@ from typing import Annotated
 import typer
 
 from ..names import OBJECTIVES
-from .common import console, error_console, error_line, fail, to_stdout, write_json
+from .common import (
+    check_output_file,
+    console,
+    error_console,
+    error_line,
+    fail,
+    to_stdout,
+    write_json,
+)
 from .numbers import parse_amount, parse_time_ns
 from .options import BudgetOpt, MaxTimeOpt
 from .outputs import interrupt_note, sweep_where
@@ -117,6 +125,7 @@ def explore_command(
     interrupt_note(sweep_where(out))
     out_console = err if to_stdout(json_out) else console(160)
     try:
+        check_output_file(json_out, "--json")  # (before the sweep: a path that cannot be written)
         max_time_ns, budget_usd = (
             parse_time_ns(max_time, "--max-time"),
             parse_amount(budget, "--budget"),

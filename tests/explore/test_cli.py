@@ -169,3 +169,15 @@ def test_cli_json_reports_throughput_per_core(tmp_path):
     to_stdout = runner.invoke(app, ["explore", str(space), "--workers", "1", "--json", "-"])
     assert to_stdout.exit_code == 0
     assert json.loads(to_stdout.stdout)["throughput"]["certified"] == 14  # tables went to stderr
+
+
+def test_a_json_path_in_a_missing_folder_is_refused_before_the_sweep(tmp_path):
+    """``--json`` into a folder that does not exist: exit 2 before any solve (not after the whole
+    sweep, with nothing kept)."""
+    from tests.cli.util import error_line, run
+
+    target = tmp_path / "missing" / "x.json"
+    r = run("explore", REPO / "spaces" / "gpt3-4096.toml", "--workers", "1", "--json", target)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: --json {target}: the folder {target.parent} does not exist; "
+                             "fix: create the folder first, or give a path in an existing folder")
