@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -121,19 +121,22 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
     instance, hours_note = hours_weighted(instance, time_limit_s)  # (as solve)
     with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
         front, notes = _points(core, points, SUB_GAP, spacing, progress)
+    options = SolveOptions(time_limit_s=time_limit_s)
+    try:  # (the design solve prints: the cheapest of the equally fast ones)
+        fastest = solve(instance, "performance",
+                        options=replace(options, cheapest_design=True)).raise_for_status()
+    except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
+        if e.kind != "unbounded":
+            raise
+        fastest = None
+    if fastest is not None and front:
+        front = _ending_at(front, fastest)
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:
             raise SolverError("independent verification of a front point failed: "
                               + "; ".join(cert.problems))
     seconds = time.perf_counter() - start
-    options = SolveOptions(time_limit_s=time_limit_s)
-    try:
-        fastest = solve(instance, "performance", options=options).raise_for_status()
-    except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
-        if e.kind != "unbounded":
-            raise
-        fastest = None
     try:
         best = solve(instance, "performance_per_cost", options=options).raise_for_status()
     except NoSolutionError as e:
@@ -141,6 +144,20 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         notes.append(f"no performance-per-cost optimum: {e}")
     unit = objective_unit("performance", instance.relative_time)
     return Front(tuple(front), fastest, best, tuple(notes) + hours_note, seconds, core.lps, unit)
+
+
+def _ending_at(front: list[FrontPoint], fastest: Solution) -> list[FrontPoint]:
+    """``front`` whose last point, the cheapest of the equally fast designs, is the design
+    ``hieropt solve`` prints (``fastest``, the same definition solved once more: the two solves'
+    designs may differ in the last digits of the fastest time), at its own cost as the budget."""
+    last = front[-1]
+    if fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
+        return front  # (the front was cut below the fastest network: no upper limit)
+    end = FrontPoint(fastest.network_cost_usd, np.asarray(fastest.bw_gbps, dtype=float),
+                     fastest.iteration_time_ns, fastest.network_cost_usd,
+                     min(fastest.objective_bound, fastest.iteration_time_ns), fastest.gap,
+                     last.usd_per_ms)
+    return [*front[:-1], end]
 
 
 def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
