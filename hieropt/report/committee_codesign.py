@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any
 
 from ..model.run import RunFigures, figures
+from ..solvers.procurement import FASTEST_SLACK
 from .committee import (
     Alternative,
     Committee,
@@ -155,7 +156,11 @@ def codesign_alternatives(
             npus,
         )
     ]
-    fastest = min(rows, key=lambda r: (r["iteration_time_ns"], r["network_cost_usd"]))
+    # (rows within the gap target of the least time are equally fast: the cheapest of them, as
+    # the search ranks them)
+    least = min(r["iteration_time_ns"] for r in rows)
+    fastest = min((r for r in rows if r["iteration_time_ns"] <= least * (1 + FASTEST_SLACK)),
+                  key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
     alts.append(
         _row_alt(
             "fastest", "fastest", f"the least iteration time {among}", fastest, fig(fastest), npus
