@@ -149,11 +149,13 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
 def _ending_at(front: list[FrontPoint], fastest: Solution) -> list[FrontPoint]:
     """``front`` whose last point, the cheapest of the equally fast designs, is the design
     ``hieropt solve`` prints (``fastest``, the same definition solved once more: the two solves'
-    designs may differ in the last digits of the fastest time), at its own cost as the budget."""
+    designs may differ in the last digits of the fastest time), its budget the front's last (or its
+    own cost, when a hair above: the budgets stay in ascending order)."""
     last = front[-1]
     if fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
         return front  # (the front was cut below the fastest network: no upper limit)
-    end = FrontPoint(fastest.network_cost_usd, np.asarray(fastest.bw_gbps, dtype=float),
+    budget = max(last.budget_usd, fastest.network_cost_usd)
+    end = FrontPoint(budget, np.asarray(fastest.bw_gbps, dtype=float),
                      fastest.iteration_time_ns, fastest.network_cost_usd,
                      min(fastest.objective_bound, fastest.iteration_time_ns), fastest.gap,
                      last.usd_per_ms)
