@@ -69,6 +69,10 @@ KINDS: dict[str, tuple[str, str]] = {
                       "give it to solve with the LIBRA flags: `hieropt solve --workload {file} "
                       "--network N.yml --cost C.yml`"),
     "runs": ("a runs CSV", "run `hieropt validate {file}` (or `hieropt calibrate {file}`)"),
+    "codesign result": ("a co-design result (the JSON `hieropt codesign --json` writes)",
+                        "give it to the committee page: `hieropt report {file}`"),
+    "json answer": ("an answer hieropt wrote (--json)", "give the command the input it was "
+                    "made from (an instance, a space, a model or a runs file)"),
 }
 """Every kind of input file: its name with its article (for ``FILE is ...``) and the fix (the
 command or flag it belongs to; ``{file}``: the file as given)."""
@@ -200,6 +204,23 @@ def _yaml_kind(text: str) -> str | None:
     return None
 
 
+def _json_kind(text: str) -> str | None:
+    """``"codesign result"`` or ``"json answer"`` for a JSON object (hieropt's ``--json``
+    outputs), else None."""
+    body = text.removeprefix("\ufeff").lstrip()
+    if not body.startswith("{"):
+        return None
+    import json
+
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return "codesign result" if {"best", "ranking"} <= set(data) else "json answer"
+
+
 def file_kind(text: str, data: dict[str, Any] | None = None) -> str | None:
     """The kind (a key of :data:`KINDS`) of a file whose text is ``text`` (``data``: its parsed
     TOML table or YAML mapping, when the reader has it), or None when it is not recognised.
@@ -215,6 +236,8 @@ def file_kind(text: str, data: dict[str, Any] | None = None) -> str | None:
     kind = toml_kind(data) if data else None
     if kind is not None:
         return kind
+    if (json_kind := _json_kind(text)) is not None:
+        return json_kind
     first = _first_line(text)
     if _is_workload_text(first):
         return "workload text"

@@ -165,3 +165,19 @@ def test_libra_flags_given_files_of_other_kinds():
         f"error: {cost} is a LIBRA cost model YAML, not a LIBRA communicator YAML; fix: give it "
         f"to solve with the LIBRA flags: `hieropt solve --network N.yml --workload W.txt --cost "
         f"{cost}`")
+
+
+@pytest.mark.parametrize(("text", "args", "line"), [
+    ('{"best": {"id": "a"}, "ranking": []}', ("solve",),
+     "is a co-design result (the JSON `hieropt codesign --json` writes), not an instance; fix: "
+     "give it to the committee page: `hieropt report {f}`"),
+    ('{"status": "optimal", "objective": "performance"}', ("codesign",),
+     "is an answer hieropt wrote (--json), not a co-design space; fix: give the command the "
+     "input it was made from (an instance, a space, a model or a runs file)"),
+])
+def test_hieropts_own_json_answers_are_named(tmp_path, text, args, line):
+    f = tmp_path / "answer.json"
+    f.write_text(text)
+    r = run(*args, f)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {f} " + line.format(f=f)
