@@ -488,3 +488,24 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
     if ": " in msg and field is None:
         field, msg = msg.split(": ", 1)
     return InputError(source, field, msg, fix)
+
+
+def check_settings(path: str | Path, data: dict[str, Any]) -> None:
+    """Refuse a ``collectives_in_flight`` other than 1 in the network or instance file ``path``
+    (parsed ``data``): the model runs one collective at a time (1, ASTRA-sim's behaviour) or,
+    without the key, lets the overlapped collectives all run at once, sharing each dimension's
+    bandwidth; no other number is modelled.
+
+    Raises:
+        InputError: naming the file, the key, the reason and the fix.
+    """
+    v = data.get("collectives_in_flight")
+    if "collectives_in_flight" in data and (v != 1 or isinstance(v, bool)):
+        raise InputError(
+            path,
+            "collectives_in_flight",
+            f"{v!r} is not modelled: 1 runs one collective at a time (ASTRA-sim's behaviour); "
+            "without the key, the collectives that overlap all run at once, sharing each "
+            "dimension's bandwidth; no other number of collectives in flight is modelled",
+            "set collectives_in_flight = 1, or remove it",
+        )

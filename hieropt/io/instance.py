@@ -37,6 +37,7 @@ from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS, close_name
 from ..spec.base import text_for_number
 from .common import (
+    check_settings,
     path_argument,
     read_toml,
     referenced_file,
@@ -242,6 +243,7 @@ def load_instance(path: str | Path) -> Instance:
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
+    check_settings(src, data)  # (collectives_in_flight: the one value modelled, with the reason)
     extra = {
         k: data[k]
         for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..units import plural
-from .common import read_toml, unknown_key_error, validation_error
+from .common import check_settings, read_toml, unknown_key_error, validation_error
 
 if TYPE_CHECKING:
     from ..spec import CostModel, Network
@@ -156,27 +156,6 @@ def _check_network_table(path: Path, value: Any, keys: tuple[str, ...]) -> None:
                 "key written below the [network] line belongs to that table)",
                 f"move {k} = {value[k]!r} above the [network] line",
             )
-
-
-def check_settings(path: Path, data: dict[str, Any]) -> None:
-    """Refuse a ``collectives_in_flight`` other than 1 in the network or instance file ``path``
-    (parsed ``data``): the model runs one collective at a time (1, ASTRA-sim's behaviour) or,
-    without the key, lets the overlapped collectives all run at once, sharing each dimension's
-    bandwidth; no other number is modelled.
-
-    Raises:
-        InputError: naming the file, the key, the reason and the fix.
-    """
-    v = data.get("collectives_in_flight")
-    if "collectives_in_flight" in data and (v != 1 or isinstance(v, bool)):
-        raise InputError(
-            path,
-            "collectives_in_flight",
-            f"{v!r} is not modelled: 1 runs one collective at a time (ASTRA-sim's behaviour); "
-            "without the key, the collectives that overlap all run at once, sharing each "
-            "dimension's bandwidth; no other number of collectives in flight is modelled",
-            "set collectives_in_flight = 1, or remove it",
-        )
 
 
 def _mapping_groups(value: Any, network: Network, src: str) -> dict[str, tuple[int, ...]] | None:
@@ -343,7 +322,6 @@ __all__ = [
     "NetworkFile",
     "read_network_file",
     "run_placement",
-    "check_settings",
     "TOP_LEVEL",
     "sized",
     "sized_network",

@@ -898,3 +898,20 @@ def test_a_model_file_given_as_a_space_is_named_so():
         f"instance file, or the workload of a [[workloads]] entry), or use hieropt workload show "
         f"{cnn}"
     )
+
+
+def test_collectives_in_flight_other_than_one_says_why(tmp_path):
+    """An instance file with ``collectives_in_flight = 2`` is refused with the reason (only 1 or
+    the key left out is modelled), as a runs file's network is, not pydantic's "Input should
+    be 1"."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    p = tmp_path / "cif.toml"
+    p.write_text(text.replace('objective = "performance"',
+                              'objective = "performance"\ncollectives_in_flight = 2', 1))
+    r = run("evaluate", p, "--bw", "250,125,75,50")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: collectives_in_flight: 2 is not modelled: 1 runs one collective at a time "
+        "(ASTRA-sim's behaviour); without the key, the collectives that overlap all run at once, "
+        "sharing each dimension's bandwidth; no other number of collectives in flight is "
+        "modelled; fix: set collectives_in_flight = 1, or remove it")
