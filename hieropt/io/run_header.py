@@ -86,6 +86,15 @@ def csv_records(path: Path, text: str) -> Iterator[tuple[int, int, list[str]]]:
 
 
 def check_header(path: Path, line: int, header: list[str]) -> None:
+    """Refuse the header row ``header`` (column names, stripped) of the runs file ``path`` at
+    ``line`` unless it is a runs file's: comma-separated, every column of :data:`REQUIRED`
+    (a near name or a time in another unit named as such), and every other column a run's
+    description (:data:`OPTIONAL`) or a model, plan, NPU or precision field (a paper's name for one,
+    :data:`ALIASES`, named with the field's key).
+
+    Raises:
+        InputError: one line naming the file, the line, the column and the fix.
+    """
     where = f"{path}: line {line}"
     _check_separator(where, header)
     for col in REQUIRED:

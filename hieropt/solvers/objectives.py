@@ -240,15 +240,7 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
     if route.complete:
         return sol
-    if skipped or hours_note:
-        sol = replace(sol, notes=sol.notes + hours_note + skipped)
-    if o.portfolio and len(instance.jobs) > 1 and sol.success:
-        # (with shares of hours, the optima of the weights: without the budget)
-        within = not instance.relative_time
-        optima = own_optima(instance, REL_GAP, time_limit_s, within_budget=within)
-        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima,
-                                                  within_budget=within),
-                      solve_seconds=time.perf_counter() - start)
+    routed = sol.notes
     if sensitivity and sol.success and obj == "min_run_cost":
         sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for min_run_cost (the "
                                               "run's time and $ are in the run figures)",))
@@ -257,28 +249,27 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
 
         again = partial(solve, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s))
         sol = with_sensitivity(instance, tm, sol, again, time_limit_s, o.sensitivity_ranges)
-        sol = replace(sol, solve_seconds=time.perf_counter() - start)
     if o.cheapest_design and obj == "performance" and sol.success:
-        sol = _at_cheapest_design(instance, sol, time_limit_s, start)
-    return sol
+        sol = _at_cheapest_design(instance, sol, sol.notes[len(routed):], time_limit_s)
+    if skipped or hours_note:
+        sol = replace(sol, notes=sol.notes + hours_note + skipped)
+    if o.portfolio and len(instance.jobs) > 1 and sol.success:
+        # (with shares of hours, the optima of the weights: without the budget)
+        within = not instance.relative_time
+        optima = own_optima(instance, REL_GAP, time_limit_s, within_budget=within)
+        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima,
+                                                  within_budget=within))
+    return replace(sol, solve_seconds=time.perf_counter() - start)
 
 
-def _at_cheapest_design(instance: Instance, sol: Solution, time_limit_s: float,
-                        start: float) -> Solution:
+def _at_cheapest_design(instance: Instance, sol: Solution, sensitivity_notes: tuple[str, ...],
+                        time_limit_s: float) -> Solution:
     """The performance optimum ``sol`` of ``instance`` at the cheapest of the equally fast designs
-    (:func:`solve_fastest_cheapest`), keeping ``sol``'s sensitivity (of the optimal time: the
-    constraints and bounds that bind at the optimum, whichever of its designs is shown) and,
-    with several workloads, each one's time on the design shown."""
+    (:func:`solve_fastest_cheapest`), keeping ``sol``'s sensitivity and its ``sensitivity_notes``
+    (of the optimal time: the constraints and bounds that bind at the optimum, whichever of its
+    designs is shown); the notes on the design are the shown design's."""
     shown, _ = solve_fastest_cheapest(instance, time_limit_s)
-    portfolio = sol.portfolio
-    if portfolio is not None:
-        within = portfolio.optima_within_budget
-        portfolio = portfolio_of(instance, shown.bw_gbps, own_optima(
-            instance, REL_GAP, time_limit_s, within_budget=within), within_budget=within)
-    return replace(shown, sensitivity=sol.sensitivity, portfolio=portfolio,
-                   notes=tuple(dict.fromkeys(shown.notes + tuple(
-                       n for n in sol.notes if n.startswith("sensitivity")))),
-                   solve_seconds=time.perf_counter() - start)
+    return replace(shown, sensitivity=sol.sensitivity, notes=shown.notes + sensitivity_notes)
 
 
 def _gap(rel_gap: float | None, obj: str) -> float:
