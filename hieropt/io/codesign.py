@@ -67,6 +67,7 @@ _TOP_KEYS = (
     "constraints",
     "mapping_rule",
     "prune",
+    "custom_layouts",
     "plans",
     "network",
     "dims",
@@ -103,7 +104,8 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     _check_set_npus(sets, data["npus"], src)
     objective = (required_choice(data, "objective", OBJECTIVES, src) if "objective" in data
                  else "performance")
-    parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
+    parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "custom_layouts",
+                                                   "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
                                                    "dimension_mode", "nic_npus")
                              if k in data}

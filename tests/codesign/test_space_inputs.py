@@ -17,6 +17,10 @@ def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
     sp = load_codesign(_files(tmp_path, text))
     assert sp.sizes == (8, 16) and sp.nic_npus == 2
     assert sp.plans.schedule == ("1f1b", "interleaved") and sp.plans.virtual_stages == (1, 2)
+    assert sp.custom_layouts is False  # (default: only the layouts the standard flags state)
+    sp = load_codesign(_files(tmp_path, text.replace("npus = [8, 16]\n",
+                                                     "npus = [8, 16]\ncustom_layouts = true\n")))
+    assert sp.custom_layouts is True
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -24,6 +28,7 @@ def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
     (("npus = 8\n", "npus = 8\nnic_npus = 3\n"), "nic_npus: 3 does not divide the 8 NPUs"),
     (("pp = [1, 2]\n", 'pp = [1, 2]\nschedule = ["gpipe"]\n'), "plans.schedule[0]"),
     (("npus = 8\n", "npus = [8, 16]\n"), "one fixed network has one cluster size"),
+    (("npus = 8\n", "npus = 8\ncustom_layouts = 1\n"), "custom_layouts"),
 ])
 def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
     text = SPACE.replace(*edit)

@@ -89,3 +89,31 @@ def test_schedule_in_the_plan_choices():
     assert e.combinations == 1 and [c.params.plan.schedule for c in e.fitting] == ["interleaved"]
     e = enumerate_plans(base, 8, both)
     assert sorted(c.params.plan.schedule for c in e.fitting) == ["1f1b", "interleaved"]
+
+
+def test_custom_pipeline_layouts_are_searched_only_when_allowed():
+    """Megatron-LM's flags state equal chunks of L / (pp v) layers and equal stages but the first
+    and the last; any other split needs a custom layout, searched only with custom_layouts."""
+    base = params({"layers": 8}, tp=1, pp=1, dp=8, micro_batch_size=1)
+    ch = PlanChoices(pp=(2,), virtual_stages=(2, 3))
+    # 8 layers on pp 2: v 2 gives chunks of 2 (8 / 4), v 3 gives 4 layers per stage in 3 chunks
+    # (2, 1, 1): a custom layout
+    e = enumerate_plans(base, 8, ch)
+    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v2 mb1"]
+    assert e.invalid == {
+        "plan.virtual_stages: pp 2 x v 3 = 6 chunks of unequal layer counts (8 layers): a custom "
+        "pipeline layout (custom_layouts = true searches it)": 1}
+    e = enumerate_plans(base, 8, ch, custom_layouts=True)
+    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v2 mb1",
+                                         "tp1 pp2 dp4 ep1 z0 nore nosp v3 mb1"]
+    assert not e.invalid
+    # 1F1B: 9 layers on 4 stages are balanced 2, 2, 3, 2 (two middle sizes: custom); 10 layers
+    # on 4 stages 2, 3, 3, 2 (only the first and the last differ: the standard flags)
+    e = enumerate_plans(params({"layers": 9}, tp=1, pp=1, dp=8, micro_batch_size=1), 8,
+                        PlanChoices(pp=(4,)))
+    assert not e.fitting and e.invalid == {
+        "plan.pp: 4 stages of 2 layer counts besides the first and the last (9 layers): a "
+        "custom pipeline layout (custom_layouts = true searches it)": 1}
+    e = enumerate_plans(params({"layers": 10}, tp=1, pp=1, dp=8, micro_batch_size=1), 8,
+                        PlanChoices(pp=(4,)))
+    assert [c.id for c in e.fitting] == ["tp1 pp4 dp2 ep1 z0 nore nosp v1 mb1"]

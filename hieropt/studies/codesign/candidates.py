@@ -388,7 +388,8 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     Raises:
         InputError: the network family has no shape.
     """
-    per_size = [enumerate_plans(space.base, n, space.plans) for n in space.sizes]
+    per_size = [enumerate_plans(space.base, n, space.plans, space.custom_layouts)
+                for n in space.sizes]
     fitting = [pe.fitting[0] for pe in per_size if pe.fitting]
     placeholder = lower_stage(fitting[0].step) if fitting else None
     shapes: list[tuple[str, Network]] = []

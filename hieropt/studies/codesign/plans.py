@@ -5,7 +5,8 @@ A combination fixes tp, pp (dp = N / (tp pp)), ep, ZeRO stage, recompute, sequen
 schedule with its virtual stages, and micro-batch size; everything else (global batch, stage_layers,
 vocabulary padding) comes from the model file's plan. It is **invalid** when
 :class:`hieropt.workloads.llm.LLMParams` rejects it (degrees that do not divide N, heads or layers
-not divisible, experts not divisible by ep, fewer micro-batches than stages, ...), and **too big**
+not divisible, experts not divisible by ep, fewer micro-batches than stages, ...) or its pipeline
+needs a custom layout the space does not allow (:func:`custom_layout_reason`), and **too big**
 when :func:`hieropt.model.memory.memory` says its fullest stage exceeds the HBM less the reserve.
 Both are counted by reason; the fitting plans go on to the network search.
 """
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...model.memory import MemoryReport, memory
+from ...workloads.llm.layout import stage_layer_counts
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import PlanChoices
 from ...workloads.llm.step import Step, build_step
@@ -146,7 +148,35 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     )
 
 
-def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnumeration:
+def custom_layout_reason(p: LLMParams) -> str | None:
+    """Why plan ``p``'s pipeline needs a custom layout, or None when the standard flags state it.
+
+    Megatron-LM splits an interleaved pipeline's L layers into pp x v chunks of L / (pp v) layers
+    (``--num-layers-per-virtual-pipeline-stage``, NeMo's ``virtual_pipeline_model_parallel_size``),
+    and a 1F1B pipeline into equal stages but for the first and the last
+    (``--decoder-first-pipeline-num-layers``, ``--decoder-last-pipeline-num-layers``). Any other
+    split (chunks of 3, 3 and 2 layers; three or more stage sizes) needs a layout written per chunk
+    (Megatron-core's ``--pipeline-model-parallel-layout``), which not every framework states.
+    """
+    pl, L = p.plan, p.model.layers
+    if pl.pp == 1:
+        return None
+    if pl.virtual_stages > 1:
+        chunks = pl.pp * pl.virtual_stages
+        if L % chunks == 0:
+            return None
+        return (f"plan.virtual_stages: pp {pl.pp} x v {pl.virtual_stages} = {chunks} chunks of "
+                f"unequal layer counts ({L} layers): a custom pipeline layout "
+                "(custom_layouts = true searches it)")
+    middle = set(stage_layer_counts(p)[1:-1])
+    if len(middle) <= 1:
+        return None
+    return (f"plan.pp: {pl.pp} stages of {len(middle)} layer counts besides the first and the "
+            f"last ({L} layers): a custom pipeline layout (custom_layouts = true searches it)")
+
+
+def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices,
+                    custom_layouts: bool = False) -> PlanEnumeration:
     """Classify every combination of ``choices`` for ``base``'s model on ``npus`` NPUs (module
     docstring).
 
@@ -155,6 +185,8 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
             ...).
         npus: N; dp = N / (tp pp) (combinations where tp pp does not divide N are invalid).
         choices: the values of the varied plan fields.
+        custom_layouts: keep plans that need a custom pipeline layout
+            (:func:`custom_layout_reason`); False counts them invalid, with the reason.
 
     Returns:
         a :class:`PlanEnumeration`.
@@ -182,6 +214,9 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
         except ValidationError as e:
             invalid[_reason(e)] += 1
             continue
+        if not custom_layouts and (why := custom_layout_reason(p)) is not None:
+            invalid[why] += 1
+            continue
         rep = memory(p)  # (from the stages' counted layers: a plan too big needs no step)
         pid = plan_id(p)
         if rep.fits:
@@ -192,4 +227,4 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
 
 
 __all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params",
-           "balanced_stage_layers"]
+           "balanced_stage_layers", "custom_layout_reason"]

@@ -110,6 +110,11 @@ class CodesignSpace(_Frozen):
             dimension_mode: as in instance files.
         prune: skip candidates whose proven lower bound cannot beat the incumbent of their
             cluster size (exact; False solves all).
+        custom_layouts: also search plans whose pipeline needs a custom layout
+            (:func:`hieropt.studies.codesign.plans.custom_layout_reason`: interleaved chunks of
+            unequal layer counts, or middle stages of unequal counts; Megatron-core states them
+            with ``--pipeline-model-parallel-layout``); False (default): only plans the standard
+            flags state, counted invalid with that reason otherwise.
         nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together
             (1: whole NICs per NPU; a node's NPU count: per node). Each row's ``nics`` =
             :func:`hieropt.spec.space.nic_count` over the scale-out dimensions, those of the last
@@ -135,6 +140,7 @@ class CodesignSpace(_Frozen):
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     prune: StrictBool = True
+    custom_layouts: StrictBool = False
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
     cluster: Cluster | None = None
