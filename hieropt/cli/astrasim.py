@@ -281,6 +281,11 @@ def simulate_command(
     is shown beside it, and where the simulator cannot run in the mode solved the output says why.
     Exit 0 when every allocation is within --tolerance of solve's prediction and the optimum is the
     simulator's fastest allocation; 3 otherwise.
+
+    Run time: the simulator simulates every NPU. Tens of NPUs take seconds; one allocation of a
+    4,096-NPU instance at one chunk about 17 CPU minutes and 7 GB of memory, and more chunks take
+    longer (about 2x per doubling from 32). Check one allocation first with --bw, and raise
+    --timeout (seconds per simulator run) for large instances.
     """
     import os
 
