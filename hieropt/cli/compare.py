@@ -485,10 +485,32 @@ def report_command(
         committee = procurement_committee(inst, front, slack, catalog, objective=objective)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
+    catalog_notes = _catalog_notes(catalog, inst)
+    if catalog_notes:
+        import dataclasses
+
+        committee = dataclasses.replace(committee, notes=(*committee.notes, *catalog_notes))
     # the files first (see compare)
     data = html.write_report(comp, front, out_dir, front_error, committee, compared_note)
     _print_comparison(out, comp)
-    _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
+    _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3,
+            catalog_notes)
+
+
+def _catalog_notes(catalog: Path | None, inst) -> tuple[str, ...]:
+    """The notes of ``report --catalog`` on an instance: the catalog's classes its network does
+    not use (left out, :func:`hieropt.io.catalog.without_unused_classes`) and its parts no design
+    can use (:func:`hieropt.io.catalog.checked_catalog`); none without a catalog, or when the
+    catalog cannot serve the instance (the page's catalog column then says why)."""
+    if catalog is None:
+        return ()
+    from ..errors import HieroptError
+    from ..io.catalog import checked_catalog, read_catalog
+
+    try:
+        return checked_catalog(read_catalog(catalog), inst, catalog)[1]
+    except HieroptError:
+        return ()
 
 
 def _space_notes(path: Path, space: Path | None) -> list[str]:
