@@ -145,11 +145,15 @@ class Codesign:
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top``
-        best rows, the per-dimension summary (lists and objects, never joined text)."""
+        best rows, the per-dimension summary (lists and objects, never joined text), and the
+        space searched (``space_definition``: :meth:`CodesignSpace.model_dump`, with the
+        command's ``--tokens`` and sizes applied), from which ``hieropt report`` figures every
+        row's tokens, FLOPs, MFU, days and $ without the space file."""
         en = self.enumeration
         return {
             "space": self.space.name,
             "space_hash": self.space_hash,
+            "space_definition": self.space.model_dump(mode="json"),
             "objective": self.space.objective,
             "npus": list(self.space.sizes),
             "plans": {
