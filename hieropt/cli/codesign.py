@@ -132,7 +132,12 @@ def codesign_command(
     With several cluster sizes in the space (npus = [...], or --sizes) the size is searched
     too; --deadline makes the run's wall time a target every size's iterations must meet.
     --write-instances writes the best as instance files for 'hieropt solve'; --catalog provisions
-    them with whole parts."""
+    them with whole parts; --json writes the summary with the space searched, from which 'hieropt
+    report RESULT.json' figures every candidate's days, MFU and $.
+
+    When no candidate meets the time target (--max-time, or the deadline's), the error says what
+    the space reaches: the least proven time bound over the candidates, and the fastest possible
+    design (the space searched again without the target), with their days."""
     from ..errors import HieroptError
     from .common import to_stdout
     from .outputs import answer_outputs, inputs_read, interrupt_note, sweep_where
@@ -167,15 +172,21 @@ def codesign_command(
     # the file first: a stdout its reader closes (| head) cannot keep it from being written
     run = codesign_run(result, run_tokens)
     notes = run_notes(run, codesign_calibration(result))
+    reach = None
+    if result.best is None:  # (a time target no candidate meets: what the space reaches)
+        from ..studies.codesign.search import fastest_reachable
+
+        reach = fastest_reachable(result, workers, dask)
+    deadline_ns = parse_deadline(deadline)
     if json_out is not None:
         _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
-                       notes)
+                       notes, reach, deadline_ns)
     from ..report.codesign import summary_lines
 
     for line in summary_lines(result) + run_lines(run, codesign_calibration(result)):
         console.print(line, highlight=False, soft_wrap=True)
     _print_tables(console, err, result, top, shortlist, written, write_instances,
-                  deadline is not None)
+                  deadline_ns, reach)
 
 
 def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: str | None,
@@ -243,10 +254,13 @@ def _exports(result, catalog: Path | None, provision_top: int, write_instances: 
 
 
 def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
-                   deadline: bool, notes: list[str]) -> None:
+                   deadline: bool, notes: list[str], reach=None,
+                   deadline_ns: float | None = None) -> None:
     """Write the ``--json`` summary of ``result`` to ``json_out`` ('-': stdout): its ``top``
     ranking, the provisioned ``shortlist``, the ``written`` instance files, the ``run`` and its
-    ``notes``, and with several sizes or a ``deadline`` each size's outcome."""
+    ``notes``, with several sizes or a ``deadline`` each size's outcome, and without an answer
+    ``no_answer`` (the line the command prints) and ``reach`` (what the space reaches without its
+    time target: ``bound_ns``, ``bound_of``, ``fastest`` its fastest row, or null)."""
     from ..report.codesign import codesign_dict
     from .common import write_json
 
@@ -260,6 +274,12 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
     if written is not None:
         data["instances"] = [str(p) for p in written]
     data["run"] = None if run is None else run.to_dict()
+    if result.best is None:
+        from ..report.codesign import no_answer
+
+        data["no_answer"] = no_answer(result, reach, deadline_ns)
+        data["reach"] = None if reach is None else {
+            "bound_ns": reach.bound_ns, "bound_of": reach.bound_of, "fastest": reach.row}
     data["notes"] = list(data.get("notes", [])) + notes
     if len(result.space.sizes) > 1 or deadline:  # each size, the chosen
         from ..report.sizing import sizing_dict
@@ -270,19 +290,23 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
 
 
 def _print_tables(console, err, result, top: int, shortlist, written, write_instances: Path | None,
-                  deadline: bool) -> None:
+                  deadline_ns: float | None, reach=None) -> None:
     """Print to ``console`` the ranking of ``result`` (``top`` rows), the best per dimension
     count, with several sizes the sizes table, the provisioned ``shortlist`` and the ``written``
-    instance files.
+    instance files (``deadline_ns``: the run's deadline, ns, or None; ``reach``: what the space
+    reaches without its time target when no candidate meets it,
+    :func:`hieropt.studies.codesign.search.fastest_reachable`).
 
     Raises:
-        typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer, or
-            no shortlisted candidate could be provisioned.
+        typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer
+            (with a time target: what the space reaches, :func:`fastest_reachable`), or no
+            shortlisted candidate could be provisioned.
     """
     from ..report.codesign import dims_table, no_answer, ranking_table
 
+    deadline = deadline_ns is not None
     if result.best is None:
-        error_line(err, no_answer(result))
+        error_line(err, no_answer(result, reach, deadline_ns))
         raise typer.Exit(3)
     console.print(ranking_table(result, top))
     console.print(dims_table(result))
@@ -303,6 +327,13 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
     if written is not None:
         console.print(f"instance files: {len(written)} in {write_instances} "
                       f"(hieropt solve {written[0]})", highlight=False, soft_wrap=True)
+
+def parse_deadline(text: str | None) -> float | None:
+    """``--deadline`` as ns (None: not given; checked before the search)."""
+    from .numbers import parse_deadline_ns
+
+    return parse_deadline_ns(text)
+
 
 def _sizes(sizes: str | None) -> list[int] | None:
     """The NPU counts of ``--sizes`` (None: not given).

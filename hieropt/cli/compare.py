@@ -153,12 +153,14 @@ def check_report_objective(objective: str | None, path: Path | None = None) -> N
 
 
 def check_codesign_question(path: Path | None, objective: str | None, max_time: str | None,
-                            budget: str | None) -> None:
-    """Refuse ``report``'s ``--objective``, ``--max-time`` or ``--budget`` (the first given is
-    named) on a co-design input (``path``: its JSON or space): its page shows the ranked
-    candidates of a search already run for its space's objective and targets, so it cannot answer
-    another question; the fix is the search for it (``hieropt codesign --objective ...``), then
-    its report. Passes when none is given.
+                            budget: str | None, catalog: Path | None = None) -> None:
+    """Refuse ``report``'s ``--objective``, ``--max-time``, ``--budget`` or ``--catalog`` (the
+    first given is named) on a co-design input (``path``: its JSON or space): its page shows the
+    ranked candidates of a search already run for its space's objective and targets (and its
+    catalog shortlist), so it cannot answer another question; the fix is the search for it
+    (``hieropt codesign --objective ...``, ``--catalog``), then its report. Passes when none is
+    given. (``--tokens`` and ``--within`` apply to a co-design page: every candidate's days and $
+    are figured for the token budget, the knee for the slack.)
 
     Raises:
         InputError: one of them given.
@@ -166,7 +168,7 @@ def check_codesign_question(path: Path | None, objective: str | None, max_time: 
     from ..errors import InputError
 
     given = [(f, v) for f, v in (("--objective", objective), ("--max-time", max_time),
-                                 ("--budget", budget)) if v is not None]
+                                 ("--budget", budget), ("--catalog", catalog)) if v is not None]
     if not given:
         return
     flags = " ".join(f"{f} {v}" for f, v in given)
@@ -176,9 +178,10 @@ def check_codesign_question(path: Path | None, objective: str | None, max_time: 
         None,
         f"the committee page of a co-design input ({path}) shows the candidates of a search "
         "for its space's objective and targets, so it cannot answer another question "
-        "(--objective, --max-time and --budget apply to an instance)",
+        "(--objective, --max-time and --budget apply to an instance; a catalog's shortlist is "
+        "provisioned by the search: codesign --catalog)",
         f"search for it: 'hieropt codesign {space} {flags} --json result.json', then "
-        f"'hieropt report result.json --space {space}'",
+        f"'hieropt report result.json'",
     )
 
 
@@ -269,16 +272,17 @@ CatalogOpt = Annotated[
     typer.Option(
         "--catalog",
         help="Parts catalog: also the fastest design in whole parts, its bill of materials' cost "
-        "and power "
-        "(an instance).",
+        "and power (an instance; classes its network does not use are left out with a note). A "
+        "co-design result's shortlist comes from 'codesign --catalog'.",
     ),
 ]
 SpaceOpt = Annotated[
     Path | None,
     typer.Option(
         "--space",
-        help="With a co-design JSON: its space TOML, for the plans' tokens, FLOPs (MFU, days) "
-        "and cost.",
+        help="With a co-design JSON: its space TOML, read instead of the space the JSON holds "
+        "(the plans' tokens, FLOPs and cost: MFU, days, $); needed only for a JSON written "
+        "without one.",
     ),
 ]
 FixedOpt = Annotated[
@@ -293,7 +297,8 @@ FixedOpt = Annotated[
 
 def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None]:
     """A co-design result and its space: ``path`` a JSON of ``codesign --json`` (``space`` its space
-    file, or None) or a co-design space TOML (searched here)."""
+    file; without it the space the JSON holds, :func:`hieropt.io.codesign.result_space`, None for
+    a JSON without one) or a co-design space TOML (searched here)."""
     import json
 
     from ..errors import InputError
@@ -318,7 +323,11 @@ def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None
             "not a co-design result (no 'best' and 'ranking')",
             "give the JSON that 'hieropt codesign SPACE --json FILE' wrote, or an instance TOML",
         )
-    return data, None if space is None else load_codesign(space)
+    if space is not None:
+        return data, load_codesign(space)
+    from ..io.codesign import result_space
+
+    return data, result_space(data, path)
 
 
 def _is_codesign(path: Path | None) -> bool:
@@ -341,16 +350,28 @@ def _codesign_report(
     fixed: Path | None,
     tokens: float | None,
     within: float,
-) -> tuple[object, dict]:
+) -> tuple[object, dict, object | None]:
+    """The committee page of the co-design input ``path`` (its JSON or space) written into
+    ``out_dir``: (the committee, the page's data, the space used: ``space``, else the one the JSON
+    holds; None when neither is known).
+
+    Raises:
+        InputError: a bad input, or ``tokens`` fewer than one iteration's of the space.
+    """
     from ..report.committee_codesign import codesign_committee
     from ..report.html import write_codesign_report
 
     data, sp = _codesign_input(path, space)
+    if sp is not None and (problem := sp.tokens_problem(tokens)) is not None:
+        from ..errors import InputError
+
+        raise InputError("--tokens", None, problem,
+                         "give the run's token budget, at least one iteration's, e.g. --tokens 15T")
     fixed_data, fixed_sp = _codesign_input(fixed, None) if fixed is not None else (None, None)
     check_report_files(out_dir)  # (a file the space reads, too)
     inputs_read()
     committee = codesign_committee(data, sp, tokens, within, fixed_data, fixed_sp)
-    return committee, write_codesign_report(committee, data, out_dir)
+    return committee, write_codesign_report(committee, data, out_dir), sp
 
 
 REPORT_FILES = (
@@ -439,12 +460,12 @@ def report_command(
         slack = parse_within(within) or 0.0  # (0: the knee turned off)
 
         if _is_codesign(instance):
-            check_codesign_question(instance, objective, max_time_ns, budget_usd)
-            committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
-                                               parse_tokens(tokens), slack)
+            check_codesign_question(instance, objective, max_time_ns, budget_usd, catalog)
+            committee, data, sp = _codesign_report(instance, out_dir, space, fixed_plan,
+                                                   parse_tokens(tokens), slack)
             from ..report.committee import caveat_notes
 
-            notes = caveat_notes(committee.alternatives) + _space_notes(instance, space)
+            notes = caveat_notes(committee.alternatives) + _space_notes(sp)
             return _finish(out, json_out, committee, out_dir, data["files"], 0, notes)
         inst = _instance(
             instance,
@@ -485,24 +506,44 @@ def report_command(
         committee = procurement_committee(inst, front, slack, catalog, objective=objective)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
+    catalog_notes = _catalog_notes(catalog, inst)
+    if catalog_notes:
+        import dataclasses
+
+        committee = dataclasses.replace(committee, notes=(*committee.notes, *catalog_notes))
     # the files first (see compare)
     data = html.write_report(comp, front, out_dir, front_error, committee, compared_note)
     _print_comparison(out, comp)
-    _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
+    _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3,
+            catalog_notes)
 
 
-def _space_notes(path: Path, space: Path | None) -> list[str]:
+def _catalog_notes(catalog: Path | None, inst) -> tuple[str, ...]:
+    """The notes of ``report --catalog`` on an instance: the catalog's classes its network does
+    not use (left out, :func:`hieropt.io.catalog.without_unused_classes`) and its parts no design
+    can use (:func:`hieropt.io.catalog.checked_catalog`); none without a catalog, or when the
+    catalog cannot serve the instance (the page's catalog column then says why)."""
+    if catalog is None:
+        return ()
+    from ..errors import HieroptError
+    from ..io.catalog import checked_catalog, read_catalog
+
+    try:
+        return checked_catalog(read_catalog(catalog), inst, catalog)[1]
+    except HieroptError:
+        return ()
+
+
+def _space_notes(space) -> list[str]:
     """The note on a co-design report's days, MFU and $ when its space's accelerator is timed with
-    the catalog's default calibration (:func:`hieropt.report.run.calibration_note`); the space is
-    ``space``, or ``path`` when that is a space TOML (read again: cached)."""
-    from ..io.codesign import load_codesign
+    the catalog's default calibration (:func:`hieropt.report.run.calibration_note`); none without
+    a space (``space``: the co-design space the report used, or None)."""
     from ..io.npus import default_calibration_of
     from ..report.run import calibration_note
 
-    file = space if space is not None else (None if path.suffix.lower() == ".json" else path)
-    if file is None:
+    if space is None:
         return []
-    note = calibration_note(default_calibration_of(load_codesign(file).base.npu))
+    note = calibration_note(default_calibration_of(space.base.npu))
     return [] if note is None else [note]
 
 

@@ -66,8 +66,9 @@ Every problem is a one-line :class:`hieropt.errors.InputError` (exit 2) naming t
 and the fix: unknown keys, a missing price, a price without a source where the catalog requires one,
 an unknown source key, a bad source date or kind, negative power, a switch radix below 4, an
 oversubscription below 1, optics or a fabric on a class without Switch dimensions, optics without
-link lengths, zero or negative bandwidth, a cost class the instance's network does not use (or one
-it uses with no parts), parts of the wrong kind for the dimension's building block, a node size that
+link lengths, zero or negative bandwidth, a cost class the instance's network does not use whose
+name is close to one it uses (a typo; other unused classes are left out with a note), a class it
+uses with no parts, parts of the wrong kind for the dimension's building block, a node size that
 does not divide the cluster, and a dimension none of whose parts can meet the instance's bounds and
 design constraints. A part that cannot while others of its dimension can is left out with a note
 (:mod:`hieropt.io.catalog_fit`: interval arithmetic over the other dimensions' reachable
@@ -83,6 +84,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..model.catalog import LINK_BLOCKS, Catalog, PartClass
+from ..names import close_name
 from ..spec import Instance
 from .catalog_fit import dimension_parts, part_label, usable_catalog
 from .common import (
@@ -93,7 +95,7 @@ from .common import (
     validation_error,
 )
 
-__all__ = ["read_catalog", "check_catalog", "checked_catalog"]
+__all__ = ["read_catalog", "check_catalog", "checked_catalog", "without_unused_classes"]
 
 _KINDS = {"links": "link port", "nics": "NIC", "switches": "switch", "optics": "optic"}
 _TOP = ("name", "description", "classes", "sources", "require_sources", "check_units")
@@ -240,11 +242,15 @@ def check_catalog(catalog: Catalog, instance: Instance,
 def checked_catalog(catalog: Catalog, instance: Instance,
                     source: str | Path = "catalog") -> tuple[Catalog, tuple[str, ...]]:
     """Check ``catalog`` against ``instance``'s network, design constraints and bounds; return it
-    without the parts no design can use, and one note per part left out naming it, the bound or
-    constraint it cannot meet and the file (:func:`hieropt.io.catalog_fit.usable_catalog`).
+    without the classes its network does not use and the parts no design can use, and the notes:
+    the classes left out (:func:`without_unused_classes`), then one per part left out naming it,
+    the bound or constraint it cannot meet and the file
+    (:func:`hieropt.io.catalog_fit.usable_catalog`).
 
     Raises:
-        InputError: a catalog class the network does not use, a network class without parts, parts
+        InputError: a catalog class the network does not use whose name is close to a used one
+            (a typo; an unused class otherwise is left out with a note:
+            :func:`without_unused_classes`), a network class without parts, parts
             of the wrong kind for a building block, a node size that does not divide the NPU count,
             a dimension none of whose parts can meet its bounds and the design constraints, or
             more options than the MILP takes.
@@ -252,16 +258,9 @@ def checked_catalog(catalog: Catalog, instance: Instance,
     src = str(source)
     net = instance.network
     N = net.npus_total
-    used = {dim.cost_class for dim in net.dims}
-    for cname in catalog.classes:
-        if cname not in used:
-            raise InputError(
-                src,
-                f"classes.{cname}",
-                f"unknown cost class '{cname}': the instance's network uses "
-                f"{', '.join(sorted(used))}",
-                "rename the class to one of those, or remove it",
-            )
+    given = list(catalog.classes)
+    catalog, unused = without_unused_classes(catalog, instance, src)
+    spare = [c for c in given if c not in catalog.classes]
     for d, dim in enumerate(net.dims):
         pc = catalog.classes.get(dim.cost_class)
         need = ("links",) if dim.block in LINK_BLOCKS else ("nics", "switches")
@@ -270,8 +269,10 @@ def checked_catalog(catalog: Catalog, instance: Instance,
                 src,
                 f"classes.{dim.cost_class}",
                 f"missing: dimension {d} ({dim.block}) uses cost class "
-                f"'{dim.cost_class}' but the catalog has no parts for it",
-                f"add [classes.{dim.cost_class}] with {' and '.join(need)}",
+                f"'{dim.cost_class}' but the catalog has no parts for it"
+                + (f" (its classes {', '.join(spare)} are used by no dimension)" if spare else ""),
+                f"add [classes.{dim.cost_class}] with {' and '.join(need)}"
+                + (f", or rename one of {', '.join(spare)} to it" if spare else ""),
             )
         for kind in need:
             if not getattr(pc, kind):
@@ -307,7 +308,51 @@ def checked_catalog(catalog: Catalog, instance: Instance,
     _check_fabrics(catalog, instance, src)
     usable, notes = usable_catalog(catalog, instance, src)
     _check_option_count(usable, instance, src)
-    return usable, notes
+    return usable, unused + notes
+
+
+def without_unused_classes(catalog: Catalog, instance: Instance,
+                           source: str | Path = "catalog") -> tuple[Catalog, tuple[str, ...]]:
+    """``catalog`` without the cost classes ``instance``'s network does not use, and the note
+    naming them (none when every class is used). A parts catalog lists the parts of many designs,
+    so a class a given design does not use is ignored, not refused; but a class whose name is
+    close (:func:`hieropt.names.close_name`) to a class the network uses and the catalog lacks
+    (``InterNod`` for a network using ``InterNode``) is a typo, refused with the name it stands
+    for. (A class the catalog defines is no typo of another: ``InterPackage`` beside the
+    catalog's ``InterPod`` is left out, not refused.)
+
+    Returns:
+        (the catalog with only the classes the network uses, the notes: one line ``FILE: classes
+        A, B not used by the instance's network (it uses C, D): ignored``, or none).
+
+    Raises:
+        InputError: an unused class whose name is close to a used class's ("did you mean").
+    """
+    src = str(source)
+    used = {dim.cost_class for dim in instance.network.dims}
+    unused = [c for c in catalog.classes if c not in used]
+    if not unused:
+        return catalog, ()
+    uses = ", ".join(sorted(used))
+    lacking = sorted(used - set(catalog.classes))
+    for cname in unused:
+        near = close_name(cname, lacking)
+        if near is not None:
+            raise InputError(
+                src,
+                f"classes.{cname}",
+                f"unknown cost class '{cname}': the instance's network uses {uses}; did you mean "
+                f"'{near}'?",
+                f"rename the class to '{near}', or remove it",
+            )
+    kept = catalog.model_copy(
+        update={"classes": {k: v for k, v in catalog.classes.items() if k in used}}
+    )
+    word = "class" if len(unused) == 1 else "classes"
+    return kept, (
+        f"{src}: {word} {', '.join(unused)} not used by the instance's network (it uses "
+        f"{uses}): ignored",
+    )
 
 
 MAX_OPTIONS = 20_000

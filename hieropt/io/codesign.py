@@ -127,6 +127,30 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     return space
 
 
+def result_space(data: dict[str, Any], source: str | Path) -> CodesignSpace | None:
+    """The space a co-design result (the JSON ``hieropt codesign --json`` writes, read as
+    ``data``) was searched on: its ``space_definition``
+    (:meth:`hieropt.studies.codesign.search.Codesign.to_dict`), or None for a result written
+    without one (then ``hieropt report`` needs ``--space``).
+
+    Raises:
+        InputError: a ``space_definition`` that is not a valid space (a file edited, or written
+            by another version), naming ``source``.
+    """
+    doc = data.get("space_definition")
+    if doc is None:
+        return None
+    try:
+        return CodesignSpace.model_validate(doc)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(str(source), f"space_definition.{where}" if where else
+                         "space_definition", f"not a co-design space: {first['msg']}",
+                         "give the space file with --space SPACE.toml, or search again with "
+                         "this version ('hieropt codesign SPACE --json FILE')") from None
+
+
 def _check_keys(data: dict[str, Any], src: str) -> None:
     """Refuse a top-level key of ``data`` (the file ``src``) that a space does not take, then a
     missing ``model``, ``npus`` or ``cost`` (in that order)."""
@@ -276,4 +300,4 @@ def write_instance_file(
     return path
 
 
-__all__ = ["load_codesign", "write_instance_file"]
+__all__ = ["load_codesign", "result_space", "write_instance_file"]

@@ -8,8 +8,9 @@ from typing import Any
 
 from rich.table import Table
 
-from ..studies.codesign.search import Codesign
+from ..studies.codesign.search import Codesign, Reach
 from ..studies.sizing import size_outcomes
+from .common import ms_text
 
 _UNIT = {
     "performance": "time ms",
@@ -124,15 +125,73 @@ def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN, what: str
     return lines
 
 
-def no_answer(result: Codesign) -> str:
+def no_answer(result: Codesign, reach: Reach | None = None,
+              deadline_ns: float | None = None) -> str:
     """Why no candidate has a certified answer: the count of each status and the first message of
     the commonest one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible:
-    ...')``."""
+    ...')``; with a time target no candidate meets, what the space reaches (``reach``,
+    :func:`hieropt.studies.codesign.search.fastest_reachable`): the target, the least proven time
+    bound over the candidates and the fastest design solved without the target, and with a
+    ``deadline_ns`` (ns of wall time) the days each of them takes for the space's token budget."""
     counts = Counter(result.statuses)
     parts = ", ".join(f"{n:,} {status}" for status, n in counts.most_common())
     first = result.tally.examples.get(counts.most_common(1)[0][0]) or None if counts else None
-    return "no candidate has a certified answer" + (f": {parts}" if parts else "") + (
+    text = "no candidate has a certified answer" + (f": {parts}" if parts else "") + (
         f" (e.g. {first})" if first else "")
+    target = result.space.max_iteration_time_ns
+    if reach is None or target is None:
+        return text
+    return text + "; " + reach_words(result.space, reach, target, deadline_ns)
+
+
+def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float | None) -> str:
+    """What a space reaches against a time target it cannot meet (:func:`no_answer`'s tail): the
+    target (with a deadline: the deadline's, its iterations), the least proven time bound (no
+    design is faster) and the fastest possible design (the space searched without the target),
+    each with its days to train when the space has a token budget, and the target that it meets
+    (rounded up, so that the target given is met)."""
+    from .run import fmt_tokens
+
+    tokens = space.tokens
+    iterations = None if tokens is None else tokens / space.tokens_per_iteration
+
+    def days(ns: float) -> float:
+        return ns * iterations / 86400e9
+
+    def run_days(ns: float) -> str:
+        return "" if iterations is None else (
+            f" = {days_text(days(ns))} for {fmt_tokens(tokens)} tokens")
+
+    if deadline_ns is not None and iterations is not None:
+        head = (f"the deadline of {days_text(deadline_ns / 86400e9)} for {fmt_tokens(tokens)} "
+                f"tokens ({iterations:,.0f} iterations of {space.tokens_per_iteration:,} tokens) "
+                f"is an iteration-time target of {ms_text(target_ns, 1)} ms")
+    else:
+        head = f"the iteration-time target is {ms_text(target_ns, 1)} ms"
+    words = f"{head}; no candidate is faster than {ms_text(reach.bound_ns, 1)} ms" + (
+        f"{run_days(reach.bound_ns)} (the least proven bound over the candidates, "
+        f"{reach.bound_of})")
+    if reach.row is None:
+        return words + "; without the target no candidate has a certified answer either"
+    t = reach.row["iteration_time_ns"]
+    words += (f"; the fastest possible is {ms_text(t, 4)} ms{run_days(t)} ({reach.row['id']}, "
+              "the space searched without the target)")
+    if deadline_ns is not None and iterations is not None:
+        return words + f": give a deadline of at least {_up(days(t)):,.5g} days"
+    return words + f": give a time target of at least {_up(t / 1e6):,.5g} ms"
+
+
+def days_text(days: float) -> str:
+    """Days with 4 significant digits: ``1 day``, ``5.926 days``."""
+    return f"{days:,.4g} day" + ("" if f"{days:.4g}" == "1" else "s")
+
+
+def _up(x: float) -> float:
+    """``x`` > 0 rounded up to 5 significant digits (a target that the value meets)."""
+    import math
+
+    step = 10.0 ** (math.floor(math.log10(x)) - 4)
+    return math.ceil(x / step) * step
 
 
 def ranking_table(result: Codesign, top: int = 20) -> Table:
@@ -320,6 +379,7 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
 
 __all__ = [
     "no_answer",
+    "reach_words",
     "invalid_lines",
     "summary_lines",
     "ranking_table",

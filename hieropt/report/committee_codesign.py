@@ -3,13 +3,18 @@
 
 The alternatives are read off the result's ranked rows (the best candidates it kept, each a
 certified optimum of its own plan and network): ``best`` (the search's optimum for the space's
-objective, over every candidate), and among the ranked rows ``fastest``, ``cheapest`` (the least
-network capex), ``knee`` (the cheapest within ``within`` of the fastest ranked time) and
-``min_run_cost`` (the least $ per run, when the space gives the cluster's cost and a token budget);
-``catalog`` the first of the shortlist provisioned with whole parts (``codesign --catalog``);
-``fixed_plan`` the best of a second result searched with one fixed plan (LIBRA-style: only the
-network chosen). Days, MFU and $ need the plan's tokens and FLOPs: from the space (``--space`` with
-a JSON result); without it only the best row's figures (the JSON's ``run``) are known.
+objective, over every candidate), among the ranked rows ``fastest`` and ``knee`` (the cheapest
+network within ``within`` of the fastest ranked time: with the space each ranked candidate that
+reaches it is solved for its least cost, a design cheaper than its row; without it the cheapest
+ranked row within it), and among the designs the page considers (the ranked rows and the knee's
+design) ``cheapest`` (the least network capex) and ``min_run_cost`` (the least $ per run, when the
+space gives the cluster's cost and a token budget); ``catalog`` the first of the shortlist
+provisioned with whole parts (``codesign --catalog``); ``fixed_plan`` the best of a second result
+searched with one fixed plan (LIBRA-style: only the network chosen).
+
+Days, MFU and $ need the plan's tokens and FLOPs: from the space, the one the result holds
+(``space_definition``, :func:`hieropt.io.codesign.result_space`) or ``--space``; a result written
+without it and read without ``--space`` knows only its best row's figures (the JSON's ``run``).
 """
 
 from __future__ import annotations
@@ -79,26 +84,49 @@ def result_npus(data: dict[str, Any]) -> int:
 
 def result_tokens(data: dict[str, Any], space: Any | None, tokens: float | None) -> float | None:
     """The token budget of a co-design report: ``tokens`` (``--tokens``) when given, else the
-    space's ``tokens`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`), else, without a
-    space, the budget the result's best was figured for (its JSON ``run.tokens``); None when none
-    of them gives one."""
+    space's ``tokens`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`: ``--space``, or
+    the space the result holds, with the search's ``--tokens`` applied), else the budget the
+    result's best was figured for (its JSON ``run.tokens``: a search run with ``--tokens`` on a
+    space file without ``tokens``); None when none of them gives one."""
     if tokens is not None:
         return tokens
-    if space is not None:
-        return getattr(space, "tokens", None)
+    if space is not None and getattr(space, "tokens", None) is not None:
+        return space.tokens
     return (data.get("run") or {}).get("tokens")
 
 
-def _run_of(data: dict[str, Any]) -> RunFigures | None:
+def result_run(data: dict[str, Any], tokens: float | None = None) -> RunFigures | None:
+    """The buyer's figures of a co-design result's best row as the JSON holds them (its ``run``),
+    for a run of ``tokens`` tokens (None: the run's own budget): the iterations, days, MWh and $
+    per run scale with the budget (iterations = tokens / tokens per iteration; days = iterations x
+    T; MWh = MW x hours; $ = $ per hour x hours). None when the JSON has no ``run``."""
     run = data.get("run")
     if not run:
         return None
-    return RunFigures(
+    fig = RunFigures(
         **{
             **run,
             "unknown": tuple(run.get("unknown", ())),
             "left_out": tuple(run.get("left_out", ())),
+            "caveats": tuple(run.get("caveats", ())),
         }
+    )
+    per = fig.tokens_per_iteration
+    if tokens is None or tokens == fig.tokens or per is None:
+        return fig
+    from ..model.run import SECONDS_PER_DAY
+
+    iterations = tokens / per
+    days = iterations * fig.iteration_time_ns * 1e-9 / SECONDS_PER_DAY
+    hours = days * 24.0
+    return dataclasses.replace(
+        fig,
+        tokens=tokens,
+        iterations_per_run=iterations,
+        time_to_train_days=days,
+        energy_mwh=None if fig.power_mw is None else fig.power_mw * hours,
+        run_cost_usd=None if fig.cost_per_hour_usd is None else fig.cost_per_hour_usd * hours,
+        unknown=tuple(u for u in fig.unknown if not u.startswith("time, energy and $ of a run")),
     )
 
 
@@ -134,9 +162,7 @@ def codesign_alternatives(
             "give the JSON of a co-design search that found an answer",
         )
     npus = result_npus(data)
-    run_best = _run_of(data) if space is None else None
-    if run_best is not None and tokens is not None and run_best.tokens != tokens:
-        run_best = None  # computed for another token budget
+    run_best = result_run(data, tokens) if space is None else None
 
     def fig(row: dict[str, Any]) -> RunFigures:
         if run_best is not None and row["id"] == best["id"]:
@@ -166,43 +192,49 @@ def codesign_alternatives(
             "fastest", "fastest", f"the least iteration time {among}", fastest, fig(fastest), npus
         )
     )
-    cheapest = min(rows, key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
+    # the designs the page considers: the ranked rows (each at its own optimum) and, with the
+    # space, the knee's network solved for its least cost at the knee's time (cheaper than its row)
+    considered, knee = list(rows), None
+    if within > 0:  # (0: the knee turned off)
+        knee, how = _knee(rows, fastest, space, within, among)
+        if not any(knee is r for r in rows):
+            considered.append(knee)
+    among_all = among if len(considered) == n else (
+        f"among the designs on this page: the {n} ranked candidates of the result and the knee's "
+        "network solved for its least cost")
+    cheapest = min(considered, key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
     alts.append(
         _row_alt(
             "cheapest",
             "cheapest network",
-            f"the least network capex {among}",
+            f"the least network capex {among_all}"
+            + (" (the knee's design)" if cheapest is knee and knee is not None
+               and len(considered) > n else ""),
             cheapest,
             fig(cheapest),
             npus,
         )
     )
-    if within > 0:  # (0: the knee turned off)
-        knee, how = _knee(rows, fastest, space, within, among)
+    if knee is not None:
         alts.append(_row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how, knee,
                              fig(knee), npus))
     missing = []
     figs = [(r, fig(r)) for r in rows]
     priced = [(r, f) for r, f in figs if f.run_cost_usd is not None]
+    if knee is not None and len(considered) > n and fig(knee).run_cost_usd is not None:
+        priced.append((knee, fig(knee)))
     if priced:
         r, f = min(priced, key=lambda rf: rf[1].run_cost_usd)
         alts.append(
-            _row_alt("min_run_cost", "least $ per run", f"the least $ per run {among}", r, f, npus)
+            _row_alt("min_run_cost", "least $ per run", f"the least $ per run {among_all}", r, f,
+                     npus)
         )
     else:
-        missing.append(
-            Missing(
-                "min_run_cost",
-                "least $ per run",
-                "unknown $ per run: the space gives no [cluster] cost or no token budget (--tokens)"
-                if space is not None
-                else NO_SPACE,
-            )
-        )
+        missing.append(Missing("min_run_cost", "least $ per run", _no_run_cost(space, tokens)))
     alts += _provisioned(data, rows, fig, npus, missing)
     if fixed is not None and fixed.get("best") is not None:
         fb = fixed["best"]
-        fr = _run_of(fixed) if fixed_space is None else None
+        fr = result_run(fixed, tokens) if fixed_space is None else None
         alts.append(
             _row_alt(
                 "fixed_plan",
@@ -222,6 +254,20 @@ def codesign_alternatives(
             )
         )
     return alts, missing, [(r["iteration_time_ns"], r["network_cost_usd"], f) for r, f in figs]
+
+
+def _no_run_cost(space: Any | None, tokens: float | None) -> str:
+    """Why no candidate of a co-design page has a $ per run: no space (:data:`NO_SPACE`), no token
+    budget, no ``[cluster]`` section, or one without a cost rate."""
+    if space is None:
+        return NO_SPACE
+    if tokens is None:
+        return "unknown $ per run: no token budget (give --tokens, or tokens in the space)"
+    if space.cluster is None:
+        return ("unknown $ per run: the space has no [cluster] section (the accelerators' cost "
+                "while they train)")
+    return ("unknown $ per run: the space's [cluster] gives neither usd_per_npu_hour nor "
+            "accelerator_usd with amortisation_years")
 
 
 def _knee(rows: list[dict[str, Any]], fastest: dict[str, Any], space: Any | None, within: float,
@@ -336,4 +382,4 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
 
 
 __all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus",
-           "result_tokens", "NO_SPACE"]
+           "result_tokens", "result_run", "NO_SPACE"]

@@ -65,12 +65,13 @@ SPACE = REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml"
 @pytest.mark.parametrize(
     ("flags", "named"),
     [(("--objective", "min_cost", "--max-time", "1.3s"), "--objective"),
-     (("--budget", "10M"), "--budget")],
+     (("--budget", "10M"), "--budget"),
+     (("--catalog", str(REPO / "catalogs" / "example-4d.toml")), "--catalog")],
 )
 def test_a_codesign_input_refuses_a_question_it_cannot_answer(tmp_path, flags, named):
     """A co-design page shows the candidates of a search for its space's objective and targets:
-    ``--objective``, ``--max-time`` or ``--budget`` is refused (exit 2, nothing written), with the
-    search that answers the question."""
+    ``--objective``, ``--max-time``, ``--budget`` or ``--catalog`` is refused (exit 2, nothing
+    written), with the search that answers the question (its JSON holds its space: no --space)."""
     out = tmp_path / "rep"
     r = run("report", SPACE, *flags, "-o", out)
     assert r.exit_code == 2 and not out.exists()
@@ -78,9 +79,10 @@ def test_a_codesign_input_refuses_a_question_it_cannot_answer(tmp_path, flags, n
     assert error_line(r) == (
         f"error: {named}: the committee page of a co-design input ({SPACE}) shows the candidates "
         "of a search for its space's objective and targets, so it cannot answer another question "
-        "(--objective, --max-time and --budget apply to an instance); fix: search for it: "
+        "(--objective, --max-time and --budget apply to an instance; a catalog's shortlist is "
+        "provisioned by the search: codesign --catalog); fix: search for it: "
         f"'hieropt codesign {SPACE} {given} --json result.json', then 'hieropt report "
-        f"result.json --space {SPACE}'"
+        "result.json'"
     )
     result = tmp_path / "result.json"
     result.write_text("{}")

@@ -178,7 +178,14 @@ def test_the_codesign_report_prints_it(tmp_path, codesign_json):
     r = run("report", codesign_json, "--space", SPACE, "--tokens", f"{TOKENS:g}", "-o", out)
     assert r.exit_code == 0, r.output
     assert f"note: {NOTE}" in r.stdout
-    r = run("report", codesign_json, "-o", tmp_path / "bare")  # (no space: no MFU, no note)
+    r = run("report", codesign_json, "-o", tmp_path / "alone")  # (the JSON holds its space)
+    assert r.exit_code == 0, r.output
+    assert f"note: {NOTE}" in r.stdout
+    old = tmp_path / "old.json"  # a result without its space: no MFU, no note
+    data = json.loads(codesign_json.read_text())
+    del data["space_definition"]
+    old.write_text(json.dumps(data))
+    r = run("report", old, "-o", tmp_path / "bare")
     assert r.exit_code == 0, r.output
     assert "calibration" not in r.stdout
 

@@ -305,6 +305,18 @@ class CodesignEnumeration:
         for pos in range(start, self.pairs):
             yield from self.pair_candidates(pos)
 
+    def least_time_bound(self) -> tuple[float, int] | None:
+        """(the least finite time bound over every candidate, ns; the position of its pair in the
+        order), or None when no candidate has a finite one. No candidate's iteration time is below
+        it (each bound is proven, :mod:`.bounds`): the fastest the space can be. Read off the
+        bounds, without making the candidates."""
+        if not self.pairs:
+            return None
+        p, s = np.divmod(self._order, len(self.shapes))
+        t = np.where(np.isinf(self._C[s]), np.inf, self._T[p, self._dcol[s]])
+        i = int(np.argmin(t))  # (the first of equal bounds: the order's)
+        return (float(t[i]), i) if np.isfinite(t[i]) else None
+
     def tail(self, start: int, target: float | None = None) -> tuple[int, int, int]:
         """(candidates, of which infeasible by a finite time bound above ``target``, of which with
         an infinite time bound) of the pairs from position ``start`` on, counted without making

@@ -1,0 +1,79 @@
+"""A co-design search whose time target (``--max-time``, or the target of ``--deadline`` for the
+run's tokens) no candidate meets says what the space reaches: the least proven time bound over
+its candidates (no design is faster) and the fastest possible design (the space searched without
+the target), with the days they take and the target or deadline that is met. Reference values:
+the same space searched without a target, and its results file's bounds."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.util import error_line, run
+
+SPACE = Path(__file__).resolve().parents[2] / "spaces" / "codesign-gpt3-nvl72-2304.toml"
+TOKENS_PER_ITERATION = 2304 * 2048  # the space's global batch 2,304 x GPT-3's 2,048 tokens
+
+
+@pytest.fixture(scope="module")
+def unbounded(tmp_path_factory) -> tuple[dict, list[dict]]:
+    """(the JSON, the results file's rows) of the space searched without a target: every
+    candidate's row, solved or pruned, with its proven time bound (objective performance: its
+    ``lower_bound``)."""
+    tmp = tmp_path_factory.mktemp("unbounded")
+    r = run("codesign", SPACE, "--workers", "1", "--json", tmp / "r.json",
+            "--out", tmp / "rows.csv")
+    assert r.exit_code == 0, r.output
+    with open(tmp / "rows.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return json.loads((tmp / "r.json").read_text()), rows
+
+
+def test_a_time_target_below_the_fastest_says_the_fastest(tmp_path, unbounded):
+    result, rows = unbounded
+    fastest = result["best"]["iteration_time_ns"]
+    assert fastest == pytest.approx(11_917_448_347, rel=1e-9)  # 11,917.4483 ms
+    bound = min(float(r["lower_bound"]) for r in rows)
+    r = run("codesign", SPACE, "--workers", "1", "--max-time", "10ms",
+            "--json", tmp_path / "x.json")
+    assert r.exit_code == 3
+    line = error_line(r)
+    data = json.loads((tmp_path / "x.json").read_text())
+    assert data["no_answer"] == line.removeprefix("error: ")
+    reach = data["reach"]
+    assert reach["bound_ns"] == bound and bound <= fastest
+    assert reach["fastest"]["iteration_time_ns"] == fastest
+    assert reach["fastest"]["id"] == result["best"]["id"]
+    assert line.startswith(f"error: no candidate has a certified answer: {len(rows)} infeasible")
+    assert "the iteration-time target is 10.0 ms; no candidate is faster than 11,631.7 ms" in line
+    assert (f"the fastest possible is 11,917.4483 ms ({result['best']['id']}, the space searched "
+            "without the target): give a time target of at least 11,918 ms") in line
+    # the target it names is met
+    ok = run("codesign", SPACE, "--workers", "1", "--max-time", "11918ms")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_deadline_says_its_target_and_the_best_days(tmp_path, unbounded):
+    """--deadline 1d for 300B tokens: 300e9 / 4,718,592 = 63,578 iterations, a target of 1,359.0
+    ms; the fastest possible takes 11,917.4483 ms x 63,578.3 iterations = 8.7696 days."""
+    result, _ = unbounded
+    fastest = result["best"]["iteration_time_ns"]
+    iterations = 300e9 / TOKENS_PER_ITERATION
+    assert round(iterations) == 63_578
+    days = fastest * iterations / 86400e9
+    assert days == pytest.approx(8.7696, abs=5e-5)
+    r = run("codesign", SPACE, "--workers", "1", "--deadline", "1d", "--tokens", "300B")
+    assert r.exit_code == 3
+    line = error_line(r)
+    target_ms = 86400e3 / iterations
+    assert f"is an iteration-time target of {target_ms:,.1f} ms" in line
+    assert target_ms == pytest.approx(1359.0, abs=0.05)
+    assert ("the deadline of 1 day for 300B tokens (63,578 iterations of 4,718,592 tokens)"
+            in line)
+    assert f"the fastest possible is 11,917.4483 ms = {days:,.4g} days for 300B tokens" in line
+    assert line.endswith("give a deadline of at least 8.7696 days")  # (rounded up: met)
+    ok = run("codesign", SPACE, "--workers", "1", "--deadline", "8.77d", "--tokens", "300B")
+    assert ok.exit_code == 0, ok.output
