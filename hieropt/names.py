@@ -49,6 +49,12 @@ over the whole group, paced by its slowest link; ``flat_direct`` every NPU to ev
 several NPUs (dimension 0 first, channels spread over every NPU's links: only the ring's edges that
 cross a dimension load it)."""
 
+GROUP_BANDWIDTHS = ("links", "whole")
+"""How a collective over a group that spans part of a dimension is priced (an instance's
+``group_bandwidth``, :func:`hieropt.model.algorithms.group_links`): ``links``, the links of the NPU
+the group reaches there (ASTRA-sim's topologies); ``whole``, the NPU's whole bandwidth (LIBRA's
+convention)."""
+
 
 LLM_DEFAULT_ALGORITHM = "sequential"
 """The algorithm of an LLM plan's groups unless the plan names another (docs/llm-training.md: it

@@ -52,7 +52,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import missing_key, unknown_key_error, validation_error
+from .common import check_settings, missing_key, unknown_key_error, validation_error
 from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry, nic_entry
@@ -77,6 +77,7 @@ _TOP_KEYS = (
     "max_iteration_time_ns",
     "max_network_cost_usd",
     "dimension_mode",
+    "group_bandwidth",
     "nic_gbps",
     "nic_gbit_per_s",
     "nic_npus",
@@ -107,8 +108,10 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "custom_layouts",
                                                    "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
-                                                   "dimension_mode", "nic_npus")
+                                                   "dimension_mode", "group_bandwidth",
+                                                   "nic_npus")
                              if k in data}
+    check_settings(src, data)  # (group_bandwidth: links or whole, with what each means)
     parts.update(nic_entry(data, src))
     parts.update(buyer_entries(data, src))
     choices = _plan_choices(data, base, src)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, number_problem
-from ..names import close_name
+from ..names import GROUP_BANDWIDTHS, close_name
 from ..spec.base import text_for_number
 from .kinds import YAML_KINDS, check_kind, file_kind
 
@@ -491,14 +491,27 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
 
 
 def check_settings(path: str | Path, data: dict[str, Any]) -> None:
-    """Refuse a ``collectives_in_flight`` other than 1 in the network or instance file ``path``
-    (parsed ``data``): the model runs one collective at a time (1, ASTRA-sim's behaviour) or,
-    without the key, lets the overlapped collectives all run at once, sharing each dimension's
-    bandwidth; no other number is modelled.
+    """Refuse a ``collectives_in_flight`` other than 1 in the network, instance or space file
+    ``path`` (parsed ``data``): the model runs one collective at a time (1, ASTRA-sim's behaviour)
+    or, without the key, lets the overlapped collectives all run at once, sharing each dimension's
+    bandwidth; no other number is modelled. Refuse a ``group_bandwidth`` other than ``links`` or
+    ``whole`` (:data:`hieropt.names.GROUP_BANDWIDTHS`), naming what each means.
 
     Raises:
         InputError: naming the file, the key, the reason and the fix.
     """
+    g = data.get("group_bandwidth")
+    if "group_bandwidth" in data and g not in GROUP_BANDWIDTHS:
+        raise InputError(
+            path,
+            "group_bandwidth",
+            f"{short_repr(g)} is not a pricing of partial groups: \"links\" gives a group that "
+            "spans part of a dimension the links it reaches there (a FullyConnected dimension's "
+            "links to its peers, a Ring's shared by strided groups), \"whole\" the NPU's whole "
+            "bandwidth (LIBRA's convention)",
+            'set group_bandwidth = "links" or "whole", or remove it (links for an LLM plan, whole '
+            "for the other workloads)",
+        )
     v = data.get("collectives_in_flight")
     if "collectives_in_flight" in data and (v != 1 or isinstance(v, bool)):
         raise InputError(

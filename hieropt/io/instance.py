@@ -83,6 +83,7 @@ _TOP_KEYS = (
     "pipeline",
     "step",
     "dimension_mode",
+    "group_bandwidth",
     "collectives_in_flight",
     "chunks",
     "workloads",
@@ -246,7 +247,8 @@ def load_instance(path: str | Path) -> Instance:
     check_settings(src, data)  # (collectives_in_flight: the one value modelled, with the reason)
     extra = {
         k: data[k]
-        for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
+        for k in ("pipeline", "dimension_mode", "group_bandwidth", "collectives_in_flight",
+                  "chunks", "max_regret")
         if k in data
     }
     # (shares of hours: hieropt.solvers.portfolio.hours_weighted)

@@ -53,6 +53,7 @@ from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import (
+    check_settings,
     missing_key,
     positive_number,
     unknown_key_error,
@@ -68,6 +69,7 @@ _TOP_KEYS = (
     "objective",
     "training_loop",
     "dimension_mode",
+    "group_bandwidth",
     "workload",
     "workloads",
     "mapping",
@@ -167,9 +169,11 @@ def load_space(path: str | Path) -> ShapeSpace:
             "max_iteration_time_ns",
             "max_network_cost_usd",
             "dimension_mode",
+            "group_bandwidth",
         )
         if k in data
     }
+    check_settings(src, data)  # (group_bandwidth: links or whole, with what each means)
     parts.update(nic_entry(data, src))
     try:
         return ShapeSpace(

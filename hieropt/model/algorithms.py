@@ -55,6 +55,17 @@ send's share of the NPU's bandwidth on d (:func:`p2p_links`: one link of a Fully
 of n NPUs carries B_d / (n - 1)). A pipeline's sends are given the dimensions their stage boundary
 crosses (:mod:`hieropt.model.sends`). Every algorithm's T is a max or a sum of terms linear in
 1/B_d: convex and piecewise linear in 1/B.
+
+A group that spans only part of a dimension (1 < p_d < n_d) reaches only some of the NPU's links
+there; its collective's bytes m_d are then multiplied by g_d >= 1 (:func:`group_links`, bytes per
+byte relative to B_d, the links' share as ASTRA-sim's topologies lay them out): a FullyConnected
+dimension of n NPUs gives each NPU n - 1 links of B / (n - 1), of which a group of p uses its p - 1
+peers', g = (n - 1) / (p - 1); a Ring's NPU has 2 links of B / 2: a contiguous path of p < n NPUs
+embeds one logical ring over its bidirectional links, g = 2; a group of stride s (the product of
+the sizes there of the groups placed inside it) with s p = n is a cycle whose links its s
+concurrent copies share, g = s, and with s p < n a path so shared, g = 2 s; a Switch gives every
+NPU its port, g = 1. A whole dimension (p = n) has g = 1. LIBRA's convention (the instance's
+``group_bandwidth = "whole"``) takes g = 1 everywhere.
 """
 
 from __future__ import annotations
@@ -75,7 +86,8 @@ SUMMING = frozenset({"sequential"})
 
 
 def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str = "concurrent",
-                 links: tuple[float, ...] | None = None) -> np.ndarray:
+                 links: tuple[float, ...] | None = None,
+                 factors: tuple[float, ...] | None = None) -> np.ndarray:
     """Bytes each NPU sends on every dimension per byte of collective size (module docstring).
 
     Args:
@@ -84,6 +96,9 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
         algorithm: one of :data:`hieropt.names.GROUP_ALGORITHMS`.
         links: a point-to-point send's bytes per byte on each dimension (:func:`p2p_links`; default
             1 each).
+        factors: a collective's bytes per byte of the group's share of each dimension
+            (:func:`group_links`; default 1 each: the NPU's whole bandwidth), multiplying every
+            collective's row (not a point-to-point send's).
 
     Returns:
         float array of shape (D,), bytes per byte of ``size_bytes``.
@@ -91,14 +106,16 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
     Raises:
         ValueError: an unknown collective or algorithm name.
     """
-    return unit_table((Collective(collective),), group, algorithm, links)[0]
+    return unit_table((Collective(collective),), group, algorithm, links, factors)[0]
 
 
 def unit_table(collectives: tuple[Collective, ...], group: tuple[int, ...],
-               algorithm: str = "concurrent", links: tuple[float, ...] | None = None) -> np.ndarray:
+               algorithm: str = "concurrent", links: tuple[float, ...] | None = None,
+               factors: tuple[float, ...] | None = None) -> np.ndarray:
     """:func:`unit_traffic` of each of ``collectives`` (members of
     :class:`~hieropt.spec.Collective`) over one group, shape (len(collectives), D): one call for a
-    table's every kind (each row computed in Python floats, one array at the end).
+    table's every kind (each row computed in Python floats, one array at the end); ``factors``
+    (:func:`group_links`) multiply every collective's row, ``links`` give the sends'.
 
     Raises:
         ValueError: an unknown algorithm name.
@@ -109,8 +126,12 @@ def unit_table(collectives: tuple[Collective, ...], group: tuple[int, ...],
         )
     spanned = [d for d, p in enumerate(group) if p > 1]
     flat: list[float] = []  # (one flat list: numpy reads it faster than nested rows)
+    scaled = factors is not None and any(f != 1.0 for f in factors)
     for c in collectives:
-        flat += _unit(c, group, algorithm, links, spanned)
+        row = _unit(c, group, algorithm, links, spanned)
+        if scaled and c is not _P2P:
+            row = [x * float(f) for x, f in zip(row, factors, strict=True)]
+        flat += row
     return np.array(flat, dtype=float).reshape(len(collectives), len(group))
 
 
@@ -272,11 +293,46 @@ def p2p_links(network: Network) -> tuple[float, ...]:
     return tuple([float(d.npus - 1) if d.block == "FullyConnected" else 1.0 for d in network.dims])
 
 
+def group_links(network: Network, group: tuple[int, ...],
+                strides: tuple[int, ...] | None = None) -> tuple[float, ...]:
+    """Bytes a collective of one byte over ``group`` puts on each dimension per byte of its own
+    traffic, relative to the NPU's bandwidth B there: the share of the NPU's links a group that
+    spans part of the dimension reaches (module docstring; ASTRA-sim's topologies: a
+    FullyConnected NPU's n - 1 links to its peers, a Ring NPU's 2 links to its neighbours, a Switch
+    NPU's one port).
+
+    Args:
+        network: the network (each dimension's block and NPUs n).
+        group: the group's size p on each dimension (<= 1: not spanned, factor 1).
+        strides: the group's stride s on each dimension (the product of the sizes there of the
+            groups placed inside it; :func:`hieropt.spec.tiling.group_strides`); default 1 each
+            (contiguous). Only a Ring reads it.
+
+    Returns:
+        a tuple of D floats >= 1: FullyConnected (n - 1) / (p - 1); Ring 1 for p = n, else s when
+        s p = n, 2 s when s p < n; Switch 1; 1 on every dimension the group does not span.
+
+    Example: TP 4 on a FullyConnected dimension of 8: 7/3; a pair of stride 2 on a Ring of 8: 4; a
+    contiguous 4 there: 2.
+    """
+    out = []
+    for d, dim in enumerate(network.dims):
+        p, n = group[d], dim.npus
+        s = strides[d] if strides is not None else 1
+        if p <= 1 or p >= n or dim.block == "Switch":
+            out.append(1.0)
+        elif dim.block == "FullyConnected":
+            out.append((n - 1) / (p - 1))
+        else:  # Ring
+            out.append(float(s) if s * p >= n else 2.0 * s)
+    return tuple(out)
+
+
 def sums_dims(algorithm: str) -> bool:
     """Whether a collective run by ``algorithm`` takes the sum of its dimensions' times (else their
     maximum)."""
     return algorithm in SUMMING
 
 
-__all__ = ["unit_traffic", "collective_steps", "p2p_links", "ring_edges", "sums_dims",
-           "SUMMING"]
+__all__ = ["unit_traffic", "collective_steps", "p2p_links", "group_links", "ring_edges",
+           "sums_dims", "SUMMING"]

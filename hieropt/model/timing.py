@@ -96,6 +96,7 @@ from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, p
 from .traffic import (
     CLASS_ROWS,
     job_arrays,
+    links_key,
     may_sum,
     model_fields,
     model_mode,
@@ -175,6 +176,7 @@ def _model_key(instance: Instance) -> tuple | None:
                 job.mapping.input_grad,
                 job.mapping.weight_grad,
                 tuple(sorted(job.mapping.groups.items())),
+                links_key(instance, job),
             )
             for job in jobs
         ),

@@ -13,8 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cache import Same, current
-from ..spec import PHASES, Collective, Instance, Job
-from .algorithms import collective_steps, p2p_links, sums_dims, unit_table, unit_traffic
+from ..spec import PHASES, Collective, Instance, Job, Mapping, Network
+from ..spec.tiling import group_strides
+from .algorithms import (
+    collective_steps,
+    group_links,
+    p2p_links,
+    sums_dims,
+    unit_table,
+    unit_traffic,
+)
 from .rows import distinct_rows
 from .sends import placed_job
 from .stages import stage_rows
@@ -103,12 +111,50 @@ ROWS_KEPT = 4096
 
 
 def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
-              links: tuple[float, ...] | None = None) -> np.ndarray:
+              links: tuple[float, ...] | None = None,
+              factors: tuple[float, ...] | None = None) -> np.ndarray:
     """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group`` by ``algorithm``
-    (point-to-point sends with ``links``), shape (len(KINDS), D), read-only (kept in the active
-    cache)."""
-    return current().memo("unit_rows", (group, algorithm, links), lambda: read_only(
-        unit_table(KINDS, group, algorithm, links)), ROWS_KEPT)
+    (point-to-point sends with ``links``, collectives times ``factors``), shape (len(KINDS), D),
+    read-only (kept in the active cache)."""
+    return current().memo("unit_rows", (group, algorithm, links, factors), lambda: read_only(
+        unit_table(KINDS, group, algorithm, links, factors)), ROWS_KEPT)
+
+
+def bandwidth_rule(instance: Instance, job: Job) -> str:
+    """How a group that spans part of a dimension is priced for ``job``: the instance's
+    ``group_bandwidth``, else ``links`` for an LLM plan (a workload stating its groups' algorithms)
+    and ``whole`` for the rest (LIBRA's and ASTRA-sim's inputs, LIBRA's convention)."""
+    if instance.group_bandwidth is not None:
+        return instance.group_bandwidth
+    return "links" if job.workload.group_algorithms else "whole"
+
+
+def mapping_links(network: Network, mapping: Mapping, rule: str) -> dict[str, tuple[float, ...]]:
+    """Every group's :func:`~hieropt.model.algorithms.group_links` (named groups by name, the
+    phases' groups by phase), with its strides (:func:`hieropt.spec.tiling.group_strides`); empty
+    under the rule ``whole`` (every group the NPU's whole bandwidth) or when every factor is 1. Kept
+    in the active cache per mapping, network and rule."""
+    def build() -> dict[str, tuple[float, ...]]:
+        if rule == "whole":
+            return {}
+        phases = {p: tuple(mapping.group(p)) for p in PHASES}
+        sizes = tuple(d.npus for d in network.dims)
+        strides = group_strides(mapping.groups, phases, sizes)
+        out = {k: group_links(network, tuple(g), strides[k])
+               for k, g in list(mapping.groups.items()) + list(phases.items())}
+        return {k: f for k, f in out.items() if any(x != 1.0 for x in f)}
+
+    return current().memo("mapping_links", (Same(mapping), network, rule), build, ROWS_KEPT)
+
+
+def job_links(instance: Instance, job: Job) -> dict[str, tuple[float, ...]]:
+    """:func:`mapping_links` of ``job`` on the instance's network by :func:`bandwidth_rule`."""
+    return mapping_links(instance.network, job.mapping, bandwidth_rule(instance, job))
+
+
+def links_key(instance: Instance, job: Job) -> tuple:
+    """:func:`job_links` as a sorted tuple (a cache key's part)."""
+    return tuple(sorted(job_links(instance, job).items()))
 
 
 def step_rows(
@@ -129,16 +175,19 @@ def group_algorithm(instance: Instance, job: Job, name: str | None) -> str:
 
 def _placement_key(instance: Instance, job: Job) -> tuple:
     """What :func:`phase_traffic` depends on besides the table: the groups, their algorithms, the
-    send links (kept on the instance: a solve asks for it at every phase_* call)."""
+    send links, the groups' link factors (:func:`job_links`; kept on the instance: a solve asks for
+    it at every phase_* call)."""
     def build() -> tuple:
         names = tuple(sorted(job.workload.named_groups))
         return (
             tuple(job.mapping.group(p) for p in PHASES)
             + tuple(job.mapping.group(PHASES[0], n) for n in names)
-            + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network))
+            + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network),
+               links_key(instance, job))
         )
 
-    return instance.memo("_placement_key", (job, instance.network, instance.dimension_mode), build)
+    return instance.memo("_placement_key", (job, instance.network, instance.dimension_mode,
+                                            instance.group_bandwidth), build)
 
 
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
@@ -154,7 +203,7 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     key = _placement_key(instance, job)
     # (kept, read-only: the time model, the evaluator, a sweep's equal placements ask for the same)
     return current().memo("phase_traffic", (Same(table), key), lambda: read_only(
-        _traffic(instance, job, table, key[-1])), KEPT, KEPT_ELEMENTS)
+        _traffic(instance, job, table, key[-2], dict(key[-1]))), KEPT, KEPT_ELEMENTS)
 
 
 KEPT, KEPT_ELEMENTS = 64, 1 << 22
@@ -163,7 +212,9 @@ keeps: at most this many of each and this many array elements in all (a large wo
 megabytes; a sweep's candidates repeat a few placements)."""
 
 
-def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
+def _traffic(instance: Instance, job: Job, table, links, factors: dict) -> np.ndarray:
+    """:func:`phase_traffic` (sends by ``links``, each group's collectives times its
+    ``factors``)."""
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
     # one row per class of equal phases, then every phase's copy of its class's row
@@ -172,14 +223,16 @@ def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     ):  # (no named group: each phase column's group, one unit row per class)
         layer, col = np.divmod(classes[0], 3)
         algorithm = group_algorithm(instance, job, None)
-        unit = np.stack([unit_rows(job.mapping.group(p), algorithm, links) for p in PHASES])
+        unit = np.stack([unit_rows(job.mapping.group(p), algorithm, links, factors.get(p))
+                         for p in PHASES])
         rep = table.size_bytes[layer, col][:, None] * unit[col, collective_codes(table)[layer, col]]
         return rep[classes[1]].reshape(L, 3, D)
     if classes is not None:
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
             unit = unit_rows(
-                job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links
+                job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links,
+                factors.get(name or PHASES[j]),
             )
             rep[idx] = size[:, None] * unit[kinds]
         return rep[classes[1]].reshape(L, 3, D)
@@ -188,7 +241,8 @@ def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     for j, phase in enumerate(PHASES):
         for name, rows in _group_rows(table, j):
             unit = unit_rows(
-                job.mapping.group(phase, name), group_algorithm(instance, job, name), links
+                job.mapping.group(phase, name), group_algorithm(instance, job, name), links,
+                factors.get(name or phase),
             )
             if rows is None:
                 np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
@@ -268,7 +322,8 @@ def model_fields(instance: Instance) -> tuple:
     from (the key of their memo on the instance, :meth:`hieropt.spec.base.Frozen.memo`)."""
     return (instance.network, instance.workload, instance.mapping, instance.workload_weight,
             instance.more_workloads, instance.training_loop, instance.dimension_mode,
-            instance.pipeline, instance.step, instance.collectives_in_flight, instance.chunks)
+            instance.pipeline, instance.step, instance.collectives_in_flight, instance.chunks,
+            instance.group_bandwidth)
 
 
 def job_arrays(instance: Instance, i: int) -> tuple:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..cache import Same, current
-from ..names import OBJECTIVES, TRAINING_LOOPS, close_name
+from ..names import GROUP_BANDWIDTHS, OBJECTIVES, TRAINING_LOOPS, close_name
 from .base import Frozen, NonNegFloat, check_max_regret
 from .cluster import Cluster
 from .design import DesignMatrix
@@ -178,6 +178,13 @@ class Instance(Frozen):
     pipeline: Pipeline | None = None
     step: StepSchedule | None = None
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    group_bandwidth: Literal[GROUP_BANDWIDTHS] | None = None
+    """How a collective over a group that spans part of a dimension is priced: ``links`` (the links
+    of the NPU the group reaches there: a FullyConnected dimension of n NPUs gives a group of p
+    (p - 1) / (n - 1) of the NPU's bandwidth, a Ring 1/2 for a contiguous path and 1/s or 1/(2 s)
+    for a group of stride s, a Switch all of it; :func:`hieropt.model.algorithms.group_links`) or
+    ``whole`` (the NPU's whole bandwidth, LIBRA's convention). None: ``links`` for an LLM plan's
+    workload, ``whole`` for the others (:func:`hieropt.model.traffic.bandwidth_rule`)."""
     collectives_in_flight: Literal[1] | None = None
     chunks: int = Field(default=1, ge=1)
     workload_weight: float = Field(
@@ -394,6 +401,7 @@ class Instance(Frozen):
             ],
             "workload_weight": self.workload_weight,
             "dimension_mode": self.dimension_mode,
+            "group_bandwidth": self.group_bandwidth,
             "collectives_in_flight": self.collectives_in_flight,
             "chunks": self.chunks,
             "pipeline": self.pipeline.model_dump(mode="json") if self.pipeline else None,

@@ -44,6 +44,7 @@ from pydantic import Field, model_validator
 
 from ..cache import current
 from ..errors import InputError
+from ..names import GROUP_BANDWIDTHS
 from . import BLOCKS, Block, CostModel, LinearConstraint, NonNegFloat, Workload
 from .base import Frozen
 
@@ -132,6 +133,9 @@ class ShapeSpace(Frozen):
     objective: Literal["performance", "performance_per_cost", "min_cost"]
     training_loop: Literal["no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute"]
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    group_bandwidth: Literal[GROUP_BANDWIDTHS] = "links"
+    """How a group spanning part of a dimension is priced (as in instance files; ``links``: the
+    links it reaches there, :func:`hieropt.model.algorithms.group_links`)."""
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)

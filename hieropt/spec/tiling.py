@@ -143,8 +143,73 @@ def tiling_problem(
     return None
 
 
+PREFERRED = {"forward": ("tp",), "input_grad": ("tp",), "weight_grad": ("dp", "edp", "dpc")}
+"""The named groups a phase is taken to run on when several have its sizes (an LLM plan's mapping:
+forward and input_grad on tp, weight_grad on dp)."""
+
+
+def group_strides(named: Groups, phases: Groups, sizes: tuple[int, ...]) -> Groups:
+    """Every group's stride on each dimension: the product of the sizes there of the groups placed
+    inside it, for :func:`hieropt.model.algorithms.group_links` (a Ring's share).
+
+    The groups nest as :func:`group_factors` finds them, innermost first: :data:`ORDER`
+    (Megatron-LM's rank order: tp, cp, ep, edp, dp, pp, the order
+    :func:`hieropt.model.groups.place_lowest` places them), then the other names alphabetically, so
+    that a mapping given per phase (LIBRA's communicators, which state no order) is taken model
+    parallel (forward, input_grad) inside data parallel (weight_grad), as ASTRA-sim's header rule
+    places them (model parallel on the lowest dimensions). A factor's stride on dimension d is the
+    product of the earlier factors' sizes there; a product of factors (dp = ep x edp, a phase equal
+    to a named group, :data:`PREFERRED` first) takes the product of the non-member factors placed
+    before its outermost member that spans d. A group that is no product of factors (mappings whose
+    groups do not tile, which the tiling check lets through only for workloads that state no
+    parallelism) is taken contiguous: stride 1.
+
+    Args:
+        named: named group -> size per dimension.
+        phases: phase name -> size per dimension.
+        sizes: the NPUs of each dimension.
+
+    Returns:
+        group or phase name -> stride per dimension (1 where the group does not span it).
+
+    Example: tp (2, 1), dp (2, 8), pp (2, 1) on 8 x 8 -> tp (1, 1), dp (2, 1), pp (4, 1).
+    """
+    D = len(sizes)
+    groups = mapping_groups(named, phases, sizes)
+    factors = group_factors(groups, sizes)
+
+    def stride(members: tuple[str, ...]) -> tuple[int, ...]:
+        out = []
+        for d in range(D):
+            spanning = [factors.index(a) for a in members if groups[a][d] > 1]
+            last = max(spanning, default=0)  # (0: not spanned, stride 1)
+            out.append(math.prod(groups[b][d] for b in factors[:last] if b not in members))
+        return tuple(out)
+
+    def members(name: str, g: tuple[int, ...]) -> tuple[str, ...] | None:
+        if name in factors:
+            return (name,)
+        if name in groups:
+            return derived_parts(name, g, factors, groups) or factor_subset(g, factors, groups)
+        same = [a for a in PREFERRED.get(name, ()) if tuple(named.get(a, ())) == g]
+        same += [a for a in ordered(groups) if tuple(groups[a]) == g]
+        for a in same:
+            if (m := members(a, g)) is not None:
+                return m
+        return factor_subset(g, factors, groups)
+
+    out: Groups = {}
+    for name, g in list(named.items()) + list(phases.items()):
+        g = tuple(g)
+        m = None if all(x == 1 for x in g) else members(name, g)
+        out[name] = stride(m) if m else (1,) * D
+    return out
+
+
 __all__ = [
     "ORDER",
+    "PREFERRED",
+    "group_strides",
     "PIPELINE",
     "DERIVED",
     "Groups",

@@ -18,6 +18,78 @@ LINK_RULES = {"FullyConnected": lambda n: n - 1, "Ring": lambda n: 1, "Switch": 
 FullyConnected dimension carries B / (n - 1))."""
 
 
+PLAN_FACTORS = ("tp", "cp", "ep", "edp", "pp")
+"""An LLM plan's placed groups, innermost first (Megatron-LM's rank order; a dense plan's ep is 1
+NPU and its edp its dp)."""
+PLAN_GROUPS = {"dp": ("ep", "edp"), "dpc": ("cp", "ep", "edp"), "forward": ("tp",),
+               "input_grad": ("tp",), "weight_grad": ("ep", "edp")}
+"""The plan's other groups as the placed groups they are made of."""
+
+
+def _ring_share(positions: list[list[int]], n: int) -> float:
+    """Bytes per byte a group's collective puts on a Ring of ``n`` NPUs, relative to the NPU's B,
+    from where every copy of the group sits (``positions``: each copy's NPUs on the ring): a copy
+    evenly spread around the whole ring runs its logical ring as a cycle over both directions of
+    its links (the whole ring: B), any other copy along the path from its first NPU to its last,
+    one direction each way (half of it); a link that c copies use gives each 1/c of it."""
+    first = sorted(positions[0])
+    p = len(first)
+    if p == n:
+        return 1.0
+    gaps = {b - a for a, b in zip(first, first[1:], strict=False)}
+    cycle = len(gaps) == 1 and p * gaps.pop() == n
+    load = [0] * n  # (link i joins NPUs i and i + 1 mod n)
+    for copy in positions:
+        lo, hi = min(copy), max(copy)
+        for i in range(n) if cycle else range(lo, hi):
+            load[i] += 1
+    return max(load) * (1.0 if cycle else 2.0)
+
+
+def link_factors(instance: Instance, workload, mapping) -> dict[str, list[float]]:
+    """Per group (named, or a phase's), each dimension's bytes per byte of the group's share of the
+    NPU's links there (an empty dict under LIBRA's convention, ``group_bandwidth`` ``whole``, the
+    default for a workload that is no LLM plan): a FullyConnected dimension of n NPUs reaches the
+    group's p - 1 peers of its n - 1 links, (n - 1) / (p - 1); a Switch its port, 1; a Ring by
+    :func:`_ring_share`, the groups laid out on each dimension by digits innermost first (an LLM
+    plan's :data:`PLAN_FACTORS`; a mapping of phases: forward inside weight_grad, input_grad as
+    forward), every group's copies the NPUs that differ from one another only in its digits."""
+    rule = instance.group_bandwidth or ("links" if workload.group_algorithms else "whole")
+    if rule == "whole":
+        return {}
+    if "tp" in mapping.groups:
+        placed = {k: tuple(mapping.groups[k]) for k in PLAN_FACTORS}
+        made = {k: (k,) for k in PLAN_FACTORS} | PLAN_GROUPS
+    else:
+        placed = {"forward": tuple(mapping.forward), "weight_grad": tuple(mapping.weight_grad)}
+        made = {"forward": ("forward",), "input_grad": ("forward",),
+                "weight_grad": ("weight_grad",)}
+    order = list(placed)
+    out: dict[str, list[float]] = {}
+    for group, parts in made.items():
+        row = []
+        for d, dim in enumerate(instance.network.dims):
+            radix = [placed[k][d] for k in order]
+            p = math.prod(placed[k][d] for k in parts)
+            n = dim.npus
+            if p <= 1 or dim.block == "Switch":
+                row.append(1.0)
+                continue
+            if dim.block == "FullyConnected":
+                row.append((n - 1) / (p - 1))
+                continue
+            copies: dict[tuple, list[int]] = {}
+            for digits in itertools.product(*[range(r) for r in radix]):
+                x, scale = 0, 1
+                for k, r in enumerate(radix):
+                    x, scale = x + digits[k] * scale, scale * r
+                other = tuple(v for k, v in enumerate(digits) if order[k] not in parts)
+                copies.setdefault(other, []).append(x)
+            row.append(_ring_share(list(copies.values()), n))
+        out[group] = row
+    return out
+
+
 def _bytes(kind: Collective, g: list[int], algorithm: str, links: list[float]) -> list[float]:
     D = len(g)
     span = [d for d in range(D) if g[d] > 1]
@@ -123,6 +195,7 @@ def restated_rows(
     alphas = [d.latency_ns * instance.chunks for d in dims]
     dim_algos = [d.collective_algorithm for d in dims]
     algos = dict(workload.group_algorithms)
+    factors = link_factors(instance, workload, mapping)
     L = t.size_bytes.shape[0]
     traffic, latency, sums = np.zeros((L, 3, D)), np.zeros((L, 3, D)), np.zeros((L, 3), dtype=bool)
     for lay in range(L):
@@ -136,7 +209,11 @@ def restated_rows(
                 if name is not None
                 else instance.dimension_mode
             )
-            traffic[lay, j] = [size * x for x in _bytes(kind, g, algorithm, links)]
+            f = factors.get(name or phase, [1.0] * D)
+            if kind is Collective.P2P:
+                f = [1.0] * D
+            traffic[lay, j] = [size * x * y for x, y in zip(_bytes(kind, g, algorithm, links), f,
+                                                               strict=True)]
             if size > 0:
                 latency[lay, j] = [
                     s * a

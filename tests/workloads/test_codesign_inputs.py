@@ -134,7 +134,11 @@ def test_objective_and_target_overrides_are_checked_and_applied():
     # communication (3,016 ns at 3 GB/s) doubles: 1,351,680 ns of compute + 6,032 ns
     # (the row's design is the cheapest within 1e-8 of that time: T = 1,351,680 + 3,016 x 3 / b ns
     # <= 1,354,696 x (1 + 1e-8) gives b >= 3 / (1 + 0.01354696 / 3016) GB/s, $8 per GB/s)
-    loose = space(constraints=("sum(bw) <= 3",))
+    # (LIBRA's convention, group_bandwidth "whole": the times above give the a:FC8 network's tp
+    # pair the NPU's whole bandwidth; by its links, 1/7 of it, the same time needs the $96 switch)
+    loose = space(constraints=("sum(bw) <= 3",), group_bandwidth="whole")
+    assert codesign(space(constraints=("sum(bw) <= 3",)), workers=1).best.network_cost_usd == \
+        pytest.approx(96.0 / (1 + 1354696e-8 / 3016), rel=1e-9)
     fastest = codesign(loose, workers=1).best
     assert fastest.network_cost_usd == pytest.approx(
         24.0 / (1 + 1354696e-8 / 3016), rel=1e-9

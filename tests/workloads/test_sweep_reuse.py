@@ -314,7 +314,8 @@ def test_time_models_kept_by_their_inputs():
             if timing._model_key(inst) is not None:
                 assert not tm.terms_bytes.flags.writeable
     # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices:
-    # one model; other latency or sizes: another
+    # one model under LIBRA's convention (every group the NPU's whole bandwidth); other latency or
+    # sizes: another; by the links a partial group reaches, other blocks: another
     p, cost = (
         PLANS[0],
         CostModel(
@@ -327,10 +328,10 @@ def test_time_models_kept_by_their_inputs():
         ),
     )
 
-    def inst(blocks, cls="A", latency=0.0, sizes=(2, 4)):
+    def inst(blocks, cls="A", latency=0.0, sizes=(2, 4), rule="whole"):
         net = Network(dims=tuple(Dimension(block=b, npus=n, cost_class=cls, latency_ns=latency)
                                  for b, n in zip(blocks, sizes, strict=True)))
-        return instance_for(p, net, cost)
+        return instance_for(p, net, cost, group_bandwidth=rule)
 
     with use():  # (one cache, as a sweep's)
         a = build_time_model(inst(("Ring", "Ring")))
@@ -341,6 +342,11 @@ def test_time_models_kept_by_their_inputs():
         # other step counts
         assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other
         assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+        # (tp 2 x dp 2 x pp 2 on 2 x 4: tp fills the first dimension, whatever its block; dp and
+        # pp share the second, where a Ring gives dp a path, a Switch its port)
+        links = build_time_model(inst(("Ring", "Ring"), rule="links"))
+        assert build_time_model(inst(("FullyConnected", "Ring"), rule="links")) is links
+        assert build_time_model(inst(("Ring", "Switch"), rule="links")) is not links
     assert build_time_model(inst(("Ring", "Ring"))) is not a  # (outside it: a call of its own)
 
 
@@ -503,13 +509,14 @@ PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 def _concurrent(**kw):
-    """:func:`space` with every group on LIBRA's concurrent algorithm (the answers of the code
-    before were found under it)."""
+    """:func:`space` with every group on LIBRA's concurrent algorithm and LIBRA's convention for
+    partial groups (every group the NPU's whole bandwidth; the answers of the code before were
+    found under them)."""
     from .test_codesign_search import SLOW
 
     algos = tuple((g, "concurrent") for g in ("dp", "pp", "tp"))
     return space(base=SLOW.model_copy(update={"plan": SLOW.plan.model_copy(
-        update={"collective_algorithms": algos})}), **kw)
+        update={"collective_algorithms": algos})}), group_bandwidth="whole", **kw)
 
 
 @pytest.mark.parametrize("case", ["lowest", "ppc", "all"])

@@ -85,6 +85,7 @@ def row_instance(space: CodesignSpace, row: dict[str, Any], net: Network) -> Ins
         max_iteration_time_ns=space.max_iteration_time_ns,
         max_network_cost_usd=space.max_network_cost_usd,
         dimension_mode=space.dimension_mode,
+        group_bandwidth=space.group_bandwidth,
         tokens=space.tokens,
         cluster=space.cluster,
     )
@@ -108,6 +109,7 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         "objective": space.objective,
         "training_loop": "step",
         "dimension_mode": space.dimension_mode,
+        "group_bandwidth": space.group_bandwidth,
         "constraints": [resolve_top(t, net.n_dims) for t in space.constraints],
         "network": {"dims": [_clean(d.model_dump(mode="json")) for d in net.dims]},
         "workload": {"generator": "llm", "params": _clean(p.model_dump(mode="json"))},

@@ -143,6 +143,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             max_iteration_time_ns=space.max_iteration_time_ns,
             max_network_cost_usd=space.max_network_cost_usd,
             dimension_mode=space.dimension_mode,
+            group_bandwidth=space.group_bandwidth,
         )
         # (the run's figures and min_run_cost)
         if space.tokens is not None or space.cluster is not None:

@@ -237,6 +237,7 @@ def build_instance(space: ShapeSpace, cand: Candidate) -> Instance:
         objective=space.objective,
         training_loop=space.training_loop,
         dimension_mode=space.dimension_mode,
+        group_bandwidth=space.group_bandwidth,
         max_iteration_time_ns=space.max_iteration_time_ns,
         max_network_cost_usd=space.max_network_cost_usd,
     )

@@ -12,7 +12,13 @@ from ...cache import Same, current
 from ...errors import InputError
 from ...model.algorithms import p2p_links
 from ...model.cost import unit_cost_usd_per_gbps
-from ...model.traffic import collective_steps, collective_traffic, read_only
+from ...model.traffic import (
+    bandwidth_rule,
+    collective_steps,
+    collective_traffic,
+    mapping_links,
+    read_only,
+)
 from ...names import PHASES
 from ...spec import Instance, LinearConstraint, Mapping
 from ...spec.network import Collective, Network
@@ -112,22 +118,29 @@ def _distinct_of(workload: Any) -> list[list[tuple[Collective, str | None, float
     return out
 
 
-def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray, np.ndarray]:
+def _rows(network: Network, jobs: list[tuple[Any, Mapping, str]]) -> tuple[np.ndarray, np.ndarray]:
     """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every
-    workload, shape (R, D); rows depend on the workloads only, so they align between candidates of
-    one space."""
+    (workload, mapping, rule of :func:`~hieropt.model.traffic.bandwidth_rule`), shape (R, D); a
+    collective's row times its group's link factors (:func:`~hieropt.model.traffic.mapping_links`),
+    a send's times the send links; rows depend on the workloads only, so they align between
+    candidates of one space."""
     D = network.n_dims
     alpha = np.array([d.latency_ns for d in network.dims])
     algos = tuple(d.collective_algorithm for d in network.dims)
     traffic, latency = [], []
     # (a send over a FullyConnected dimension gets one of its links)
     links = np.array(p2p_links(network))
-    for workload, mapping in jobs:
+    for workload, mapping, rule in jobs:
+        factors = mapping_links(network, mapping, rule)
         for phase, triples in zip(PHASES, _distinct(workload), strict=True):
             for kind, name, size in triples:
                 group = mapping.group(phase, name)
                 row = _traffic_row(kind, size, group)
-                traffic.append(row * links if kind is Collective.P2P else row)
+                if kind is Collective.P2P:
+                    row = row * links
+                elif (f := factors.get(name or phase)) is not None:
+                    row = row * np.array(f)
+                traffic.append(row)
                 latency.append(_steps_row(kind, group, algos) * alpha)
     return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
 
@@ -181,14 +194,15 @@ def problem_key(instance: Instance) -> tuple:
     """
     return _key(
         instance.network,
-        [(w, j.mapping) for j in instance.jobs for w in j.workload.stages],
+        [(w, j.mapping, bandwidth_rule(instance, j)) for j in instance.jobs
+         for w in j.workload.stages],
         unit_cost_usd_per_gbps(instance),
         instance.constraints,
         instance.dimension_mode,
     )
 
 
-def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
+def _key(network: Network, jobs: list[tuple[Any, Mapping, str]], u: np.ndarray,
          constraints: tuple[LinearConstraint, ...], mode: str) -> tuple:
     D = network.n_dims
     A = np.array([c.coefficients for c in constraints], dtype=float).reshape(-1, D)
@@ -230,7 +244,8 @@ def _candidate_key(space: ShapeSpace, cand: Candidate, net: Network | None = Non
     u = _unit_costs(space, cand.dims) if u is None else u
     net = shape_network(space, cand.dims) if net is None else net
     jobs = [
-        (w, m) for j, m in zip(space.jobs, cand.mappings, strict=True) for w in j.workload.stages
+        (w, m, space.group_bandwidth)
+        for j, m in zip(space.jobs, cand.mappings, strict=True) for w in j.workload.stages
     ]
     return _key(
         net, jobs, u, space_constraints(space.constraints, cand.n_dims), space.dimension_mode

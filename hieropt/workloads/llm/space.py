@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, field_validator, model_validator
 
-from ...names import OBJECTIVES
+from ...names import GROUP_BANDWIDTHS, OBJECTIVES
 from ...spec import CostModel, Network
 from ...spec.base import Frozen
 from ...spec.cluster import Cluster
@@ -108,6 +108,8 @@ class CodesignSpace(_Frozen):
         cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns,
         max_network_cost_usd,
             dimension_mode: as in instance files.
+        group_bandwidth: how a group spanning part of a dimension is priced, as in instance files
+            (default ``links``: the links it reaches there).
         prune: skip candidates whose proven lower bound cannot beat the incumbent of their
             cluster size (exact; False solves all).
         custom_layouts: also search plans whose pipeline needs a custom layout
@@ -139,6 +141,7 @@ class CodesignSpace(_Frozen):
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    group_bandwidth: Literal[GROUP_BANDWIDTHS] = "links"
     prune: StrictBool = True
     custom_layouts: StrictBool = False
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
