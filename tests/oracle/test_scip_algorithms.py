@@ -37,6 +37,20 @@ def _instance(algorithms: dict, budget: float = 30.0, **plan):
     return instance_for(p, net, cost, constraints=(constraint_for(f"sum(bw) == {budget}", 3),))
 
 
+def _partial(blocks: tuple[str, str], algorithms: dict, budget: float = 30.0, **plan):
+    """A plan on a Ring or FullyConnected dimension of 4 NPUs under the other block of the rest:
+    groups that span part of a dimension (priced by the links they reach)."""
+    from hieropt.spec import CostClass, CostModel
+
+    p = params(collective_algorithms=algorithms, **plan)
+    net = Network(dims=(
+        Dimension(block=blocks[0], npus=4, cost_class="C", latency_ns=300.0),
+        Dimension(block=blocks[1], npus=p.plan.total_npus // 4, cost_class="C", latency_ns=700.0),
+    ))
+    cost = CostModel(classes={"C": CostClass(**COST_NET)})
+    return instance_for(p, net, cost, constraints=(constraint_for(f"sum(bw) == {budget}", 2),))
+
+
 PLANS = [dict(tp=4, pp=1, dp=2), dict(tp=2, pp=2, dp=2, sequence_parallel=True, zero_stage=1),
          dict(tp=1, pp=2, dp=4, zero_stage=3), dict(tp=2, cp=2, pp=2, dp=2, zero_stage=1)]
 
@@ -50,6 +64,33 @@ def test_the_oracle_states_the_same_bytes_steps_and_sums(algorithm, plan):
         np.testing.assert_allclose(phase_traffic(inst, job), traffic, rtol=1e-14, atol=0)
         np.testing.assert_allclose(phase_latency(inst, job), latency, rtol=1e-14, atol=0)
         assert (phase_sums(inst, job) == sums).all()
+
+
+@pytest.mark.parametrize("algorithm", ["concurrent", "sequential", "flat_ring", "nccl_ring"])
+@pytest.mark.parametrize("blocks", [("Ring", "FullyConnected"), ("FullyConnected", "Ring")])
+@pytest.mark.parametrize("plan", PLANS)
+def test_partial_groups_by_their_links(algorithm, blocks, plan):
+    """Groups spanning part of a dimension (tp 2 of a Ring of 4: a path; dp of stride 2 there: a
+    cycle its two copies share; any part of a FullyConnected dimension: its peers' links): the
+    oracle's own layout of the groups and count of the links they use gives hieropt's bytes."""
+    inst = _partial(blocks, {g: algorithm for g in ("tp", "cp", "dp", "dpc", "pp")}, **plan)
+    for job in stage_jobs(inst.jobs[0]):
+        traffic, _, _ = restated_rows(inst, job.workload, job.mapping)
+        np.testing.assert_allclose(phase_traffic(inst, job), traffic, rtol=1e-14, atol=0)
+    # (tp 2 x pp 2 x dp 2 and the cp plan span part of the first dimension; the others fill it)
+    whole = inst.model_copy(update={"group_bandwidth": "whole"})
+    less = restated_rows(whole, job.workload, job.mapping)[0].sum() < traffic.sum()
+    assert less == (plan in (PLANS[1], PLANS[3]))
+
+
+def test_a_partial_plan_matches_scip():
+    """tp 2 x cp 2 x pp 2 x dp 2 on a Ring of 4 under a FullyConnected dimension of 4: every group
+    spans part of its dimension."""
+    pytest.importorskip("pyscipopt")
+    from tests.oracle.test_scip_loops import check_against_scip
+
+    check_against_scip(_partial(("Ring", "FullyConnected"), {"cp": "flat_ring"}, **PLANS[3]),
+                       print)
 
 
 @pytest.mark.parametrize(

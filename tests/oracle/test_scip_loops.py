@@ -698,7 +698,7 @@ def loop_instances(draw, loop: str | None = None, stages: bool = False) -> Insta
     e = S / D
     rows = [LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=S, text="sum(bw) == S")]
     rows += extra_rows(draw, D, e, 2)
-    return Instance(
+    inst = Instance(
         name="loops-oracle",
         objective="performance",
         training_loop=loop,
@@ -725,6 +725,24 @@ def loop_instances(draw, loop: str | None = None, stages: bool = False) -> Insta
         workload_weight=weight,
         more_workloads=more,
     )
+    # (drawn last: the examples of LIBRA's convention stay those drawn before)
+    if draw(st.sampled_from(["whole", "whole", "links"])) == "whole":
+        return inst
+    return inst.model_copy(update={
+        "group_bandwidth": "links",
+        "mapping": _tiled(inst.mapping, dims),
+        "more_workloads": tuple(j.model_copy(update={"mapping": _tiled(j.mapping, dims)})
+                                for j in inst.more_workloads),
+    })
+
+
+def _tiled(mapping: Mapping, dims) -> Mapping:
+    """``mapping`` made a model-parallel group (its forward group, input_grad alike) inside the
+    data-parallel one that tiles the rest (weight_grad), as the oracle lays out a mapping of phases
+    (tests/oracle/algorithms.py link_factors)."""
+    f = tuple(mapping.forward)
+    return Mapping(forward=f, input_grad=f,
+                   weight_grad=tuple(d.npus // x for d, x in zip(dims, f, strict=True)))
 
 
 def _describe(inst: Instance) -> str:
@@ -814,6 +832,45 @@ def test_stages_match_scip(loop: str, data):
     times = hieropt.evaluate(inst, np.full(inst.network.n_dims, 100.0)).stage_times_ns
     event("the first stage is the slowest at 100 GB/s each" if max(times, key=times.get) == "w0"
           else "another stage is the slowest at 100 GB/s each")
+    check_against_scip(inst)
+
+
+@st.composite
+def partial_instances(draw, loop: str) -> Instance:
+    """:func:`loop_instances` on Ring and FullyConnected dimensions of 4, 6 or 8 NPUs whose groups
+    span part of them (a model-parallel group of 2 or 3 inside the data-parallel rest, priced by
+    the links each reaches, ``group_bandwidth`` ``links``)."""
+    inst = draw(loop_instances(loop))
+    dims = tuple(
+        d.model_copy(update={"block": draw(st.sampled_from(["Ring", "FullyConnected"])),
+                             "npus": draw(st.sampled_from([4, 6, 8]))})
+        for d in inst.network.dims
+    )
+
+    def mapping() -> Mapping:
+        f = tuple(draw(st.sampled_from([x for x in (1, 2, 3) if d.npus % x == 0])) for d in dims)
+        return _tiled(Mapping(forward=f, input_grad=f, weight_grad=f), dims)
+
+    return inst.model_copy(update={
+        "group_bandwidth": "links", "network": Network(dims=dims), "mapping": mapping(),
+        "more_workloads": tuple(j.model_copy(update={"mapping": mapping()})
+                                for j in inst.more_workloads),
+    })
+
+
+@pytest.mark.parametrize("loop", TRAINING_LOOPS)
+@settings(max_examples=4, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_partial_groups_match_scip(loop: str, data):
+    """Groups spanning part of Ring and FullyConnected dimensions, priced by the links they reach
+    (tests/oracle/algorithms.py link_factors lays them out and counts the links)."""
+    inst = data.draw(partial_instances(loop))
+    event("a partial group" if any(1 < x < d.npus for g in (inst.mapping.forward,
+                                                           inst.mapping.weight_grad)
+                                   for x, d in zip(g, inst.network.dims, strict=True))
+          else "whole dimensions only")
     check_against_scip(inst)
 
 
@@ -927,7 +984,9 @@ def own_stream_instances(draw) -> Instance:
     step = StepSchedule(microbatches=st_.microbatches, stages=st_.stages,
                         virtual_stages=st_.virtual_stages, overlap_groups=("g",))
     fields = {k: getattr(base, k) for k in type(base).model_fields}
-    return Instance(**{**fields, "workload": workload, "mapping": mapping, "step": step})
+    # (LIBRA's convention: the own-stream group "g" is placed nowhere the oracle lays out)
+    return Instance(**{**fields, "workload": workload, "mapping": mapping, "step": step,
+                       "group_bandwidth": None})
 
 
 @settings(max_examples=15, deadline=None, derandomize=True,
