@@ -74,7 +74,9 @@ class SimDim:
         parent: the hieropt dimension it belongs to.
         block: ``Ring``, ``FullyConnected`` or ``Switch`` (the parent's block).
         npus: NPUs along it (>= 2).
-        bw_gbps: hieropt per-NPU bandwidth B of the parent, GB/s (1 GB = 1e9 bytes).
+        bw_gbps: hieropt per-NPU bandwidth B of the parent, GB/s (1 GB = 1e9 bytes); for a factor
+            of a named group that spans part of the parent, by the links it reaches there, the
+            share of B those links carry (B / g, :func:`hieropt.model.algorithms.group_links`).
         algorithm: hieropt's algorithm of the parent (``ring``, ``direct``, ``halving_doubling``).
         latency_ns: hieropt's per-step latency of the parent, ns.
     """
@@ -271,8 +273,14 @@ def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwo
     of :func:`~hieropt.io.astrasim_groups.group_layout`. A factor only the pipeline group spans
     carries sends only and gets the ``ring`` convention (one link of B, the hieropt step latency per
     hop), so that a send of S bytes takes S / B + latency, as hieropt's point-to-point model says,
-    whatever the dimension's collective algorithm."""
+    whatever the dimension's collective algorithm. A factor of a group that spans part of its
+    dimension, priced by its links (``group_bandwidth`` ``links``), gets the share of B those links
+    carry, B / g (:func:`hieropt.model.traffic.job_links`): a FullyConnected factor of f NPUs then
+    has f - 1 links of B / (n - 1), the dimension's own, and a Ring factor B / 2 on a path."""
+    from ..model.traffic import job_links
+
     layout = group_layout(instance, source)
+    share = job_links(instance, instance.jobs[0])
     shared = {s for name, spans in layout.groups.items() if name != PIPELINE for s in spans}
     dims: list[SimDim] = []
     subdims = []
@@ -283,7 +291,8 @@ def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwo
             algo = "ring" if sends_only else dim.collective_algorithm
             if not sends_only:
                 _check_power(dim, d, f, source)
-            dims.append(SimDim(d, dim.block, f, bw[d], algo, dim.latency_ns))
+            g = 1.0 if sends_only else share.get(name, (1.0,) * len(bw))[d]
+            dims.append(SimDim(d, dim.block, f, bw[d] / g, algo, dim.latency_ns))
         subdims.append(tuple(range(first, len(dims))))
     full = tuple({dim.npus: ids} for dim, ids in zip(instance.network.dims, subdims, strict=True))
     return SimNetwork(tuple(dims), tuple(subdims), full, full, dict(layout.groups), layout)

@@ -19,7 +19,11 @@ from ..workloads.test_codesign_search import space
 # a box on both dimensions: the DP all-reduce overlaps the backward pass, so the last GB/s of the
 # outer dimension buy less than the performance solve's 1e-8 gap: its optimum is a face of designs
 # (the performance solve returns the box's corner, bw = (100, 100))
+# (LIBRA's convention, every group the NPU's whole bandwidth: the tp and dp pairs on part of the
+# a:FC4 and a:R4 dimensions then tie with the whole-dimension networks; by their links they are
+# slower, tests/codesign/test_partial_groups.py)
 FACE = dict(
+    group_bandwidth="whole",
     constraints=("bw[0] <= 100", "bw[top] <= 100"),
     min_dims=2,
     plans=PlanChoices(tp=(1, 2), pp=(2,), zero_stage=(0,), recompute=("none",),

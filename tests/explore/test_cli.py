@@ -28,12 +28,13 @@ def test_cli_ranked_table_summary_and_pareto(tmp_path):
     )
     assert res.exit_code == 0, res.output
     text = res.stdout
-    assert "Top 3 of 14 shapes by proven optimum" in text
+    # (19 distinct problems: a partial group's Ring and FullyConnected variants differ, its links)
+    assert "Top 3 of 19 shapes by proven optimum" in text
     assert "Scale-out (NIC) spend vs dimension count" in text and "Pareto set of shapes" in text
-    assert "58 candidates" in text and "44 exact duplicates pruned" in text
-    assert len(read_results(out)) == 14
+    assert "58 candidates" in text and "39 exact duplicates pruned" in text
+    assert len(read_results(out)) == 19
     again = runner.invoke(app, ["explore", str(space), "--workers", "1", "--out", str(out)])
-    assert again.exit_code == 0 and "0 solved now, 14 read back" in again.stdout
+    assert again.exit_code == 0 and "0 solved now, 19 read back" in again.stdout
     small = write_space(tmp_path, "small.toml")  # 16 shapes under tp_lowest
     ppc = runner.invoke(
         app,
@@ -134,7 +135,7 @@ def test_cli_bad_options(tmp_path):
     )
     res = runner.invoke(app, ["explore", str(infeasible), "--workers", "1"])
     assert res.exit_code == 3 and "no shape has a certified answer" in res.stderr
-    assert "5 infeasible" in res.stdout
+    assert "7 infeasible" in res.stdout  # (the 7 distinct problems: tests/explore/test_enumerate.py)
 
 
 @pytest.mark.heavy
@@ -143,14 +144,15 @@ def test_shipped_space_enumerates():
     space = load_space(REPO / "spaces" / "gpt3-4096.toml")
     enum = candidates(space)
     assert space.npus == 4096 and (space.min_dims, space.max_dims) == (2, 5)
-    assert enum.shapes == enum.placements == 2186 and len(enum.candidates) == 134
+    # (215 distinct problems: TP 16's and DP's partial groups tell Ring from FullyConnected apart)
+    assert enum.shapes == enum.placements == 2186 and len(enum.candidates) == 215
     assert {c.n_dims for c in enum.candidates} == {2, 3, 4, 5}
 
 
 def test_cli_json_reports_throughput_per_core(tmp_path):
     import json
 
-    # 58 candidates, 14 distinct problems
+    # 58 candidates, 19 distinct problems
     space = write_space(tmp_path, tp=4, rule="all_placements")
     path = tmp_path / "sweep.json"
     res = runner.invoke(
@@ -159,16 +161,16 @@ def test_cli_json_reports_throughput_per_core(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(path.read_text())
     tp = data["throughput"]
-    assert (data["candidates"], data["pruned"], data["solved"]) == (58, 44, 14)
+    assert (data["candidates"], data["pruned"], data["solved"]) == (58, 39, 19)
     assert tp["cores"] == 1 and tp["backend"] == "serial"
     # every distinct problem certified; duplicates share it
-    assert tp["certified"] == 14 and tp["covered"] == 58
-    assert tp["certified_per_s_per_core"] == pytest.approx(14 / tp["seconds"], rel=1e-12)
+    assert tp["certified"] == 19 and tp["covered"] == 58
+    assert tp["certified_per_s_per_core"] == pytest.approx(19 / tp["seconds"], rel=1e-12)
     assert [r["rank"] for r in data["ranking"]][0] == 1 and len(data["ranking"]) == 5
     assert "candidates certified in" in res.stdout and "certified per second per core" in res.stdout
     to_stdout = runner.invoke(app, ["explore", str(space), "--workers", "1", "--json", "-"])
     assert to_stdout.exit_code == 0
-    assert json.loads(to_stdout.stdout)["throughput"]["certified"] == 14  # tables went to stderr
+    assert json.loads(to_stdout.stdout)["throughput"]["certified"] == 19  # tables went to stderr
 
 
 def test_a_json_path_in_a_missing_folder_is_refused_before_the_sweep(tmp_path):

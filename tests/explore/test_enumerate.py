@@ -52,18 +52,18 @@ def test_placement_count_by_hand(tmp_path):
 
 def test_pruned_count_by_hand(tmp_path):
     # tp_lowest, TP 2, no latency. Ring and FullyConnected at one level have the same price and no
-    # latency: the model cannot tell them apart, so the block variants of a size pattern are one
-    # problem. The size patterns differ:
-    #   (2,8): TP on a, DP on b;  (4,4): TP 2 of a's 4, DP 2 x 4          -> 2 classes with 2
-    # dimensions
-    #   (2,2,4), (2,4,2), (4,2,2): TP on the first a only; the second a and b carry DP traffic of
-    # different shares at
-    #   different prices                                                   -> 3 classes with 3
-    # dimensions
-    #   total 5 of the 16 shapes.
+    # latency: for groups that fill their dimensions the model cannot tell them apart, so the block
+    # variants of a size pattern are one problem; a group on part of a dimension gets the links it
+    # reaches there (Ring 4: TP 2 a path, B/2, DP's pair of stride 2 a shared cycle, B/2;
+    # FullyConnected 4: 1 of 3 links each, B/3), so there the blocks differ. The size patterns:
+    #   (2,8): TP on a, DP on b                                            -> 1 class
+    #   (4,4): TP 2 of a's 4, DP 2 x 4: R4 and FC4 differ                  -> 2 classes
+    #   (2,2,4), (2,4,2): TP fills the first a, DP the second a and b      -> 1 class each
+    #   (4,2,2): TP 2 and DP 2 share the first a: R4 and FC4 differ        -> 2 classes
+    #   total 7 of the 16 shapes.
     space = load_space(write_space(tmp_path))
     enum = candidates(space)
-    assert len(enum.candidates) == 5 and enum.placements == 16 and enum.pruned == 11
+    assert len(enum.candidates) == 7 and enum.placements == 16 and enum.pruned == 9
     assert sorted(enum.equivalents["a:R2 b:SW8"]) == ["a:FC2 b:SW8"]
     assert sorted(enum.equivalents["a:R2 a:R2 b:SW4"]) == ["a:FC2 a:FC2 b:SW4", "a:FC2 a:R2 b:SW4",
                                                            "a:R2 a:FC2 b:SW4"]

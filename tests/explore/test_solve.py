@@ -78,6 +78,7 @@ name = "by-hand"
 objective = "performance"
 training_loop = "no_overlap"
 constraints = ["sum(bw) == 500"]
+group_bandwidth = "links"   # (a shape space's default: TP's 2 of the Ring's 4 a path, B/2)
 [network]
 dims = [{ block = "Ring", npus = 4, cost_class = "A" },
         { block = "Switch", npus = 4, cost_class = "B" }]
