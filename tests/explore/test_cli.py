@@ -135,7 +135,7 @@ def test_cli_bad_options(tmp_path):
     )
     res = runner.invoke(app, ["explore", str(infeasible), "--workers", "1"])
     assert res.exit_code == 3 and "no shape has a certified answer" in res.stderr
-    assert "7 infeasible" in res.stdout  # (the 7 distinct problems: tests/explore/test_enumerate.py)
+    assert "7 infeasible" in res.stdout  # (7 distinct problems: tests/explore/test_enumerate.py)
 
 
 @pytest.mark.heavy
