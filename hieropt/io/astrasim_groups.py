@@ -11,8 +11,9 @@ for a mixture-of-experts plan, edp = dp for a dense one) is not a factor of its 
 parts' simulator dimensions. A phase group that no named group equals is a group of its own (after
 the named ones); otherwise a phase group (``forward`` / ``input_grad`` / ``weight_grad``) spans the
 dimensions of the named group of equal sizes (tp, then dp, ...), or of the factors whose sizes
-multiply to it. Every factor of a hieropt dimension keeps its per-NPU bandwidth B, as hieropt
-assumes for a group on part of a dimension; a collective over a group that spans several factors of
+multiply to it. Every factor of a hieropt dimension keeps its per-NPU bandwidth B, or under
+``group_bandwidth = "links"`` the share its group's links carry
+(:func:`hieropt.io.astrasim_network.sim_network`); a collective over a group that spans several factors of
 one dimension is hierarchical on the simulator (exact with one chunk per collective: sequential
 dimensions), where hieropt has the factors share one B.
 
