@@ -13,9 +13,9 @@ the named ones); otherwise a phase group (``forward`` / ``input_grad`` / ``weigh
 dimensions of the named group of equal sizes (tp, then dp, ...), or of the factors whose sizes
 multiply to it. Every factor of a hieropt dimension keeps its per-NPU bandwidth B, or under
 ``group_bandwidth = "links"`` the share its group's links carry
-(:func:`hieropt.io.astrasim_network.sim_network`); a collective over a group that spans several factors of
-one dimension is hierarchical on the simulator (exact with one chunk per collective: sequential
-dimensions), where hieropt has the factors share one B.
+(:func:`hieropt.io.astrasim_network.sim_network`); a collective over a group that spans several
+factors of one dimension is hierarchical on the simulator (exact with one chunk per collective:
+sequential dimensions), where hieropt has the factors share one B.
 
 NPU numbering: ASTRA-sim numbers NPUs in mixed radix over its dimensions, dimension 0 fastest. The
 pipeline group's factors (``pp``) give each NPU its coordinates along the pipeline; stage r sits at

@@ -29,15 +29,15 @@ link (two links of B/2 would make every Ring-bound collective 2x slower); ``halv
 a power of two.
 
 Groups that span part of a dimension (LIBRA's GPT-3 mapping: TP 4 of the 8 NPUs of a FullyConnected
-dimension, DP the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only (its
-communicator groups fall back to a flat ring), so such a dimension becomes several simulator
+dimension, DP the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only
+(its communicator groups fall back to a flat ring), so such a dimension becomes several simulator
 dimensions, e.g. FullyConnected 8 -> FullyConnected 4 x FullyConnected 2, each with the dimension's
 per-NPU bandwidth B under LIBRA's convention (``group_bandwidth = "whole"``), or with named groups
 priced by their links (``"links"``) B / g, the share the group's links carry
 (:func:`hieropt.model.algorithms.group_links`: a FullyConnected part of f NPUs then has f - 1 links
-of B / (n - 1), the physical dimension's own). A group spanning several of those simulator dimensions is exact with one
-chunk (sequential dimensions); with many chunks the simulator runs them concurrently, each at B,
-where hieropt has them share one B.
+of B / (n - 1), the physical dimension's own). A group spanning several of those simulator
+dimensions is exact with one chunk (sequential dimensions); with many chunks the simulator runs
+them concurrently, each at B, where hieropt has them share one B.
 """
 
 from __future__ import annotations

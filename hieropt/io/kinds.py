@@ -126,7 +126,7 @@ NOT_MODEL_FILES = {
 goes instead (``{name}``: its file name)."""
 
 _NETWORK_KEYS = frozenset({"description", "name", "network", "chunks", "collectives_in_flight",
-                           "dimension_mode"})
+                           "dimension_mode", "group_bandwidth"})
 _INSTANCE_KEYS = frozenset({"workload", "workloads", "objective", "training_loop", "cost",
                             "cluster", "mapping"})
 _COST_PARTS = frozenset({"Link", "Switch", "Nic", "NIC"})

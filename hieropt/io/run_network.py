@@ -23,11 +23,12 @@ NETWORK_KEYS = (
     "network",
     "chunks",
     "collectives_in_flight",
+    "group_bandwidth",
 )
 """Keys of a network TOML file (one without a workload). Not ``dimension_mode``: each group of an
 LLM plan runs its collectives by the plan's algorithm (``collective_algorithms``, default
 ``sequential``), so it would have no effect on a run; refused, pointing at that column."""
-SETTINGS = ("dimension_mode", "chunks", "collectives_in_flight")
+SETTINGS = ("dimension_mode", "chunks", "collectives_in_flight", "group_bandwidth")
 """Instance settings a network or instance file passes on to each run's instance."""
 
 
@@ -38,7 +39,8 @@ class NetworkFile:
     Attributes:
         path: the file.
         network: its dimensions (before sizing to a run).
-        settings: instance fields it sets (``chunks``, ``collectives_in_flight``; an instance
+        settings: instance fields it sets (``chunks``, ``collectives_in_flight``,
+            ``group_bandwidth``: default ``links`` for the runs' LLM plans; an instance
             file's ``dimension_mode`` too, which, as in ``hieropt evaluate``, no group of an LLM
             plan runs by).
         cost: an instance file's cost model, or None (runs are priced at 1 $ per GB/s: cost plays no
@@ -55,7 +57,8 @@ class NetworkFile:
     placement: dict[str, tuple[int, ...]] | None = None
 
 
-TOP_LEVEL = ("chunks", "collectives_in_flight", "dimension_mode", "description", "name")
+TOP_LEVEL = ("chunks", "collectives_in_flight", "dimension_mode", "description", "name",
+             "group_bandwidth")
 """Top-level keys of a network or instance file that a ``[network]`` table may be given by mistake
 (a key written below ``[network]`` in TOML belongs to that table)."""
 
