@@ -5,6 +5,8 @@ default for a co-design space) that network is slower, and the same time needs t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hieropt.studies.codesign.search import codesign
@@ -48,3 +50,28 @@ def test_the_partial_fully_connected_placement_loses_its_borrowed_bandwidth():
     tied = [r for r in link_rows.values() if r.get("objective_value") is not None
             and r["objective_value"] <= links.best.objective_value * (1 + 1e-8)]
     assert tied and not any(_partial_fc(r, r["shape"]) for r in tied)
+
+
+def test_the_shipped_gpt3_space_prices_tp_on_half_a_fully_connected_16_by_its_links():
+    """spaces/codesign-gpt3-4096.toml's third answer under LIBRA's convention, TP 8 x DP 512 (ZeRO
+    2, sequence parallelism) on node:FC16 pod:SW256 with TP on 8 of the 16 and DP's pair beside it
+    (5,126.9039 ms), is 8,804.7200 ms by the links those groups reach (TP 7 of each NPU's 15, DP's
+    pair 1): far behind the 5,096.5178 ms best, whose groups fill their dimensions or sit on the
+    switch (measured 2026-12-06 with ``hieropt codesign``; docs/how-to/codesign.md)."""
+    import hieropt
+    from hieropt.io.codesign import load_codesign
+    from hieropt.spec import Dimension, Network
+    from hieropt.studies.codesign.export import row_instance
+
+    sp = load_codesign(Path(__file__).resolve().parents[2] / "spaces" / "codesign-gpt3-4096.toml")
+    row = {"npus": 4096, "tp": 8, "pp": 1, "dp": 512, "ep": 1, "zero_stage": 2,
+           "recompute": "none", "sequence_parallel": 1, "virtual_stages": 1,
+           "micro_batch_size": 1, "overlap_grad_reduce": 0, "id": "fc16",
+           "placement": {"tp": [8, 1], "dp": [2, 256], "pp": [1, 1]}}
+    net = Network(dims=(Dimension(block="FullyConnected", npus=16, cost_class="InterNode"),
+                        Dimension(block="Switch", npus=256, cost_class="InterPod")))
+    links = hieropt.solve(row_instance(sp, row, net), "performance")
+    whole = hieropt.solve(row_instance(sp.model_copy(update={"group_bandwidth": "whole"}), row,
+                                       net), "performance")
+    assert whole.iteration_time_ns == pytest.approx(5126.9038e6, rel=1e-8)
+    assert links.iteration_time_ns == pytest.approx(8804.7200e6, rel=1e-8)
