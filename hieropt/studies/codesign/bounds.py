@@ -24,7 +24,9 @@ collectives. A pipelined plan composes its stages' micro-batch slots exactly
 (:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement
 of the plan (pairs that another exceeds in both are left out of the max: they never attain it).
 Every collective algorithm sends at least the hierarchical volume on some spanned dimension (a flat
-ring or tree the whole of it, a send S f_d >= S), so the bound holds for all of them. The network
+ring or tree the whole of it, a send S f_d >= S), so the bound holds for all of them; a group on
+part of a dimension priced by its links multiplies its bytes there by g_d >= 1
+(:func:`hieropt.model.algorithms.group_links`), which only adds to them. The network
 cost N sum_d u_d B_d is at least C_lb = N min_B sum_d u_d B_d over the bandwidths the rows allow
 (the same dual bound, 0 without a row that forces bandwidth). The bound on the objective is T_lb
 (performance), T_lb C_lb (performance_per_cost), the $ of a run at (T_lb, C_lb) (min_run_cost,
