@@ -115,6 +115,9 @@ class AnalyticalNetwork(BaseModel):
     latency: tuple[float, ...]
     parent: tuple[int, ...] | None = None
     algorithm: tuple[Literal["ring", "direct", "halving_doubling"], ...] | None = None
+    share: tuple[float, ...] | None = None
+    """An exported file's share of B each entry's links carry (a named group's part of a dimension
+    priced by its links: :attr:`hieropt.io.astrasim_network.SimDim.share`); None: 1 each."""
 
     @model_validator(mode="after")
     def _lists_agree(self) -> AnalyticalNetwork:
@@ -158,10 +161,11 @@ class AnalyticalNetwork(BaseModel):
         """Entry ``i`` of an exported file as the simulator dimension it was written from (bandwidth
         and latency converted back to hieropt's per-NPU GB/s and per-step ns)."""
         block, p, algorithm = self.topology[i], self.npus_count[i], self.algorithm[i]
+        share = self.share[i] if self.share is not None else 1.0
         link = gbps_binary_to_decimal(self.bandwidth[i])
-        bw = link * (p - 1) if algorithm == "direct" else link
+        bw = (link * (p - 1) if algorithm == "direct" else link) / share
         hops = SimDim(self.parent[i], block, p, bw, algorithm, 0.0).hops_per_step
-        return SimDim(self.parent[i], block, p, bw, algorithm, self.latency[i] * hops)
+        return SimDim(self.parent[i], block, p, bw, algorithm, self.latency[i] * hops, share)
 
     @property
     def bw_gbps(self) -> tuple[float, ...]:
@@ -344,7 +348,7 @@ def _export_conventions(path: Path, net: AnalyticalNetwork, text: str) -> Analyt
             f"but topology has {len(net.topology)}",
             fix,
         )
-    for i, (_, _, block, npus) in enumerate(sims):
+    for i, (_, _, block, npus, _) in enumerate(sims):
         if (block, npus) != (net.topology[i], net.npus_count[i]):
             raise InputError(
                 path,
@@ -355,9 +359,10 @@ def _export_conventions(path: Path, net: AnalyticalNetwork, text: str) -> Analyt
             )
     try:
         out = AnalyticalNetwork(
-            **net.model_dump(exclude={"parent", "algorithm"}),
+            **net.model_dump(exclude={"parent", "algorithm", "share"}),
             parent=tuple(s[0] for s in sims),
             algorithm=tuple(s[1] for s in sims),
+            share=tuple(s[4] for s in sims),
         )
     except ValidationError as e:
         raise validation_error(e, path) from e

@@ -63,6 +63,8 @@ EXPORT_MARK = "# Conventions (hieropt/io/astrasim_network.py):"
 LIBRA's physical link counting); :func:`hieropt.io.astrasim2.read_network_yml` reads such a file by
 them."""
 
+_SHARE = re.compile(r" x share ([0-9.eE+-]+) \(the group's links\)")
+"""A ``sim dim`` comment's share of B (:attr:`SimDim.share`), when not 1."""
 _SIM_DIM_LINE = re.compile(
     r"^#\s+sim dim (\d+) \(hieropt dim (\d+)\): (\w+) (\d+), B = [^,]*, (\w+)/(\w+),"
 )
@@ -76,9 +78,7 @@ class SimDim:
         parent: the hieropt dimension it belongs to.
         block: ``Ring``, ``FullyConnected`` or ``Switch`` (the parent's block).
         npus: NPUs along it (>= 2).
-        bw_gbps: hieropt per-NPU bandwidth B of the parent, GB/s (1 GB = 1e9 bytes); for a factor
-            of a named group that spans part of the parent, by the links it reaches there, the
-            share of B those links carry (B / g, :func:`hieropt.model.algorithms.group_links`).
+        bw_gbps: hieropt per-NPU bandwidth B of the parent, GB/s (1 GB = 1e9 bytes).
         algorithm: hieropt's algorithm of the parent (``ring``, ``direct``, ``halving_doubling``).
         latency_ns: hieropt's per-step latency of the parent, ns.
     """
@@ -89,6 +89,10 @@ class SimDim:
     bw_gbps: float
     algorithm: str
     latency_ns: float
+    share: float = 1.0
+    """The part of B the simulator dimension's links carry: 1, or for a factor of a named group
+    that spans part of the parent, priced by the links it reaches there, 1 / g
+    (:func:`hieropt.model.algorithms.group_links`)."""
 
     @property
     def implementation(self) -> str:
@@ -103,9 +107,10 @@ class SimDim:
 
     @property
     def link_gbps(self) -> float:
-        """Per-link bandwidth in hieropt's unit (GB/s, 1e9 bytes): B, or B / (p - 1) for
-        ``direct``."""
-        return self.bw_gbps / (self.npus - 1) if self.algorithm == "direct" else self.bw_gbps
+        """Per-link bandwidth in hieropt's unit (GB/s, 1e9 bytes): B (times :attr:`share`), or
+        B / (p - 1) for ``direct``."""
+        bw = self.bw_gbps * self.share
+        return bw / (self.npus - 1) if self.algorithm == "direct" else bw
 
     @property
     def link_gib(self) -> float:
@@ -294,7 +299,7 @@ def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwo
             if not sends_only:
                 _check_power(dim, d, f, source)
             g = 1.0 if sends_only else share.get(name, (1.0,) * len(bw))[d]
-            dims.append(SimDim(d, dim.block, f, bw[d] / g, algo, dim.latency_ns))
+            dims.append(SimDim(d, dim.block, f, bw[d], algo, dim.latency_ns, 1.0 / g))
         subdims.append(tuple(range(first, len(dims))))
     full = tuple({dim.npus: ids} for dim, ids in zip(instance.network.dims, subdims, strict=True))
     return SimNetwork(tuple(dims), tuple(subdims), full, full, dict(layout.groups), layout)
@@ -329,7 +334,8 @@ def network_yml(simnet: SimNetwork, title: str = "") -> str:
     for i, s in enumerate(simnet.dims):
         lines.append(
             f"#   sim dim {i} (hieropt dim {s.parent}): {s.block} {s.npus}, B = "
-            f"{s.bw_gbps:.6g} GB/s per NPU, "
+            f"{s.bw_gbps:.6g} GB/s per NPU"
+            + (f" x share {s.share!r} (the group's links)" if s.share != 1.0 else "") + ", "
             f"{s.implementation}/{s.all_to_all_implementation}, link {s.link_gbps:.6g} GB/s "
             "(1e9) = "
             f"{s.link_gib:.6g} GB/s (2^30), {s.link_latency_ns:.6g} ns per hop"
@@ -341,9 +347,10 @@ def network_yml(simnet: SimNetwork, title: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def exported_dims(text: str) -> tuple[tuple[int, str, str, int], ...] | None:
+def exported_dims(text: str) -> tuple[tuple[int, str, str, int, float], ...] | None:
     """The simulator dimensions a network file written by :func:`network_yml` describes in its
-    comments, as ``(hieropt dimension, hieropt algorithm, block, NPUs)`` in file order; ``None``
+    comments, as ``(hieropt dimension, hieropt algorithm, block, NPUs, share of B)`` in file order
+    (:attr:`SimDim.share`: 1 unless the comment gives ``x share S``); ``None``
     when ``text`` has no :data:`EXPORT_MARK` line (a plain analytical network file).
 
     Raises:
@@ -366,7 +373,8 @@ def exported_dims(text: str) -> tuple[tuple[int, str, str, int], ...] | None:
             raise ValueError(
                 f"comment 'sim dim {i}' names the algorithm {impl!r}, which hieropt does not export"
             )
-        out.append((parent, algorithm[impl], block, npus))
+        share = _SHARE.search(line)
+        out.append((parent, algorithm[impl], block, npus, float(share[1]) if share else 1.0))
     return tuple(out)
 
 
