@@ -122,7 +122,9 @@ def summary_lines(v: Validation) -> list[str]:
     if not v.calibrations:
         fitted = any(x.in_sample for x in v.rows)
         whose = " (the model files' calibration" + _own_cells(v) + (
-            "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
+            "; (fit): the runs a catalog default or a calibrated file was fitted on)"
+            if fitted
+            else ")"
         )
     repeats = sum(bool(x.repeats) and not x.in_sample for x in v.rows)
     if repeats:
