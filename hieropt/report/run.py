@@ -105,14 +105,15 @@ def calibration_note(accelerator: str | None) -> str | None:
 
 
 def _direction(f: dict[str, Any]) -> str:
-    """``, mostly too fast (31 of 33 runs): days and $ per run are likely low`` when at least
-    :data:`SYSTEMATIC` of the runs of a :data:`FITTED` entry err one way, else ''."""
-    fast, runs = f["too_fast"], f["runs"]
-    if fast >= SYSTEMATIC * runs:
-        return f", mostly too fast ({fast} of {runs} runs): days and $ per run are likely low"
-    if runs - fast >= SYSTEMATIC * runs:
-        return (f", mostly too slow ({runs - fast} of {runs} runs): days and $ per run are "
-                "likely high")
+    """``, mostly too fast (31 of 33 runs): days and $ per run are likely low`` (``too fast on all
+    6 runs`` when every one is) when at least :data:`SYSTEMATIC` of the runs of a :data:`FITTED`
+    entry err one way (too slow: likely high), else ''."""
+    runs = f["runs"]
+    for n, way, then in ((f["too_fast"], "too fast", "low"),
+                         (runs - f["too_fast"], "too slow", "high")):
+        if n >= SYSTEMATIC * runs:
+            how = f"{way} on all {runs} runs" if n == runs else f"mostly {way} ({n} of {runs} runs)"
+            return f", {how}: days and $ per run are likely {then}"
     return ""
 
 
@@ -152,7 +153,7 @@ def calibrated_note(path: str | Path) -> str:
         lo, _, hi = BOUNDS.get(field, (v, False, v))
         edge = lo if v is not None and abs(v - lo) < abs(hi - v) else hi
         warnings.append(
-            f"{field} at its bound {edge:g}: the runs ask for more than the model allows"
+            f"{field} at its bound {float(edge)!r}: the runs ask for more than the model allows"
         )
     if isinstance(worst, int | float) and worst > UNRELIABLE_WORST:
         warnings.append(
