@@ -303,8 +303,9 @@ def repeat_disagreements(
 ) -> tuple[str, ...]:
     """One ``note:`` per run marked ``repeat_measurement`` (a calibration run's plan measured
     again) whose time is more than :data:`~hieropt.studies.validate.checks.REPEAT_SPREAD` apart
-    from the time of that plan the fit rests on (the first such run of ``fitted_on``, else of the
-    runs files its model's calibration was fitted on, :func:`fitted_runs_files`): the same rule
+    from every time of that plan the fit rests on (the nearest is named; the runs of
+    ``fitted_on``, else of the runs files its model's calibration was fitted on,
+    :func:`fitted_runs_files`): the same rule
     as ``calibrate``'s warning on two measurements of one plan
     (:func:`~hieropt.studies.validate.checks.measured_apart`). Such a run's error is the
     measurements' disagreement, not the model's, and it counts in no summary."""
@@ -322,8 +323,9 @@ def repeat_disagreements(
             pool = [r for r in known[paths] if plan_key(r) == plan]
         if not pool:
             continue
+        nearest = min(pool, key=lambda r: abs(math.log(r.measured_ms / x.run.measured_ms)))
         w = measured_apart(
-            x.run, pool[0], f"the measurements disagree, so its error ({x.error:+.1%}) is theirs, "
+            x.run, nearest, f"the measurements disagree, so its error ({x.error:+.1%}) is theirs, "
             "not the model's; the fit rests on the other time (check the rows, or calibrate "
             "again on the runs you trust)")
         if w is not None:
