@@ -312,3 +312,28 @@ def random_jobs(rng, W: int, D: int, kinds: tuple[str, ...], compute_exp: tuple[
             Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
         ),
     )
+
+
+TINY_PLANS = (("1", 2, 4, 1), ("2", 2, 8, 2), ("0.5", 4, 16, 1), ("4", 4, 32, 4))
+"""Four plans of the tiny LLM of ``tests/validate/tiny.py`` (bandwidth GB/s, dp, global batch,
+micro-batch), each on its own NPU count (dp): the rows of :func:`tiny_runs`."""
+TINY_HEADER = "model,network,bw_gbps,dp,global_batch_size,micro_batch_size,measured_ms,group"
+
+
+def tiny_runs(
+    folder: Path, efficiency: float, scale: float = 1.0, model: str | None = None
+) -> Path:
+    """A runs file ``runs.csv`` (with ``tiny.toml`` and ``net.toml``) in ``folder`` whose measured
+    times are the tiny model's own predictions at flat ``efficiency`` times ``scale`` (0.85: every
+    run 15 % faster than the model can time it), one row per plan of :data:`TINY_PLANS`."""
+    from hieropt.io.runs import read_runs
+    from hieropt.studies.validate.predict import predict_ms
+    from tests.validate.tiny import MODEL, write_case
+
+    model = MODEL if model is None else model
+    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},1,g" for bw, dp, gbs, mb in TINY_PLANS]
+    path = write_case(folder, rows, TINY_HEADER, model)
+    times = [predict_ms(r, (f"npu.efficiency={efficiency!r}",)) * scale for r in read_runs(path)]
+    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},{t!r},g"
+            for (bw, dp, gbs, mb), t in zip(TINY_PLANS, times, strict=True)]
+    return write_case(folder, rows, TINY_HEADER, model)

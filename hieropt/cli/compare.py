@@ -536,14 +536,15 @@ def _catalog_notes(catalog: Path | None, inst) -> tuple[str, ...]:
 
 def _space_notes(space) -> list[str]:
     """The note on a co-design report's days, MFU and $ when its space's accelerator is timed with
-    the catalog's default calibration (:func:`hieropt.report.run.calibration_note`); none without
-    a space (``space``: the co-design space the report used, or None)."""
-    from ..io.npus import default_calibration_of
+    the catalog's default calibration or a calibrated accelerator file's
+    (:func:`hieropt.report.run.calibration_note`); none without a space (``space``: the co-design
+    space the report used, or None)."""
+    from ..io.npus import calibration_of
     from ..report.run import calibration_note
 
     if space is None:
         return []
-    note = calibration_note(default_calibration_of(space.base.npu))
+    note = calibration_note(calibration_of(space.base.npu))
     return [] if note is None else [note]
 
 

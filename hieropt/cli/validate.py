@@ -189,7 +189,14 @@ def calibrate_command(
     fitted field no run depends on or fields the runs do not separate, an
     --out or --json file that is one of the inputs; a fitted value at a bound
     of its range is a note on stderr and in the file, and two runs of the same plan measured more
-    than 10 % apart a note on stderr and in the JSON."""
+    than 10 % apart a note on stderr and in the JSON.
+
+    Plan with the file: name it in a model file, [params.npu] calibrated = "FILE" (relative to
+    the model file, in place of accelerator = "NAME"); solve, evaluate, codesign, pareto,
+    provision, report, workload plan and validate then time the accelerator with its fitted
+    values, and the note on days, MFU and $ states the fit (its runs, mean and worst error, a
+    value at its bound). docs/how-to/calibrate.md: calibrate on the cluster you own, plan the one
+    you will buy."""
     from ..errors import HieroptError, InputError
     from .common import check_not_input, check_output_file, to_stdout, write_json
     from .outputs import answer_outputs, inputs_read

@@ -1,5 +1,6 @@
 """Calibrated accelerator files (TOML), written by ``hieropt calibrate`` and read by ``hieropt
-validate --npu``::
+validate --npu`` and by every command that reads a model file naming one (``[params.npu]
+calibrated = "FILE"``, :func:`hieropt.io.npus.fill_calibrated`)::
 
     # comment: the accelerator, the runs it was fitted on, the fit's quality
     [params.npu]            # every field of the fitted accelerator, as in a model file
@@ -16,13 +17,15 @@ validate --npu``::
     worst = 0.0265
     at_bound = []                    # fitted fields whose value sits at a bound of its range
 
-The ``[params.npu]`` table can be pasted into a model file. Reading refuses a ``[calibration]``
+A model file names the file with ``[params.npu] calibrated`` (pasting its ``[params.npu]`` works
+too, but loses the record the notes on days, MFU and $ state). Reading refuses a ``[calibration]``
 record that is not what ``calibrate`` writes (a key not listed above, a run count that is not a
 whole number of at least 1, a loss, mean or worst error that is not one, :func:`check_meta`), a
 fitted value outside its field's range (a fraction written as a percentage: with the fraction as the
 fix) and finds the runs files relative to this file only (``validate`` marks their runs in sample):
 a runs file that is gone, or whose content differs from the ``sha256`` recorded, is refused, so the
-runs marked in sample are the runs the fit rests on.
+runs marked in sample are the runs the fit rests on. Planning with the file does not read the runs
+(``runs_files`` False): what became of them is a note (:func:`runs_file_changes`).
 """
 
 from __future__ import annotations
@@ -290,9 +293,14 @@ def check_meta(meta: dict[str, Any], path: str | Path) -> None:
             )
 
 
-def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
+def read_calibration(
+    path: str | Path, runs_files: bool = True, what: str = "calibrated accelerator"
+) -> tuple[str, dict[str, float], dict[str, Any]]:
     """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
-    ``[calibration]`` (its ``files`` as paths that exist, relative to the file's folder).
+    ``[calibration]`` (its ``files`` as paths that exist, relative to the file's folder;
+    ``runs_files`` False: as written, the runs files neither looked for nor hashed, for planning
+    with the file, :func:`runs_file_changes`). ``what``: the kind of file the reader expects
+    (:data:`hieropt.io.kinds.EXPECTED`).
 
     Raises:
         InputError: a missing or bad file, a missing table or name, a fitted field without a
@@ -306,7 +314,7 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
             ``sha256``.
     """
     path = Path(path)
-    data = read_toml(path, "calibrated accelerator")
+    data = read_toml(path, what)
     npu = (data.get("params") or {}).get("npu")
     meta = data.get("calibration")
     if not isinstance(npu, dict) or not isinstance(meta, dict):
@@ -357,19 +365,43 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
         raise InputError(
             path, "calibration.files", "expected a list of runs files", 'write files = ["runs.csv"]'
         )
+    if not runs_files:
+        return npu["name"], values, meta
     found = [_runs_file(f, path) for f in files]
     _check_hashes(found, meta.get("sha256"), path)
     return npu["name"], values, {**meta, "files": found}
 
 
-def read_npu_table(path: str | Path) -> dict[str, Any]:
+def runs_file_changes(path: str | Path, meta: dict[str, Any]) -> tuple[str, ...]:
+    """What became of the runs files a calibrated file at ``path`` was fitted on (``meta``: its
+    ``[calibration]``, files as written, relative to the file's folder), one phrase per file that
+    is gone (``"h100.csv is not found beside the calibrated file"``) or whose content differs
+    from its recorded ``sha256`` (``"h100.csv changed since the fit (its sha256 differs)"``);
+    empty when all are as they were. Planning with the file needs none of them (the fitted values
+    are in it): what ``validate`` refuses (:func:`read_calibration`) is a note there."""
+    base = Path(path).parent
+    files = [str(f) for f in meta.get("files", [])]
+    hashes = meta.get("sha256")
+    hashes = hashes if isinstance(hashes, list) and len(hashes) == len(files) else [None] * len(
+        files)
+    out = []
+    for f, h in zip(files, hashes, strict=True):
+        p = base / f
+        if not p.is_file():
+            out.append(f"{Path(f).name} is not found beside the calibrated file")
+        elif h is not None and file_sha256(p) != h:
+            out.append(f"{Path(f).name} changed since the fit (its sha256 differs)")
+    return tuple(out)
+
+
+def read_npu_table(path: str | Path, what: str = "calibrated accelerator") -> dict[str, Any]:
     """The ``[params.npu]`` table of a calibrated accelerator file (checked by
     :func:`read_calibration`), every field as written.
 
     Raises:
         InputError: a missing or bad file.
     """
-    return dict(read_toml(Path(path), "calibrated accelerator")["params"]["npu"])
+    return dict(read_toml(Path(path), what)["params"]["npu"])
 
 
 __all__ = [
@@ -377,6 +409,7 @@ __all__ = [
     "write_calibration",
     "read_calibration",
     "read_npu_table",
+    "runs_file_changes",
     "file_sha256",
     "check_meta",
     "META_KEYS",

@@ -48,7 +48,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "accelerator catalog": ("an accelerator catalog", "name it in an LLM model file "
                             '(npu_catalog = "{file}", relative to the model file)'),
     "calibrated accelerator": ("a calibrated accelerator file (written by hieropt calibrate)",
-                               "give it to validate: `hieropt validate RUNS.csv --npu {file}`"),
+                               "name it in an LLM model file ([params.npu] calibrated = "
+                               '"{file}", relative to the model file), or give it to validate: '
+                               "`hieropt validate RUNS.csv --npu {file}`"),
     "llm model": ("an LLM model file", "run `hieropt workload plan {file}`, or name it as a "
                   "co-design space's model or an instance's workload"),
     "workload model": ("a workload model file", "run `hieropt workload show {file}`, or name it "
@@ -87,6 +89,8 @@ EXPECTED: dict[str, tuple[str, frozenset[str]]] = {
     "accelerator catalog": ("an accelerator catalog", frozenset({"accelerator catalog"})),
     "calibrated accelerator": ("a calibrated accelerator file (--npu)",
                                frozenset({"calibrated accelerator"})),
+    "calibrated npu": ("a calibrated accelerator file (params.npu.calibrated)",
+                       frozenset({"calibrated accelerator"})),
     "workload model": ("a workload model file", frozenset({"llm model", "workload model"})),
     "model": ("an LLM model file", frozenset({"llm model", "workload model"})),
     "runs model": ("an LLM model file", frozenset({"llm model", "workload model", "instance"})),
@@ -108,6 +112,8 @@ YAML_KINDS = frozenset({"libra network", "libra communicator", "libra cost model
 """The kinds written in YAML (a YAML syntax error in one of them is reported as such)."""
 
 HINTS = {
+    "calibrated npu": "a model file's [params.npu] calibrated names a file written by hieropt "
+    "calibrate RUNS.csv --out FILE",
     "runs": "a runs file names its model and network files in each row's model and network "
     "cells",
 }

@@ -39,7 +39,7 @@ from ..errors import InputError
 from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
 from .common import read_toml, referenced_file, unknown_key_error, validation_error
-from .npus import fill_npu
+from .npus import fill_calibrated, fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
                                           ("model", Architecture), ("model.moe", MoE))
@@ -211,13 +211,19 @@ def with_accelerator(data: dict[str, Any], params: dict[str, Any],
                      source: str | Path) -> dict[str, Any]:
     """``params`` (a model file's ``[params]``, overrides applied) with ``[params.npu] accelerator``
     filled in from the file's ``npu_catalog`` (relative to the file) or the shipped catalog
-    (:func:`hieropt.io.npus.fill_npu`).
+    (:func:`hieropt.io.npus.fill_npu`), or ``[params.npu] calibrated`` from that calibrated
+    accelerator file (relative to the file; :func:`hieropt.io.npus.fill_calibrated`).
 
     Raises:
-        InputError: a missing catalog file, an unknown accelerator, or no peak in the number format.
+        InputError: a missing catalog file, an unknown accelerator, or no peak in the number format;
+            a missing or bad calibrated file, one given with ``accelerator``, or a model file
+            changing its fitted values.
     """
     if not isinstance(params.get("npu"), dict):
         return params
+    if "calibrated" in params["npu"]:
+        own = (data.get("params") or {}).get("npu")
+        return {**params, "npu": fill_calibrated(params["npu"], source, own)}
     catalog = None
     if "npu_catalog" in data:
         catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source),

@@ -8,6 +8,11 @@ format), ``[accelerator.sources]`` (every figure's source and date) and
 ``[accelerator.calibration]`` (the roofline's defaults,
 :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, ``fitted_on`` and, for a default
 fitted on measured runs, ``runs_file``).
+
+A model file may instead name a calibrated accelerator file (``[params.npu] calibrated =
+"FILE"``, relative to the model file, written by ``hieropt calibrate``): its whole ``[params.npu]``
+is taken (:func:`fill_calibrated`) and the notes on days, MFU and $ state its fit
+(:func:`calibration_of`, :func:`hieropt.report.run.calibration_note`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pydantic import ValidationError
 from ..cache import current
 from ..errors import InputError
 from ..workloads.llm.accelerators import CALIBRATION_NAMES, AcceleratorCatalog
-from .common import read_toml, validation_error
+from .common import read_toml, referenced_file, validation_error
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "npus.toml"
 """The catalog shipped with hieropt (``catalogs/npus.toml`` of the repository)."""
@@ -88,6 +93,97 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     return {**filled, **npu, "accelerator": a.name}
 
 
+PINNED = ("number_format", "peak_tflops")
+"""The fields besides the fitted ones a model file naming a calibrated accelerator file may not
+change: the fitted efficiencies are fractions of that peak in that number format."""
+
+
+def read_calibrated_npu(
+    path: str | Path,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+    """A calibrated accelerator file named by a model file (:mod:`hieropt.io.calibration`), read
+    once per path in the active cache: its ``[params.npu]`` (every field as written), its
+    ``[calibration]`` (runs files as written, neither looked for nor hashed: planning needs only
+    the fitted values; :func:`hieropt.io.calibration.runs_file_changes` says what became of them)
+    and its fitted values (field -> value).
+
+    Raises:
+        InputError: a missing or bad file, or a file of another kind (named for what it is:
+            :func:`hieropt.io.kinds.check_kind`), as :func:`hieropt.io.calibration.read_calibration`
+            refuses it.
+    """
+    from .calibration import read_calibration, read_npu_table
+
+    p = Path(path).resolve()
+
+    def read() -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+        _, values, meta = read_calibration(p, runs_files=False, what="calibrated npu")
+        return read_npu_table(p, "calibrated npu"), meta, values
+
+    return current().memo("calibrated npu", p, read, 8)
+
+
+def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
+    """The ``[params.npu]`` table ``npu`` (overrides applied) with its ``calibrated`` (a calibrated
+    accelerator file, relative to the folder of ``source``, the model file) filled in: the file's
+    whole ``[params.npu]`` (fitted values and figures), then ``npu``'s own fields field by field,
+    and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`).
+    A table without ``calibrated`` is returned as it is.
+
+    ``own`` (the model file's ``[params.npu]`` as written, before ``--set`` and a runs row's cells)
+    may not give a fitted field or a :data:`PINNED` one another value than the file's: the file
+    would name a calibration and plan with another, and the note on days and $ would state a fit
+    not used. An override (``--set``, a runs row's cell, a fit's trial value) applies, as over a
+    catalog entry; the note is then left out (:func:`calibration_of`).
+
+    Raises:
+        InputError: ``accelerator`` given too (two sources of the accelerator's figures; the file
+            names its own), a missing file, a file of another kind or a bad one
+            (:func:`read_calibrated_npu`), or ``own`` changing a fitted or pinned field.
+    """
+    if not isinstance(npu, dict) or "calibrated" not in npu:
+        return npu
+    given = npu["calibrated"]
+    path = referenced_file(Path(source).parent, given, str(source), "params.npu.calibrated",
+                           "calibrated accelerator")
+    table, meta, values = read_calibrated_npu(path)
+    if "accelerator" in npu:
+        raise InputError(
+            source, "params.npu.accelerator",
+            f"given with calibrated: {given} gives the whole accelerator "
+            f"({table.get('accelerator') or table.get('name')}), fitted on measured runs",
+            "remove accelerator to plan with the calibrated file, or remove calibrated to plan "
+            "with the catalog's default",
+        )
+    own = own if isinstance(own, dict) else {}
+    for key in (*values, *PINNED):
+        if key in own and key in table and own[key] != table[key]:
+            why = "fitted on its runs" if key in values else (
+                "its fitted efficiencies are fractions of that peak")
+            raise InputError(
+                source, f"params.npu.{key}",
+                f"{own[key]!r} where the calibrated file {given} gives {table[key]!r} ({why})",
+                f"remove {key} to plan with the calibration, or calibrate again with it "
+                "(hieropt calibrate)",
+            )
+    rest = {k: v for k, v in npu.items() if k != "calibrated"}
+    return {**table, **rest, "calibrated": str(path.resolve())}
+
+
+def calibration_of(npu: Any) -> str | None:
+    """What the note on days, MFU and $ computed with ``npu`` states
+    (:func:`hieropt.report.run.calibration_note`): the absolute path of the calibrated accelerator
+    file it was filled from (:attr:`~hieropt.workloads.llm.NPU.calibrated`) when its fitted values
+    are the file's; else the accelerator's name when it is timed with the shipped catalog's
+    default (:func:`default_calibration_of`); else None (a fitted value changed by ``--set``, a
+    calibration given inline, the flat model)."""
+    path = getattr(npu, "calibrated", None)
+    if path is None:
+        return default_calibration_of(npu)
+    values = read_calibrated_npu(path)[2]
+    return path if all(getattr(npu, k, None) == v for k, v in values.items()) else None
+
+
 def default_calibration_of(npu: Any) -> str | None:
     """The accelerator's name when ``npu`` (:class:`hieropt.workloads.llm.NPU`) is timed by the
     roofline with exactly the shipped catalog's (:data:`DEFAULT_CATALOG`) default calibration of its
@@ -96,9 +192,10 @@ def default_calibration_of(npu: Any) -> str | None:
     :func:`hieropt.report.run.calibration_note` says of it differs). None for an NPU given
     inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, or any
     calibration value that differs (given in the model file, or fitted by ``hieropt
-    calibrate``)."""
+    calibrate``, or taken from a calibrated file: :func:`calibration_of`)."""
     name = getattr(npu, "accelerator", None)
-    if name is None or getattr(npu, "efficiency", None) is not None:
+    if name is None or getattr(npu, "efficiency", None) is not None or getattr(
+            npu, "calibrated", None) is not None:
         return None
     try:
         entry = read_npu_catalog().find(name)
@@ -139,6 +236,10 @@ def default_runs_file(npu: Any) -> Path | None:
 __all__ = [
     "read_npu_catalog",
     "fill_npu",
+    "fill_calibrated",
+    "read_calibrated_npu",
+    "calibration_of",
+    "PINNED",
     "default_calibration_of",
     "default_runs_file",
     "DEFAULT_CATALOG",

@@ -118,11 +118,12 @@ def run_generator(
 
 def _with_calibration_source(workload: Workload, params: Any) -> Workload:
     """``workload`` with its training's ``default_calibration`` set when the LLM plan's NPU uses the
-    shipped catalog's default calibration (:func:`hieropt.io.npus.default_calibration_of`)."""
-    from .npus import default_calibration_of
+    shipped catalog's default calibration or a calibrated accelerator file's
+    (:func:`hieropt.io.npus.calibration_of`)."""
+    from .npus import calibration_of
 
     tr = workload.training
-    name = default_calibration_of(params.npu) if tr is not None and hasattr(params, "npu") else None
+    name = calibration_of(params.npu) if tr is not None and hasattr(params, "npu") else None
     if name is None:
         return workload
     training = tr.model_copy(update={"default_calibration": name})

@@ -360,9 +360,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     ]
     notes += caveat_notes(alts_t)
     if space is not None:
-        from ..io.npus import default_calibration_of
+        from ..io.npus import calibration_of
 
-        note = calibration_note(default_calibration_of(space.base.npu))
+        note = calibration_note(calibration_of(space.base.npu))
         notes += [note] if note is not None else []
     return Committee(
         "codesign",

@@ -4,6 +4,7 @@ tokens/s, MFU, days, MW, MWh and $ per run, one unit per quantity. Returns value
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..model.run import RunFigures, figures
@@ -40,34 +41,50 @@ predicted below the measured one, by least_pct % to worst_pct % (mean absolute e
 What the note on an accelerator whose default is still kernel-level says of such figures."""
 
 FITTED = {
-    "validation/calibration/a100-one-node.csv": {"runs": 33, "mean_pct": 15.4, "worst_pct": 67.3},
-    "validation/calibration/h100-one-node.csv": {"runs": 6, "mean_pct": 2.7, "worst_pct": 6.4},
+    "validation/calibration/a100-one-node.csv": {
+        "runs": 33, "mean_pct": 15.4, "worst_pct": 67.3, "too_fast": 31},
+    "validation/calibration/h100-one-node.csv": {
+        "runs": 6, "mean_pct": 2.7, "worst_pct": 6.4, "too_fast": 6},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
 validate validation/*.csv`` measures with that default on the runs of its accelerator outside the
 calibration runs (docs/validation.md): the A100-SXM-80GB's on 33 runs (BLOOM, MT-NLG, Narayanan
 et al. 2021 and Korthikanti et al. 2022's multi-node runs, ZeRO-3 the worst), the H100-SXM's on 6
 (Llama 3.1 70B on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384): mean absolute error mean_pct %,
-worst worst_pct %."""
+worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative error)."""
+SYSTEMATIC = 0.8
+"""At least this fraction of a :data:`FITTED` entry's runs erring one way: the note says which way
+(``mostly too fast``: days and $ per run likely low)."""
+
+
+UNRELIABLE_WORST = 0.10
+"""A calibrated file whose fit's worst error on its own runs is above this fraction: the note
+says its predictions are unreliable (the compute model does not match those runs)."""
 
 
 def calibration_note(accelerator: str | None) -> str | None:
-    """The caveat on days, MFU and $ per run computed with ``accelerator``'s shipped default
-    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat).
+    """The caveat on days, MFU and $ per run computed with a calibration
+    (:attr:`hieropt.spec.Training.default_calibration`, :func:`hieropt.io.npus.calibration_of`;
+    None: no caveat): an accelerator's name for its shipped default, or the absolute path of a
+    calibrated accelerator file a model file names (:func:`calibrated_note`).
 
     A default fitted on measured runs (a ``runs_file`` in its catalog entry): that file, and what
-    the validation measured on other runs with it (:data:`FITTED`). A kernel-level default (no
-    ``runs_file``, or a name the shipped catalog lacks): what the validation measured with the
-    A100's kernel-level figures (:data:`UNCALIBRATED`): the maximum achievable matmul rate is
-    above the 0.60-0.77 fitted on measured runs (docs/validation.md)."""
+    the validation measured on other runs with it (:data:`FITTED`: the error's size and, where
+    most runs err one way, its direction). A kernel-level default (no ``runs_file``, or a name
+    the shipped catalog lacks): what the validation measured with the A100's kernel-level figures
+    (:data:`UNCALIBRATED`): the maximum achievable matmul rate is above the 0.60-0.77 fitted on
+    measured runs (docs/validation.md)."""
     if accelerator is None:
         return None
+    if Path(accelerator).is_absolute():
+        return calibrated_note(accelerator)
     runs = _default_runs_file(accelerator)
     if runs is not None:
         f = FITTED.get(runs)
         measured = (
             f": on {f['runs']} published runs of other models and cluster sizes it predicts "
             f"iteration times within {f['worst_pct']:g} % (mean {f['mean_pct']:g} %)"
+            + _direction(f)
             if f
             else ""
         )
@@ -85,6 +102,73 @@ def calibration_note(accelerator: str | None) -> str | None:
         "so days and $ per run are likely low and MFU high; fit it with 'hieropt calibrate' on "
         "measured runs"
     )
+
+
+def _direction(f: dict[str, Any]) -> str:
+    """``, mostly too fast (31 of 33 runs): days and $ per run are likely low`` (``too fast on all
+    6 runs`` when every one is) when at least :data:`SYSTEMATIC` of the runs of a :data:`FITTED`
+    entry err one way (too slow: likely high), else ''."""
+    runs = f["runs"]
+    for n, way, then in ((f["too_fast"], "too fast", "low"),
+                         (runs - f["too_fast"], "too slow", "high")):
+        if n >= SYSTEMATIC * runs:
+            how = f"{way} on all {runs} runs" if n == runs else f"mostly {way} ({n} of {runs} runs)"
+            return f", {how}: days and $ per run are likely {then}"
+    return ""
+
+
+def calibrated_note(path: str | Path) -> str:
+    """The caveat on days, MFU and $ per run computed with the calibrated accelerator file at
+    ``path`` (:func:`hieropt.io.npus.read_calibrated_npu`): the runs it was fitted on and the fit's
+    mean and worst error (``"the H100-SXM compute calibration is fitted on 2 runs of h100.csv (fit
+    MAPE 1.7 %, worst 4.2 %; calibrated file h100-mine.toml)"``); then, when a fitted value sits
+    at a bound of its range or the worst error is above :data:`UNRELIABLE_WORST`, that its
+    predictions are unreliable; and a runs file gone or changed since the fit
+    (:func:`hieropt.io.calibration.runs_file_changes`).
+
+    Raises:
+        InputError: a missing or bad file (read before, when the model file was).
+    """
+    from ..io.calibration import BOUNDS, runs_file_changes
+    from ..io.npus import read_calibrated_npu
+
+    table, meta, values = read_calibrated_npu(path)
+    name = table.get("accelerator") or table.get("name")
+    files = ", ".join(Path(str(f)).name for f in meta.get("files", [])) or "runs not recorded"
+    runs = meta.get("runs")
+    count = f"{runs} run{'' if runs == 1 else 's'}" if isinstance(runs, int) else "the runs"
+    mape, worst = meta.get("mape"), meta.get("worst")
+    quality = (
+        f"fit MAPE {mape * 100:.1f} %, worst {worst * 100:.1f} %; "
+        if isinstance(mape, int | float) and isinstance(worst, int | float)
+        else ""
+    )
+    note = (
+        f"the {name} compute calibration is fitted on {count} of {files} ({quality}calibrated "
+        f"file {Path(path).name})"
+    )
+    warnings = []
+    for field in meta.get("at_bound", []):
+        v = values.get(field)
+        lo, _, hi = BOUNDS.get(field, (v, False, v))
+        edge = lo if v is not None and abs(v - lo) < abs(hi - v) else hi
+        warnings.append(
+            f"{field} at its bound {float(edge)!r}: the runs ask for more than the model allows"
+        )
+    if isinstance(worst, int | float) and worst > UNRELIABLE_WORST:
+        warnings.append(
+            f"its worst error on its own runs, {worst * 100:.1f} %, is above "
+            f"{UNRELIABLE_WORST * 100:g} %: the model does not match those runs"
+        )
+    if warnings:
+        note += "; " + "; ".join(warnings) + "; predictions are unreliable"
+    changes = runs_file_changes(path, meta)
+    if changes:
+        note += (
+            "; its runs file " + ", ".join(changes) + ": the fit is of the runs as they were "
+            "(calibrate again to fit the file as it is)"
+        )
+    return note
 
 
 def _default_runs_file(accelerator: str) -> str | None:
@@ -209,14 +293,14 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
 
 def codesign_calibration(result: Any) -> str | None:
     """The accelerator whose shipped default calibration timed a co-design search's best candidate
-    (:func:`hieropt.io.npus.default_calibration_of` of its plan's NPU), else None (no best, or
-    another calibration)."""
+    or the calibrated accelerator file (:func:`hieropt.io.npus.calibration_of` of its plan's NPU),
+    else None (no best, or another calibration)."""
     if result.best is None:
         return None
-    from ..io.npus import default_calibration_of
+    from ..io.npus import calibration_of
     from ..studies.codesign.export import row_params
 
-    return default_calibration_of(row_params(result.space, result.best.to_dict()).npu)
+    return calibration_of(row_params(result.space, result.best.to_dict()).npu)
 
 
 @dataclass(frozen=True)
@@ -287,6 +371,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
     return " (" + "; ".join(parts) + ")"
 
 
-__all__ = ["run_lines", "calibration_note", "run_notes", "front_notes", "instance_calibration",
-           "codesign_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
-           "buyer_scale", "bandwidth_effect"]
+__all__ = ["run_lines", "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC",
+           "run_notes", "front_notes", "instance_calibration", "codesign_calibration", "fmt_money",
+           "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale", "bandwidth_effect"]

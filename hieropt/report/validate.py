@@ -122,7 +122,9 @@ def summary_lines(v: Validation) -> list[str]:
     if not v.calibrations:
         fitted = any(x.in_sample for x in v.rows)
         whose = " (the model files' calibration" + _own_cells(v) + (
-            "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
+            "; (fit): the runs a catalog default or a calibrated file was fitted on)"
+            if fitted
+            else ")"
         )
     repeats = sum(bool(x.repeats) and not x.in_sample for x in v.rows)
     if repeats:
@@ -301,7 +303,9 @@ def calibration_file_parts(c: Calibration) -> tuple[dict[str, Any], dict[str, An
         f"{runs_text(c.runs, c.measurements)} of {', '.join(c.files)}:\n"
         f"mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} "
         "on those runs "
-        f"(loss {c.loss}); fitted: {', '.join(c.values)}."
+        f"(loss {c.loss}); fitted: {', '.join(c.values)}.\n"
+        "Plan with it: [params.npu] calibrated = \"THIS FILE\" in a model file (relative to the "
+        "model file)."
     )
     return dict(c.npu_fields), meta, comment
 

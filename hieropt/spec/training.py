@@ -25,12 +25,13 @@ class Training(Frozen):
             FLOPs), FLOP.
         npus: NPUs in the job.
         peak_flops_per_npu: the NPU's dense peak in the training number format, FLOP/s.
-        default_calibration: the accelerator whose compute was timed with the shipped catalog's
-            default calibration (``catalogs/npus.toml``: kernel-level figures, or fitted on the
-            measured runs its entry's ``runs_file`` names;
-            :func:`hieropt.io.npus.default_calibration_of`), set by the model-file reader; None
-            for a calibration given in the file, fitted by ``hieropt calibrate``, or the flat
-            efficiency.
+        default_calibration: the calibration the notes on days, MFU and $ state
+            (:func:`hieropt.io.npus.calibration_of`), set by the model-file reader: the
+            accelerator whose compute was timed with the shipped catalog's default calibration
+            (``catalogs/npus.toml``: kernel-level figures, or fitted on the measured runs its
+            entry's ``runs_file`` names), or the absolute path of the calibrated accelerator file
+            (written by ``hieropt calibrate``) its ``[params.npu] calibrated`` names; None for a
+            calibration given inline in the file, or the flat efficiency.
         microbatch_group: the plan's interleaved micro-batch group N when it sets one (None: the
             default, the pipeline stages); a loaded instance's ``[step]`` takes it
             (:class:`hieropt.spec.StepSchedule`).

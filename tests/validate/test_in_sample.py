@@ -118,7 +118,7 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
     assert r.stdout.strip().splitlines()[-1] == (
         "1 run out of sample: mean absolute error 7.6%, worst 7.6% (the model files' "
         "calibration, the rows' own matrix_efficiency in it; (fit): the runs a catalog "
-        "default was fitted on)"
+        "default or a calibrated file was fitted on)"
     )
 
 
@@ -191,7 +191,8 @@ def test_a_run_given_twice_counts_once():
     assert r.stdout.count("(fit)") == 4 + 2  # and the note and the summary
     assert (
         "7 runs out of sample: mean absolute error 3.1%, worst 6.3% (the model files' calibration; "
-        "(fit): the runs a catalog default was fitted on) (7 repeated runs counted once)"
+        "(fit): the runs a catalog default or a calibrated file was fitted on) (7 repeated runs "
+        "counted once)"
     ) in r.stdout
 
 

@@ -149,4 +149,4 @@ def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():
     assert sum(x["in_sample"] for x in data["rows"]) == 2
     assert data["summary"]["runs"] == len(expected) - 2 and data["summary"]["mape"] >= 0
     assert "mean absolute error" in r.stderr
-    assert "(fit): the runs a catalog default was fitted on" in r.stderr
+    assert "(fit): the runs a catalog default or a calibrated file was fitted on" in r.stderr

@@ -277,7 +277,7 @@ def fit_npu(
         files=tuple(dict.fromkeys(str(r.path) for r in runs)),
         loss=loss,
         evaluations=count,
-        npu_fields=npu.model_dump(exclude_none=True),
+        npu_fields=npu.model_dump(exclude_none=True, exclude={"calibrated"}),
         at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
         contradictions=contradictions(runs),
     )

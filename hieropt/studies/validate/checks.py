@@ -60,16 +60,17 @@ def plan_key(run: Run) -> str:
     written.
 
     The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
-    precision; the labels ``name`` and ``model.name`` and the NPU's :data:`CALIBRATED` fields left
-    out, ``plan.npus`` as the run's NPU count whether the row gives it or not), its network sized
-    to the run (each dimension's building block, NPUs, latency and algorithm; the cost class plays
-    no part in a time), the network file's settings and mapped groups, and the bandwidths (GB/s per
-    NPU per dimension), as one JSON text; the measured time is not part of it."""
+    precision; the labels ``name`` and ``model.name``, the NPU's :data:`CALIBRATED` fields and the
+    calibrated file it names left out, ``plan.npus`` as the run's NPU count whether the row gives
+    it or not), its network sized to the run (each dimension's building block, NPUs, latency and
+    algorithm; the cost class plays no part in a time), the network file's settings and mapped
+    groups, and the bandwidths (GB/s per NPU per dimension), as one JSON text; the measured time
+    is not part of it."""
     p = run.params.model_dump(mode="json")
     p.pop("name", None)
     p["model"].pop("name", None)
     p["plan"]["npus"] = run.params.plan.total_npus
-    for f in CALIBRATED:
+    for f in (*CALIBRATED, "calibrated"):  # (the calibrated file a model names: its values count)
         p["npu"].pop(f, None)
     dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
     where = [dims, run.net.settings, run.placement, list(run.bw_gbps)]
@@ -150,24 +151,36 @@ def check_no_fitted_cells(runs: Sequence[Run], fitted: Sequence[str], by: str = 
                 )
 
 
+def measured_apart(run: Run, other: Run, consequence: str) -> str | None:
+    """The one rule for two measurements of one plan: ``run`` and ``other`` measured more than
+    :data:`REPEAT_SPREAD` apart (relative to the smaller time) as a warning naming both lines and
+    ending with ``consequence`` (``"runs.csv: line 3 and runs.csv: line 2 are the same plan measured
+    at 16,000 and 11,000 ms (45% apart, more than 10%): the fit cannot match both; ..."``); None
+    when they agree within it. Whether they are one plan is the caller's (:func:`plan_key`)."""
+    lo, hi = sorted((other.measured_ms, run.measured_ms))
+    if not hi > lo * (1 + REPEAT_SPREAD):
+        return None
+    return (
+        f"{run.where} and {other.where} are the same plan measured at {run.measured_ms:,.10g} and "
+        f"{other.measured_ms:,.10g} ms ({hi / lo - 1:.0%} apart, more than "
+        f"{REPEAT_SPREAD:.0%}): {consequence}"
+    )
+
+
 def contradictions(runs: Sequence[Run]) -> tuple[str, ...]:
     """One warning per run whose plan (:func:`plan_key`) an earlier run of ``runs`` has, with a
-    measured time more than :data:`REPEAT_SPREAD` apart (relative to the smaller), naming both
+    measured time more than :data:`REPEAT_SPREAD` apart (:func:`measured_apart`), naming both
     lines: ``"runs.csv: line 3 and runs.csv: line 2 are the same plan measured at 16,000 and 11,000
     ms (45% apart, more than 10%): the fit cannot match both; check the rows, or leave one
     out"``."""
     first: dict[str, Run] = {}
     out = []
     for r in runs:
-        k = plan_key(r)
-        a = first.setdefault(k, r)
-        lo, hi = sorted((a.measured_ms, r.measured_ms))
-        if a is not r and hi > lo * (1 + REPEAT_SPREAD):
-            out.append(
-                f"{r.where} and {a.where} are the same plan measured at {r.measured_ms:,.10g} and "
-                f"{a.measured_ms:,.10g} ms ({hi / lo - 1:.0%} apart, more than "
-                f"{REPEAT_SPREAD:.0%}): the fit cannot match both; check the rows, or leave one out"
-            )
+        a = first.setdefault(plan_key(r), r)
+        w = None if a is r else measured_apart(
+            r, a, "the fit cannot match both; check the rows, or leave one out")
+        if w is not None:
+            out.append(w)
     return tuple(out)
 
 
@@ -309,6 +322,7 @@ __all__ = [
     "CALIBRATED",
     "plan_key",
     "run_key",
+    "measured_apart",
     "distinct_runs",
     "distinct_plans",
     "runs_text",

@@ -31,7 +31,7 @@ from ...io.runs import Run, read_runs, row_params
 from ...model.memory import memory
 from ...workloads.llm.params import LLMParams
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, check_no_fitted_cells, plan_key, run_key
+from .checks import CALIBRATED, check_no_fitted_cells, measured_apart, plan_key, run_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -131,8 +131,9 @@ def predict_runs(
 
     A run is ``in_sample`` when its plan (:func:`~hieropt.studies.validate.checks.plan_key`,
     the measured time left out) is one of ``fitted_on``'s (the runs ``calibrations`` were fitted
-    on) or, timed with its accelerator's shipped catalog default, one of the runs' that default was
-    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`); with a
+    on) or, timed with the calibrated accelerator file its model names or its accelerator's
+    shipped catalog default, one of the runs' that calibration was fitted on
+    (:func:`fitted_runs_files`); with a
     measured time none of those rows has, it is a ``repeat_measurement`` too. A run whose
     :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
 
@@ -143,7 +144,7 @@ def predict_runs(
             would replace the cell's)."""
     fits = one_per_accelerator(calibrations)
     seen = _keys(fitted_on)
-    defaults: dict[Path, tuple[set[str], set[str]]] = {}
+    defaults: dict[tuple[Path, ...], tuple[set[str], set[str]]] = {}
     first: dict[str, str] = {}
     out = []
     for r in runs:
@@ -158,7 +159,7 @@ def predict_runs(
         plan = plan_key(r)
         if plan in seen[0]:
             plans, measured = seen
-        elif c is None:  # (timed with the catalog default: the runs it was fitted on)
+        elif c is None:  # (a calibrated file's or the catalog default's: the runs it rests on)
             plans, measured = _default_keys(r, defaults)
         else:
             plans, measured = set(), set()
@@ -263,16 +264,73 @@ def recorded_differences(
 
 
 def _default_keys(
-    run: Run, known: dict[Path, tuple[set[str], set[str]]]
+    run: Run, known: dict[tuple[Path, ...], tuple[set[str], set[str]]]
 ) -> tuple[set[str], set[str]]:
-    """The plan and run keys (:func:`_keys`) of the runs the catalog default timing ``run`` was
-    fitted on (empty for none); each runs file read once into ``known``."""
-    path = default_runs_file(run.params.npu)
-    if path is None:
+    """The plan and run keys (:func:`_keys`) of the runs the calibration timing ``run`` was fitted
+    on: the runs files of the calibrated accelerator file its model names (``[params.npu]
+    calibrated``, as ``--npu`` has them: :func:`fitted_runs_files`) or of its catalog default
+    (empty for none); each set of runs files read once into ``known``."""
+    paths = fitted_runs_files(run)
+    if not paths:
         return set(), set()
-    if path not in known:
-        known[path] = _keys(read_runs(path))
-    return known[path]
+    if paths not in known:
+        known[paths] = _keys([r for p in paths for r in read_runs(p)])
+    return known[paths]
+
+
+def fitted_runs_files(run: Run) -> tuple[Path, ...]:
+    """The runs files the calibration ``run`` is timed with was fitted on: those of the calibrated
+    accelerator file its model file names (:attr:`hieropt.workloads.llm.NPU.calibrated`), else
+    the shipped catalog default's ``runs_file`` (:func:`hieropt.io.npus.default_runs_file`), else
+    none.
+
+    Raises:
+        InputError: a runs file of the calibrated file that is gone or changed since the fit
+            (:func:`hieropt.io.calibration.read_calibration`: the runs marked in sample must be
+            the fit's), or a catalog default's runs file that is missing.
+    """
+    from ...io.calibration import read_calibration
+
+    calibrated = run.params.npu.calibrated
+    if calibrated is not None:
+        return tuple(Path(f) for f in read_calibration(calibrated)[2]["files"])
+    path = default_runs_file(run.params.npu)
+    return () if path is None else (path,)
+
+
+def repeat_disagreements(
+    rows: Sequence[ValidationRow], fitted_on: Sequence[Run] = ()
+) -> tuple[str, ...]:
+    """One ``note:`` per run marked ``repeat_measurement`` (a calibration run's plan measured
+    again) whose time is more than :data:`~hieropt.studies.validate.checks.REPEAT_SPREAD` apart
+    from every time of that plan the fit rests on (the nearest is named; the runs of
+    ``fitted_on``, else of the runs files its model's calibration was fitted on,
+    :func:`fitted_runs_files`): the same rule
+    as ``calibrate``'s warning on two measurements of one plan
+    (:func:`~hieropt.studies.validate.checks.measured_apart`). Such a run's error is the
+    measurements' disagreement, not the model's, and it counts in no summary."""
+    out = []
+    known: dict[tuple[Path, ...], list[Run]] = {}
+    for x in rows:
+        if not x.repeat_measurement or x.repeats:
+            continue
+        plan = plan_key(x.run)
+        pool = [r for r in fitted_on if plan_key(r) == plan]
+        if not pool:
+            paths = fitted_runs_files(x.run)
+            if paths not in known:
+                known[paths] = [r for p in paths for r in read_runs(p)]
+            pool = [r for r in known[paths] if plan_key(r) == plan]
+        if not pool:
+            continue
+        nearest = min(pool, key=lambda r: abs(math.log(r.measured_ms / x.run.measured_ms)))
+        w = measured_apart(
+            x.run, nearest, f"the measurements disagree, so its error ({x.error:+.1%}) is theirs, "
+            "not the model's; the fit rests on the other time (check the rows, or calibrate "
+            "again on the runs you trust)")
+        if w is not None:
+            out.append(f"note: {w}")
+    return tuple(out)
 
 
 def summarise(
@@ -358,7 +416,8 @@ def validate(
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
-    return replace(result, notes=recorded_differences(fits, runs))
+    notes = recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+    return replace(result, notes=notes)
 
 
 __all__ = [
@@ -372,5 +431,7 @@ __all__ = [
     "one_per_accelerator",
     "timed_params",
     "recorded_differences",
+    "fitted_runs_files",
+    "repeat_disagreements",
     "CALIBRATED",
 ]

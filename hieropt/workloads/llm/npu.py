@@ -32,6 +32,11 @@ class NPU(StrictModel):
     Attributes:
         name: e.g. ``"A100-80GB"``.
         accelerator: the catalog entry the NPU's figures were taken from (None: all given inline).
+        calibrated: a calibrated accelerator file (written by ``hieropt calibrate``) whose whole
+            ``[params.npu]`` the NPU takes, fitted values and figures, fields given here winning
+            except a fitted one, ``peak_tflops`` or ``number_format``; a model file gives its path
+            relative to itself, not with ``accelerator``; once read, the file's absolute path
+            (:func:`hieropt.io.npus.fill_calibrated`). None: none.
         number_format: the training number format whose dense peak ``peak_tflops`` is (``bf16``,
             ``fp16``, ``fp8``, ``tf32``): picks the catalog's peak.
         peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s).
@@ -53,6 +58,7 @@ class NPU(StrictModel):
 
     name: str = Field(default="npu", min_length=1)
     accelerator: str | None = Field(default=None, min_length=1)
+    calibrated: str | None = Field(default=None, min_length=1)
     number_format: Literal["bf16", "fp16", "fp8", "tf32"] = "bf16"
     peak_tflops: float = Field(gt=0, allow_inf_nan=False)
     efficiency: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
