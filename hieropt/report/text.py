@@ -56,8 +56,9 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         "GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per "
         "iteration; busy: time the dimension transmits per iteration; util: busy / iteration "
         "time; slowest: issued collective time per iteration during which it is the slowest "
-        "dimension (a collective whose dimensions work one after another counts its part on "
-        "each), at most busy"
+        "dimension (a collective whose dimensions tie as its slowest, within 1e-6, counts on "
+        "each, as compare's bottleneck; one whose dimensions work one after another counts its "
+        "part on each), at most busy"
         + ("; ratio: part of the iteration times over the workloads' own optima, weighted by "
            "hours share (the weighted bytes are not shown)" if rel else "")
     )
