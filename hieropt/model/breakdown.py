@@ -334,4 +334,5 @@ def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
     return out + p2p_count * p2p[0] if p2p is not None else out
 
 
-__all__ = ["Breakdown", "TIE_REL", "bottleneck_times", "tied_slowest", "detail_figures", "free_times", "stage_bytes"]
+__all__ = ["Breakdown", "TIE_REL", "bottleneck_times", "detail_figures", "free_times",
+           "stage_bytes", "tied_slowest"]

@@ -87,7 +87,8 @@ def summary_lines(result: Codesign) -> list[str]:
             f"{fmt_num(best['compute_ns'] / 1e6, ',.4f')} + bubble "
             f"{fmt_num(best['bubble_ns'] / 1e6, ',.4f')} + exposed communication "
             f"{fmt_num(best['communication_ns'] / 1e6, ',.4f')}; issued per iteration by the "
-            "slowest stage (not parts of the sum): {_groups(best)}; network ${best['network_cost_usd']:,.0f}; "
+            f"slowest stage (not parts of the sum): {_groups(best)}; network "
+            f"${best['network_cost_usd']:,.0f}; "
             "memory "
             f"{best['memory_bytes'] / 1e9:,.2f} GB per NPU",
             f"  bandwidth GB/s per NPU: {_bw(best)}"
