@@ -27,6 +27,7 @@ from .common import (
     write_output,
 )
 from .numbers import (
+    check_bw_units,
     parse_amount,
     parse_bw,
     parse_deadline_ns,
@@ -324,6 +325,7 @@ def evaluate_command(
         from .. import api
 
         values = parse_bw(bw, inst.network.n_dims)
+        check_bw_units(inst, values)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
@@ -332,7 +334,7 @@ def evaluate_command(
     from ..report.run import instance_calibration, run_lines, run_notes
     from ..units import implausible_bw_notes
 
-    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
+    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd, bw_gbps=values)
     calibration = instance_calibration(inst)
     over = power_cap_problem(inst)  # (solve and provision call such a design infeasible)
     cap = [] if over is None else [f"infeasible at this site (solve exits 3): {over}"]

@@ -184,7 +184,8 @@ def front_notes(instance: Any, front: Any) -> list[str]:
     ``pareto``'s printed notes and its JSON's ``notes``."""
     from ..model.run import run_figures
 
-    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
+            for p in front.points]
     days = any(r.time_to_train_days is not None for r in runs)
     calibration = instance_calibration(instance) if days else None
     return list(dict.fromkeys(n for r in runs for n in run_notes(r, calibration)))
@@ -202,9 +203,22 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
 
     params = row_params(result.space, best.to_dict())
     tokens = tokens if tokens is not None else result.space.tokens
+    row = best.to_dict()
     return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
                    best.network_cost_usd, tokens, result.space.cluster,
-                   params.workload_name)
+                   params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"))
+
+
+def row_bw(row: dict[str, Any]) -> list[float] | None:
+    """A co-design row's ``bw_gbps`` (GB/s per NPU per dimension, innermost first) as floats: a
+    list, or the ``;``-separated text of a results file; None when the row has none (not
+    solved)."""
+    v = row.get("bw_gbps")
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return [float(x) for x in v.split(";") if x.strip()]
+    return [float(x) for x in v]
 
 
 def codesign_calibration(result: Any) -> str | None:
@@ -288,5 +302,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
 
 
 __all__ = ["run_lines", "calibration_note", "run_notes", "front_notes", "instance_calibration",
+           "row_bw",
            "codesign_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
            "buyer_scale", "bandwidth_effect"]

@@ -288,7 +288,8 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
-    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
+            for p in front.points]
     days = any(r.time_to_train_days is not None for r in runs)
     dollars = any(r.run_cost_usd is not None for r in runs)
     if days:  # (with a token budget: the run's days; with a [cluster] too: its $)

@@ -46,6 +46,10 @@ class NPU(StrictModel):
         hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s): the optimizer step's time and the roofline's
             memory time; None (flat model only): the step takes 0 ns. Above 1e6 (bytes/s) is
             refused with the conversion.
+        scaleup_gbps: scale-up (NVLink, Infinity Fabric) bandwidth per NPU and direction, GB/s
+            (the catalog entry's, or given here; None: unknown): no dimension of a design can be
+            faster (:func:`hieropt.workloads.llm.links.bandwidth_caveats`). Above 1e6 (bytes/s)
+            is refused with the conversion.
         matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us,
             attention_efficiency: the roofline's calibration
             (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
@@ -63,6 +67,7 @@ class NPU(StrictModel):
     hbm_gib: float = Field(gt=0, allow_inf_nan=False)
     hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     matrix_efficiency: float | None = calibration_field("matrix_efficiency")
     gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")
@@ -77,7 +82,8 @@ class NPU(StrictModel):
                 "a capacity in bytes rather than GiB?; fix: give GiB (2^30 bytes), e.g. "
                 f"{self.hbm_gib / 2**30:.4g} for {self.hbm_gib:g} bytes"
             )
-        for slip in (peak_slip(self.peak_tflops), unit_slip("hbm_gbps", self.hbm_gbps)):
+        for slip in (peak_slip(self.peak_tflops), unit_slip("hbm_gbps", self.hbm_gbps),
+                     unit_slip("scaleup_gbps", self.scaleup_gbps)):
             if slip is not None:  # (0.989 for an H100: PFLOP/s; 989e12: FLOP/s; 3.35e12: bytes/s)
                 raise ValueError(slip)
         if self.hbm_reserve_gib >= self.hbm_gib:
