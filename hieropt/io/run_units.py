@@ -60,9 +60,12 @@ the NPUs' peak FLOP/s) is refused as microseconds."""
 
 
 def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> float | None:
-    """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction, from the model
-    file's catalog (``npu_catalog``, else the shipped one); None for an NPU given inline or not in
-    the catalog."""
+    """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction: the model file's
+    ``[params.npu] scaleup_gbps`` (filled from its catalog entry when it names one), else looked up
+    in the model file's catalog (``npu_catalog``, else the shipped one); None for an NPU given
+    inline without it, or not in the catalog."""
+    if params.npu.scaleup_gbps is not None:
+        return params.npu.scaleup_gbps
     name = params.npu.accelerator
     if name is None:
         return None

@@ -109,6 +109,7 @@ def check_bandwidths(
     scaleout: int | None = None,
     field: str | None = "bw_gbps",
     sep: str = ";",
+    above: float | None = None,
 ) -> None:
     """Refuse a dimension bandwidth of :data:`BANDWIDTH_FACTOR` x ``scaleup`` or more (GB/s per NPU
     per direction; None: not checked; exactly that factor: the datasheet's bidirectional figure),
@@ -116,7 +117,8 @@ def check_bandwidths(
     values use it; None: not checked) above :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's
     Gb/s). For a measured run's bandwidths and ``evaluate --bw`` (``field``: the field the values
     came from, None for a flag; ``sep``: how the fix writes a list of them, ``;`` in a runs file,
-    ``,`` for ``--bw``).
+    ``,`` for ``--bw``; ``above``: values above it are not checked, ``--bw``'s what-if of a
+    dimension with no limit, ``1e9``).
 
     Raises:
         InputError: ``where: field``, the dimension, the figure / 8 (or / 2) and the fix.
@@ -125,6 +127,8 @@ def check_bandwidths(
         return
     bw = tuple(float(b) for b in bw_gbps)
     for i, b in enumerate(bw):
+        if above is not None and b > above:
+            continue
         if abs(b - BANDWIDTH_FACTOR * scaleup) <= 1e-9 * b:
             raise InputError(
                 where,
@@ -152,6 +156,8 @@ def check_bandwidths(
         return
     b = bw[scaleout]
     if b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
+        return
+    if above is not None and b > above:
         return
     raise InputError(
         where,
