@@ -567,6 +567,23 @@ def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
     assert r.exit_code == 0 and "implausible" not in r.stdout
 
 
+def test_a_bound_in_bytes_per_second_is_refused(tmp_path):
+    p = _gpt3_with(tmp_path, "sum(bw) == 500")
+    p.write_text(
+        p.read_text().replace(
+            'constraints = ["sum(bw) == 500"]',
+            'constraints = ["sum(bw) == 500"]\nbounds = [{ dim = 0, upper_gbps = 450e9 }]',
+        )
+    )
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: {p}: bounds[0].upper_gbps: 4.5e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a "
+        "thousand times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU "
+        "(1 GB = 1e9 bytes): 4.5e+11 bytes/s = 450 GB/s"
+    )
+
+
 def test_plausibility_thresholds_skip_idle_dimensions():
     from hieropt.units import MAX_PLAUSIBLE_BW_GBPS, MIN_PLAUSIBLE_BW_GBPS, implausible_bw_notes
 
