@@ -127,7 +127,8 @@ class Solution:
         days, MWh, $ per run), None when the instance is not known or there is no design."""
         if self.instance is None or not self.has_design:
             return None
-        return run_figures(self.instance, self.iteration_time_ns, self.network_cost_usd)
+        return run_figures(self.instance, self.iteration_time_ns, self.network_cost_usd,
+                           bw_gbps=self.bw_gbps)
 
     def to_dict(self, instance: Instance | None = None) -> dict[str, Any]:
         """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes
@@ -147,7 +148,8 @@ class Solution:
         run = (
             None
             if inst is None
-            else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
+            else run_figures(inst, self.iteration_time_ns, self.network_cost_usd,
+                             bw_gbps=self.bw_gbps)
         )
         # (workloads weighted by shares of hours: iteration_time_ns and lower_bound_ns hold the
         # hour-weighted ratio, whatever the objective)

@@ -195,6 +195,19 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else many or noun + 's'}"
 
 
+def fmt_num(value: float, spec: str) -> str:
+    """``value`` formatted by the format ``spec`` (``".3%"``, ``",.1f"``), with a negative zero
+    written as zero: a value that rounds to zero at that precision (``-1e-9`` with ``.3%``) prints
+    ``0.000%``, not ``-0.000%``. One helper for every figure printed at a fixed precision that
+    may be a tiny negative (a gap or a bubble by floating-point noise)."""
+    text = format(value, spec)
+    if text.startswith("-") and math.isfinite(value) and not any(
+        c in "123456789" for c in text.split("e")[0]
+    ):
+        return text[1:]
+    return text
+
+
 def fmt_sig(value: float, digits: int = 4) -> str:
     """``value`` in plain decimal with thousands separators and no exponent: at least ``digits``
     significant digits, the integer part never rounded, trailing zeros dropped: ``40,230``

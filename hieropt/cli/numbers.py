@@ -62,6 +62,32 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
     return values
 
 
+def check_bw_units(inst, values: list[float]) -> None:
+    """Refuse ``--bw`` ``values`` (GB/s per NPU, one per dimension of ``inst``) that look like a
+    unit slip for a workload's NPU whose scale-up bandwidth is known: the datasheet's
+    bidirectional figure or Gb/s (2 x the scale-up bandwidth or more), or Gb/s on the outermost
+    (scale-out) dimension of two or more (above 200 GB/s per NPU and other than the scale-up
+    bandwidth): the checks of a runs file's ``bw_gbps``
+    (:func:`hieropt.workloads.llm.links.check_bandwidths`). ``evaluate`` is a what-if at given
+    numbers, so a slip there is bad input; a solved design above the NPU's limits gets a caveat
+    instead. A value above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s) is no slip of a
+    link's figure but the what-if of a dimension with no limit (``--bw 1e9,1e9``: communication
+    free), noted as implausible and not refused.
+
+    Raises:
+        InputError: (exit 2) ``--bw``, the dimension, the conversion and the values to write.
+    """
+    from ..units import MAX_PLAUSIBLE_BW_GBPS
+    from ..workloads.llm.links import check_bandwidths
+
+    outer = len(values) - 1 if len(values) >= 2 else None
+    for job in inst.jobs:
+        tr = job.workload.training
+        if tr is not None:
+            check_bandwidths(values, tr.scaleup_gbps, tr.npu, "--bw", outer, None, ",",
+                             MAX_PLAUSIBLE_BW_GBPS)
+
+
 def bw_unit_error(words: list[str], where: str | None, number: str, unit: str,
                   gbps: float) -> Exception:
     """The InputError of a ``--bw`` word ``number`` written with ``unit`` (``2000Gb/s``; ``where``:

@@ -170,7 +170,7 @@ def provision_command(
 
     # (the catalog's bill of materials: its cost and power)
     run, power_line = provisioned_run(inst, result.iteration_time_ns, result.network_cost_usd,
-                                      result.power_w)
+                                      result.power_w, result.bw_gbps)
     power_lines = [] if power_line is None else [power_line]
     calibration = instance_calibration(inst)
     data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),

@@ -27,6 +27,7 @@ from .common import (
     write_output,
 )
 from .numbers import (
+    check_bw_units,
     parse_amount,
     parse_bw,
     parse_deadline_ns,
@@ -56,7 +57,8 @@ CommOpt = Annotated[
 ]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500', "
-    "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
+    "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints. One stating more "
+    "than 1e6 GB/s per NPU is refused as bytes/s ('sum(bw) == 500e9': write 500).")]
 ObjectiveOpt = Annotated[
     str | None,
     typer.Option(
@@ -297,7 +299,11 @@ def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, dead
 def evaluate_command(
     instance: InstanceArg = None,
     bw: Annotated[str, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension, "
-                                    "e.g. 250,125,75,50.")] = "",
+                                    "e.g. 250,125,75,50. For a known accelerator, 2 x its "
+                                    "scale-up bandwidth or more (the datasheet's bidirectional "
+                                    "figure, or Gb/s) and scale-out (the last of two or more "
+                                    "dimensions) above 200 GB/s are refused as unit slips; "
+                                    "above its scale-up bandwidth gets a note.")] = "",
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
@@ -324,6 +330,7 @@ def evaluate_command(
         from .. import api
 
         values = parse_bw(bw, inst.network.n_dims)
+        check_bw_units(inst, values)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
@@ -332,7 +339,7 @@ def evaluate_command(
     from ..report.run import instance_calibration, run_lines, run_notes
     from ..units import implausible_bw_notes
 
-    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
+    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd, bw_gbps=values)
     calibration = instance_calibration(inst)
     over = power_cap_problem(inst)  # (solve and provision call such a design infeasible)
     cap = [] if over is None else [f"infeasible at this site (solve exits 3): {over}"]

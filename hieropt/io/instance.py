@@ -158,6 +158,7 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
     from pydantic import ValidationError
 
     from ..spec import Bound
+    from ..spec.ranges import bytes_per_second_bound
 
     if not isinstance(value, list):
         raise InputError(
@@ -193,6 +194,10 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
             out[d] = Bound(**{k: v for k, v in b.items() if k != "dim"})
         except ValidationError as e:
             raise validation_error(e, src, f"bounds[{i}]") from e
+        for key in ("lower_gbps", "upper_gbps"):
+            slip = bytes_per_second_bound(getattr(out[d], key))
+            if slip is not None:
+                raise InputError(src, f"bounds[{i}].{key}", *slip)
     return tuple(out)
 
 

@@ -80,7 +80,8 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
             f"{npu['accelerator']!r} is not in {path}",
             f"use one of {names}, or add it to the catalog",
         ) from e
-    filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps}
+    filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps,
+                              "scaleup_gbps": a.scaleup_gbps}
     if "peak_tflops" not in npu:
         fmt = npu.get("number_format", "bf16")
         try:

@@ -2,7 +2,9 @@
 look like the wrong unit are refused with the conversion (:mod:`hieropt.io.runs` calls these on
 every row).
 
-Both thresholds are far from any real run, so that a correct row is never refused:
+Both thresholds are far from any real run, so that a correct row is never refused. The bandwidth
+checks and their thresholds are :mod:`hieropt.workloads.llm.links`'s (shared with ``evaluate --bw``
+and the caveats on a design's bandwidths), re-exported here:
 
 - a dimension's bandwidth of :data:`BANDWIDTH_FACTOR` x the accelerator's scale-up bandwidth or
   more (``scaleup_gbps`` of its catalog entry: NVLink, Infinity Fabric; GB/s per NPU per
@@ -44,19 +46,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..units import fmt_sig, plural
 from ..workloads.llm.flops import model_flops_per_iteration, recompute_flops_per_iteration
+from ..workloads.llm.links import BANDWIDTH_FACTOR, SCALEOUT_GBPS, check_bandwidths
 from .npus import DEFAULT_CATALOG, read_npu_catalog
 
 if TYPE_CHECKING:
     from ..workloads.llm.params import LLMParams
 
-BANDWIDTH_FACTOR = 2.0
-"""A dimension's bandwidth of this multiple of the accelerator's scale-up bandwidth is refused as
-the datasheet's bidirectional figure, and one above it as Gb/s."""
-SCALEOUT_GBPS = 200.0
-"""The most scale-out bandwidth per NPU, GB/s per direction: two NICs of 800 Gb/s (100 GB/s each)
-per NPU, the fastest NIC and the most per NPU the shipped catalogs provision (NVIDIA ConnectX-8
-SuperNIC, 800 Gb/s, ``max_per_npu = 2`` in catalogs/nvl72-ethernet.toml and
-nvl72-infiniband.toml)."""
 SPEED_FACTOR = 10.0
 """A measured time this many times below the peak-FLOP/s time is refused as seconds."""
 SLOW_FRACTION = 0.01
@@ -65,9 +60,12 @@ the NPUs' peak FLOP/s) is refused as microseconds."""
 
 
 def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> float | None:
-    """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction, from the model
-    file's catalog (``npu_catalog``, else the shipped one); None for an NPU given inline or not in
-    the catalog."""
+    """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction: the model file's
+    ``[params.npu] scaleup_gbps`` (filled from its catalog entry when it names one), else looked up
+    in the model file's catalog (``npu_catalog``, else the shipped one); None for an NPU given
+    inline without it, or not in the catalog."""
+    if params.npu.scaleup_gbps is not None:
+        return params.npu.scaleup_gbps
     name = params.npu.accelerator
     if name is None:
         return None
@@ -77,69 +75,6 @@ def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> 
         return read_npu_catalog(path).find(name).scaleup_gbps
     except (KeyError, InputError):
         return None
-
-
-def check_bandwidths(
-    bw_gbps: tuple[float, ...],
-    scaleup: float | None,
-    npu: str,
-    where: str,
-    scaleout: int | None = None,
-) -> None:
-    """Refuse a dimension bandwidth of :data:`BANDWIDTH_FACTOR` x ``scaleup`` or more (GB/s per NPU
-    per direction; None: not checked; exactly that factor: the datasheet's bidirectional figure),
-    and a bandwidth of the network file's scale-out dimension ``scaleout`` (its outermost, when the
-    run uses it; None: not checked) above :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's
-    Gb/s).
-
-    Raises:
-        InputError: ``where: bw_gbps``, the dimension, the figure / 8 (or / 2) and the fix.
-    """
-    if scaleup is None:
-        return
-    for i, b in enumerate(bw_gbps):
-        if abs(b - BANDWIDTH_FACTOR * scaleup) <= 1e-9 * b:
-            raise InputError(
-                where,
-                "bw_gbps",
-                f"dimension {i}: {b:g} GB/s per NPU is {BANDWIDTH_FACTOR:g} x the {npu}'s "
-                f"scale-up bandwidth ({scaleup:g} GB/s per direction): looks like the datasheet's "
-                "bidirectional figure",
-                f"give GB/s per NPU per direction: the datasheet's bidirectional figure / 2 = "
-                f"{b / 2:g} ("
-                + ";".join(f"{b / 2 if j == i else x:g}" for j, x in enumerate(bw_gbps))
-                + ")",
-            )
-        if b > BANDWIDTH_FACTOR * scaleup:
-            raise InputError(
-                where,
-                "bw_gbps",
-                f"dimension {i}: {b:g} GB/s per NPU is more than {BANDWIDTH_FACTOR:g} x the "
-                f"{npu}'s scale-up bandwidth ({scaleup:g} GB/s per direction): looks like Gb/s "
-                f"(/ 8 = {b / 8:g} GB/s)",
-                "give GB/s per NPU per direction (a Gb/s link rate / 8, the datasheet's "
-                f"bidirectional figure / 2): {';'.join(f'{x / 8:g}' for x in bw_gbps)} if every "
-                "value is Gb/s",
-            )
-    if scaleout is not None and scaleout < len(bw_gbps):
-        _check_scaleout(bw_gbps, scaleout, scaleup, where)
-
-
-def _check_scaleout(bw_gbps: tuple[float, ...], i: int, scaleup: float, where: str) -> None:
-    """Refuse a bandwidth of the scale-out dimension ``i`` above :data:`SCALEOUT_GBPS` other than
-    ``scaleup`` (module docstring)."""
-    b = bw_gbps[i]
-    if b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
-        return
-    raise InputError(
-        where,
-        "bw_gbps",
-        f"dimension {i} (scale-out): {b:g} GB/s per NPU is more than {SCALEOUT_GBPS:g} GB/s, two "
-        f"800 Gb/s NICs per NPU: {b:g} looks like Gb/s: {b / 8:g} GB/s",
-        "give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
-        + ";".join(f"{b / 8 if j == i else x:g}" for j, x in enumerate(bw_gbps))
-        + f" if it is Gb/s; an outer scale-up tier runs at the scale-up {scaleup:g} GB/s",
-    )
 
 
 def peak_time_ms(params: LLMParams) -> float:

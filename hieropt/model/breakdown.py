@@ -33,6 +33,11 @@ import numpy as np
 from ..spec import PHASES, Instance
 from .loops import loop_time
 
+TIE_REL = 1e-6
+"""Dimensions within this relative time of a collective's slowest dimension tie as its slowest
+(:func:`tied_slowest`; ``hieropt compare`` names a design's bottleneck and its ties by the same
+rule)."""
+
 
 def _figure(name: str, doc: str) -> property:
     """A :class:`Breakdown` figure computed on first access (:meth:`Breakdown._details`)."""
@@ -66,11 +71,13 @@ class Breakdown:
         busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency) per iteration.
         utilisation_per_dim: (D,) busy time / iteration time.
         bottleneck_ns_per_dim: (D,) issued collective time during which d is the slowest
-            dimension, per iteration (ties: lowest d): a collective whose dimensions work
-            concurrently counts its time (its slowest dimension's) for that dimension; one whose
-            dimensions work one after another (``sequential``) counts each dimension's own part
-            for it. So every entry is at most ``busy_ns_per_dim`` and they add up to the issued
-            collective time (``sum(communication_by_phase_ns.values())``).
+            dimension, per iteration: a collective whose dimensions work concurrently counts its
+            time (its slowest dimension's) for that dimension, and for every dimension tied with
+            it (within :data:`TIE_REL`, :func:`tied_slowest`); one whose dimensions work one after
+            another (``sequential``) counts each dimension's own part for it. So every entry is at
+            most ``busy_ns_per_dim``; without ties they add up to the issued collective time
+            (``sum(communication_by_phase_ns.values())``), a tied collective counting once per
+            tied dimension.
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
         iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the
             instance's order (a name that repeats gets `` (workload k)``, k its 0-based position).
@@ -120,8 +127,8 @@ class Breakdown:
     utilisation_per_dim = _figure("utilisation_per_dim", "(D,) busy time / iteration time.")
     bottleneck_ns_per_dim = _figure(
         "bottleneck_ns_per_dim",
-        "(D,) issued collective time during which d is the slowest dimension (ns per iteration; "
-        "at most busy_ns_per_dim).",
+        "(D,) issued collective time during which d is the slowest dimension, or tied as the "
+        "slowest (ns per iteration; at most busy_ns_per_dim).",
     )
 
     def _details(self) -> dict[str, Any]:
@@ -248,7 +255,7 @@ def detail_figures(
         bottleneck += w * bottleneck_times(r.coll, r.per_dim, getattr(r, "sums", None), execs)
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * r.p2p_ns
-            bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * r.p2p_ns
+            bottleneck += tied_slowest(p2p_dim_ns) * (w * p2p_count * r.p2p_ns)
     return {
         "compute_ns": compute_total,
         "bubble_ns": ideal_total - compute_total,
@@ -284,14 +291,29 @@ def free_times(instance: Instance, r: Any) -> tuple[float, float]:
     return float(ideal), float(compute)
 
 
+def tied_slowest(times: np.ndarray) -> np.ndarray:
+    """(..., D) bool: the dimensions within :data:`TIE_REL` of the slowest of ``times`` (..., D),
+    ns, along the last axis: all of them are the slowest (at an optimum dimensions tie by design,
+    and floating-point noise must not pick one); where every time is 0, the first dimension (the
+    one ``argmax`` names)."""
+    top = times.max(axis=-1, keepdims=True)
+    tied = (times > 0) & (times >= top * (1 - TIE_REL))
+    first = np.zeros_like(tied)
+    if times.shape[-1]:
+        np.put_along_axis(first, times.argmax(axis=-1)[..., None], True, axis=-1)
+    return np.where(top > 0, tied, first)
+
+
 def bottleneck_times(coll: np.ndarray, per_dim: np.ndarray, sums: np.ndarray | None,
                      execs: np.ndarray) -> np.ndarray:
     """(D,) ns per iteration during which each dimension is the slowest of the stage's collectives
     (``coll`` (L, 3) their times, ``per_dim`` (L, 3, D) each dimension's busy time, ``sums`` (L, 3)
     the collectives whose dimensions work one after another, or None; ``execs`` (3,) runs per
-    iteration of each phase): a concurrent collective's time goes to its slowest dimension (the
-    first of equals), a sequential one's to each dimension by its own part. Each entry is at most
-    that dimension's busy time and the entries add up to ``sum(coll x execs)``."""
+    iteration of each phase): a concurrent collective's time goes to its slowest dimension, and to
+    each of the dimensions tied as its slowest (:func:`tied_slowest`, the rule ``hieropt compare``
+    names a design's bottleneck by), a sequential one's to each dimension by its own part. Each
+    entry is at most that dimension's busy time; without ties the entries add up to
+    ``sum(coll x execs)``."""
     D = per_dim.shape[2]
     weights = coll * execs[None, :]
     if sums is not None and sums.any():
@@ -301,8 +323,7 @@ def bottleneck_times(coll: np.ndarray, per_dim: np.ndarray, sums: np.ndarray | N
         own = np.zeros(D)
     if not D:
         return own
-    slowest_dim = per_dim.argmax(axis=2)
-    return own + np.bincount(slowest_dim.ravel(), weights=weights.ravel(), minlength=D)
+    return own + np.einsum("ljd,lj->d", tied_slowest(per_dim).astype(float), weights)
 
 
 def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
@@ -313,4 +334,5 @@ def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
     return out + p2p_count * p2p[0] if p2p is not None else out
 
 
-__all__ = ["Breakdown", "bottleneck_times", "detail_figures", "free_times", "stage_bytes"]
+__all__ = ["Breakdown", "TIE_REL", "bottleneck_times", "detail_figures", "free_times",
+           "stage_bytes", "tied_slowest"]

@@ -19,12 +19,14 @@ model, e.g. an ASTRA-sim text file or LIBRA's, has no tokens or FLOPs; an instan
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
+from ..workloads.llm.links import bandwidth_caveats
 
 NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
 """The ``left_out`` line of a cluster with ``accelerator_w`` but no ``network_w_per_npu``: its
@@ -139,7 +141,9 @@ class RunFigures:
         left_out: what the cost rate, the power and the energy do not count (e.g.
             :data:`NETWORK_POWER_LEFT_OUT`).
         caveats: what the validation says of the plan's features it does not cover or predicts
-            worst (:attr:`hieropt.spec.Training.caveats`), one sentence each.
+            worst (:attr:`hieropt.spec.Training.caveats`), then the design's bandwidths its NPU
+            cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`), one sentence
+            each.
     """
 
     iteration_time_ns: float
@@ -172,14 +176,17 @@ class RunFigures:
 
 
 def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: float | None = None,
-                tokens: float | None = None) -> RunFigures:
+                tokens: float | None = None,
+                bw_gbps: Sequence[float] | None = None) -> RunFigures:
     """The buyer's figures (module docstring) of ``instance`` at iteration time
     ``iteration_time_ns`` (ns) with a network of ``network_cost_usd`` $ (None: unknown) and a run of
-    ``tokens`` tokens (default: the instance's ``tokens``; None: no run figures). Several workloads
-    on one fabric: their weighted time is no one run's, so the tokens, FLOPs and the run's days and
-    $ are unknown (the power and the cost rate are not)."""
+    ``tokens`` tokens (default: the instance's ``tokens``; None: no run figures), the design's
+    bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: not checked) for the caveats on
+    what its NPU cannot have. Several workloads on one fabric: their weighted time is no one run's,
+    so the tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are
+    not), and each workload's NPU is checked."""
     several = len(instance.jobs) > 1
-    return figures(
+    fig = figures(
         None if several else instance.workload.training,
         instance.network.npus_total,
         iteration_time_ns,
@@ -187,7 +194,25 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
         tokens if tokens is not None else instance.tokens,
         instance.cluster,
         "" if several else instance.workload.name,
+        bw_gbps,
     )
+    if not several or bw_gbps is None:
+        return fig
+    more = [c for job in instance.jobs for c in design_caveats(job.workload.training, bw_gbps)]
+    return replace(fig, caveats=tuple(dict.fromkeys((*fig.caveats, *more))))
+
+
+def design_caveats(training: Training | None, bw_gbps: Sequence[float] | None,
+                   scaleout_gbps: float | None = None) -> tuple[str, ...]:
+    """The caveats on the bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: none) of a
+    design for the workload of ``training`` (None: no LLM model, none): the bandwidths its NPU
+    cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`, when the NPU's scale-up
+    bandwidth is known; ``scaleout_gbps``: the scale-out per NPU, default the outermost
+    dimension's)."""
+    if training is None or bw_gbps is None:
+        return ()
+    return bandwidth_caveats(bw_gbps, training.scaleup_gbps, training.npu,
+                             training.scaleup_source, scaleout_gbps)
 
 
 def figures(
@@ -198,10 +223,14 @@ def figures(
     tokens: float | None = None,
     cluster: Cluster | None = None,
     workload: str = "",
+    bw_gbps: Sequence[float] | None = None,
+    scaleout_gbps: float | None = None,
 ) -> RunFigures:
     """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model),
-    the cluster's ``npus``, T (ns), the network's capex ($), the token budget and the ``[cluster]``
-    figures (for a co-design candidate, whose instance is built per solve)."""
+    the cluster's ``npus``, T (ns), the network's capex ($), the token budget, the ``[cluster]``
+    figures (for a co-design candidate, whose instance is built per solve) and the design's
+    bandwidths (GB/s per NPU; None: not checked, :func:`design_caveats`; ``scaleout_gbps``: a
+    co-design candidate's scale-out per NPU, else the outermost dimension's)."""
     T = float(iteration_time_ns)
     seconds = T * 1e-9
     tr = training
@@ -253,7 +282,7 @@ def figures(
     c = cluster
     if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
-    caveats = tr.caveats if tr is not None else ()
+    caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps)
     return RunFigures(**out, unknown=tuple(unknown), left_out=left, caveats=caveats)
 
 
@@ -289,10 +318,12 @@ def _cost_figures(
 
 
 def provisioned_run(instance: Instance, iteration_time_ns: float, network_cost_usd: float,
-                    bom_power_w: float | None) -> tuple[RunFigures, str | None]:
+                    bom_power_w: float | None,
+                    bw_gbps: Sequence[float] | None = None) -> tuple[RunFigures, str | None]:
     """The buyer's figures of a design provisioned from a catalog (:func:`run_figures` with the
-    bill of materials' cost as the network's capex) and the line saying which network power they
-    count (None when nothing is to say).
+    bill of materials' cost as the network's capex, and the caveats on its bandwidths ``bw_gbps``,
+    GB/s per NPU) and the line saying which network power they count (None when nothing is to
+    say).
 
     The bill of materials' power ``bom_power_w`` (W, the whole network; None when a part has no
     ``watts``) is the network's power in the IT power, MW, MWh and $ per run when the
@@ -301,16 +332,16 @@ def provisioned_run(instance: Instance, iteration_time_ns: float, network_cost_u
     in ``left_out``."""
     cluster, n = instance.cluster, instance.network.npus_total
     if cluster is None or cluster.accelerator_w is None:
-        return run_figures(instance, iteration_time_ns, network_cost_usd), None
+        return run_figures(instance, iteration_time_ns, network_cost_usd, bw_gbps=bw_gbps), None
     given = cluster.network_w_per_npu
     if given is None and bom_power_w is not None:
         per = bom_power_w / n
         inst = instance.model_copy(
             update={"cluster": cluster.model_copy(update={"network_w_per_npu": per})})
-        return run_figures(inst, iteration_time_ns, network_cost_usd), (
+        return run_figures(inst, iteration_time_ns, network_cost_usd, bw_gbps=bw_gbps), (
             f"network power: the bill of materials' {bom_power_w:,.0f} W ({per:,.5g} W per NPU) "
             "is counted in the cluster's MW, MWh and $")
-    run = run_figures(instance, iteration_time_ns, network_cost_usd)
+    run = run_figures(instance, iteration_time_ns, network_cost_usd, bw_gbps=bw_gbps)
     if given is not None:
         bom = ("" if bom_power_w is None else
                f"; the bill of materials says {bom_power_w:,.0f} W ({bom_power_w / n:,.5g} W per "
@@ -449,6 +480,7 @@ __all__ = [
     "site_power",
     "RunFigures",
     "cost_rate",
+    "design_caveats",
     "figures",
     "it_power_w",
     "iteration_target_ns",

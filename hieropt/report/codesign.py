@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..studies.codesign.search import Codesign, Reach
 from ..studies.sizing import size_outcomes
+from ..units import fmt_num
 from .common import ms_text
 
 _UNIT = {
@@ -84,10 +85,11 @@ def summary_lines(result: Codesign) -> list[str]:
             f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); "
             "iteration "
             f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute "
-            f"{best['compute_ns'] / 1e6:,.4f} + bubble "
-            f"{best['bubble_ns'] / 1e6:,.4f} + exposed communication "
-            f"{best['communication_ns'] / 1e6:,.4f}; issued per iteration by the slowest stage "
-            f"(not parts of the sum): {_groups(best)}; network ${best['network_cost_usd']:,.0f}; "
+            f"{fmt_num(best['compute_ns'] / 1e6, ',.4f')} + bubble "
+            f"{fmt_num(best['bubble_ns'] / 1e6, ',.4f')} + exposed communication "
+            f"{fmt_num(best['communication_ns'] / 1e6, ',.4f')}; issued per iteration by the "
+            f"slowest stage (not parts of the sum): {_groups(best)}; network "
+            f"${best['network_cost_usd']:,.0f}; "
             "memory "
             f"{best['memory_bytes'] / 1e9:,.2f} GB per NPU",
             f"  bandwidth GB/s per NPU: {_bw(best)}"
@@ -221,9 +223,9 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
             r["plan"],
             f"{r['shape']}{more} | {_placement(r)}",
             _value(r, sp.objective),
-            f"{r['compute_ns'] / 1e6:,.1f}",
-            f"{r['bubble_ns'] / 1e6:,.1f}",
-            f"{r['communication_ns'] / 1e6:,.1f}",
+            fmt_num(r["compute_ns"] / 1e6, ",.1f"),
+            fmt_num(r["bubble_ns"] / 1e6, ",.1f"),
+            fmt_num(r["communication_ns"] / 1e6, ",.1f"),
             f"{r['memory_bytes'] / 1e9:,.1f}",
             f"{r['network_cost_usd']:,.0f}",
             _bw(r),

@@ -152,7 +152,7 @@ def alternative(
     bw = tuple(float(b) for b in bw)
     return Alternative(key, label, how, plan_text(instance), fabric_text(instance, bw),
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
-                       run_figures(instance, time_ns, cost_usd), power_w,
+                       run_figures(instance, time_ns, cost_usd, bw_gbps=bw), power_w,
                        time_unit(instance), objective=objective, max_time_ns=max_time_ns,
                        budget_usd=budget_usd)
 
@@ -458,8 +458,8 @@ def procurement_committee(
     why = why if words is None else f"{why}; {words}"
     limit = practical_limit(alts_t, cap)
     points = front.points if front is not None else ()
-    designs = [(p.iteration_time_ns, p.network_cost_usd, run_figures(instance, p.iteration_time_ns,
-                                                                     p.network_cost_usd))
+    designs = [(p.iteration_time_ns, p.network_cost_usd,
+                run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw))
                for p in points if limit is None or p.iteration_time_ns <= limit]
     source = f"the exact time-cost Pareto front ({len(points)} budgets)"
     if len(designs) < len(points):

@@ -38,7 +38,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
-from .run import calibration_note
+from .run import calibration_note, row_bw
 
 NO_SPACE = (
     "tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its "
@@ -69,6 +69,8 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
         tokens,
         getattr(space, "cluster", None),
         params.workload_name,
+        row_bw(row),
+        row.get("scaleout_gbps_per_npu"),
     )
 
 

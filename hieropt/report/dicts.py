@@ -47,13 +47,14 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
     (:func:`hieropt.report.run.run_notes`) added to ``notes``."""
     out = sol.to_dict(instance)
     if "notes" in out:
-        fig = run_figures(instance, sol.iteration_time_ns, sol.network_cost_usd)
+        fig = run_figures(instance, sol.iteration_time_ns, sol.network_cost_usd,
+                          bw_gbps=sol.bw_gbps)
         out["notes"] = out["notes"] + run_notes(fig, instance_calibration(instance))
     return out
 
 
 def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
-    run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd).to_dict()
+    run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw).to_dict()
     return {
         "run": run,
         "budget_usd": p.budget_usd,

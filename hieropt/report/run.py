@@ -263,15 +263,29 @@ def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
 
 def front_notes(instance: Any, front: Any) -> list[str]:
     """The :func:`run_notes` of a Pareto front's points (each point's run figures, as the front's
-    table shows them), each note once in order: the plan's caveats (ZeRO-3, experts) and, when the
-    table shows days (a token budget; it shows no MFU), the default-calibration note. For
-    ``pareto``'s printed notes and its JSON's ``notes``."""
+    table shows them), each note once in order: the plan's caveats (ZeRO-3, experts), the caveats
+    on the bandwidths its NPU cannot have at the front's largest bandwidth per dimension (each
+    point's own are in its JSON ``run.caveats``; one note for the front, not one per point), and,
+    when the table shows days (a token budget; it shows no MFU), the default-calibration note.
+    For ``pareto``'s printed notes and its JSON's ``notes``."""
     from ..model.run import run_figures
 
-    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd)
+            for p in front.points]
     days = any(r.time_to_train_days is not None for r in runs)
     calibration = instance_calibration(instance) if days else None
-    return list(dict.fromkeys(n for r in runs for n in run_notes(r, calibration)))
+    notes = list(dict.fromkeys(n for r in runs for n in run_notes(r, None)))
+    if front.points:
+        p = front.points[0]
+        top = [max(float(q.bw[d]) for q in front.points) for d in range(len(p.bw))]
+        plan = set(runs[0].caveats)
+        notes += [
+            f"the front's designs reach {c}" for c in run_figures(
+                instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=top).caveats
+            if c not in plan
+        ]
+    shown = [run_notes(r, calibration) for r in runs]
+    return list(dict.fromkeys([*notes, *(n for ns in shown for n in ns if n not in notes)]))
 
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
@@ -286,9 +300,22 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
 
     params = row_params(result.space, best.to_dict())
     tokens = tokens if tokens is not None else result.space.tokens
+    row = best.to_dict()
     return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
                    best.network_cost_usd, tokens, result.space.cluster,
-                   params.workload_name)
+                   params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"))
+
+
+def row_bw(row: dict[str, Any]) -> list[float] | None:
+    """A co-design row's ``bw_gbps`` (GB/s per NPU per dimension, innermost first) as floats: a
+    list, or the ``;``-separated text of a results file; None when the row has none (not
+    solved)."""
+    v = row.get("bw_gbps")
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return [float(x) for x in v.split(";") if x.strip()]
+    return [float(x) for x in v]
 
 
 def codesign_calibration(result: Any) -> str | None:
@@ -373,4 +400,4 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
 
 __all__ = ["run_lines", "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC",
            "run_notes", "front_notes", "instance_calibration", "codesign_calibration", "fmt_money",
-           "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale", "bandwidth_effect"]
+           "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale", "bandwidth_effect", "row_bw"]

@@ -56,8 +56,9 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         "GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per "
         "iteration; busy: time the dimension transmits per iteration; util: busy / iteration "
         "time; slowest: issued collective time per iteration during which it is the slowest "
-        "dimension (a collective whose dimensions work one after another counts its part on "
-        "each), at most busy"
+        "dimension (a collective whose dimensions tie as its slowest, within 1e-6, counts on "
+        "each, as compare's bottleneck; one whose dimensions work one after another counts its "
+        "part on each), at most busy"
         + ("; ratio: part of the iteration times over the workloads' own optima, weighted by "
            "hours share (the weighted bytes are not shown)" if rel else "")
     )
@@ -287,7 +288,8 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
-    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
+            for p in front.points]
     days = any(r.time_to_train_days is not None for r in runs)
     dollars = any(r.run_cost_usd is not None for r in runs)
     if days:  # (with a token budget: the run's days; with a [cluster] too: its $)

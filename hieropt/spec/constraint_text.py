@@ -13,7 +13,7 @@ import math
 
 from .constraint_parser import EXAMPLE, ConstraintParser
 from .instance import LinearConstraint
-from .ranges import row_range_problem
+from .ranges import bytes_per_second_row, row_range_problem
 
 __all__ = ["parse_constraint"]
 
@@ -65,7 +65,9 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint",
             "``: bandwidth times bandwidth, division by a bandwidth expression, ``**``); division by
             zero; no bandwidth term (only constants, or all coefficients cancel); a number that
             overflows; a coefficient or a level |rhs| / max|a| (GB/s) the LP cannot represent
-            (:func:`hieropt.spec.ranges.row_range_problem`: the accepted ranges are named).
+            (:func:`hieropt.spec.ranges.row_range_problem`: the accepted ranges are named); a
+            bandwidth per NPU above 1e6 GB/s stated on a dimension, a limit in bytes/s
+            (:func:`hieropt.spec.ranges.bytes_per_second_row`: the fix rewrites it in GB/s).
         ValueError: ``n_dims`` is not a positive integer (a programming error, not bad input).
     """
     if not isinstance(n_dims, int) or isinstance(n_dims, bool) or n_dims < 1:
@@ -93,4 +95,7 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint",
     problem = row_range_problem(coeffs, rhs_value, sense)
     if problem is not None:
         raise parser.error(*problem.split("; fix: ", 1))
+    slip = bytes_per_second_row(coeffs, rhs_value, sense, text)
+    if slip is not None:
+        raise parser.error(*slip)
     return LinearConstraint(coefficients=coeffs, sense=sense, rhs=rhs_value, text=text.strip())

@@ -9,9 +9,11 @@ error naming the field, the value and the range, never a solver failure, a numpy
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..cache import Same, current
+from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
 
 Rows = tuple[Any, ...]
 """Design rows: :class:`hieropt.spec.LinearConstraint` values (not imported: that module imports
@@ -93,6 +95,70 @@ def row_range_problem(coefficients: tuple[float, ...], rhs: float,
                 "'sum(bw) == 500', not 500e-9)"
             )
     return None
+
+
+_NUMBER_RE = re.compile(r"(?<![\w.\[:])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(?![\w.\]])")
+"""A number written in a constraint's text (not an index or a slice bound: those stand in
+brackets)."""
+
+
+def row_level_gbps(coefficients: tuple[float, ...], rhs: float, sense: str) -> float | None:
+    """The bandwidth per NPU (GB/s) the design row ``coefficients . bw  sense  rhs`` states for a
+    dimension, when its coefficients share one sign and its right-hand side has that sign too: a
+    floor (``>=``, ``==``) asks for at least rhs / sum|a| on some dimension, a ceiling (``<=``)
+    allows up to rhs / max|a| on one; None for a row of mixed signs (``bw[0] >= bw[1]``)."""
+    a = [x for x in coefficients if x != 0]
+    if not a or rhs == 0 or min(a) < 0 < max(a):
+        return None
+    sign = 1.0 if a[0] > 0 else -1.0
+    if sign * rhs <= 0:
+        return None
+    sense = sense if sign > 0 else {"<=": ">=", ">=": "<=", "==": "=="}[sense]
+    if sense == "<=":
+        return sign * rhs / max(abs(x) for x in a)
+    return sign * rhs / sum(abs(x) for x in a)
+
+
+def bytes_per_second_row(coefficients: tuple[float, ...], rhs: float, sense: str,
+                         text: str) -> tuple[str, str] | None:
+    """(problem, fix) when the design row ``text`` (``coefficients . bw  sense  rhs``) states a
+    bandwidth per NPU (:func:`row_level_gbps`) above
+    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s, a thousand times the fastest
+    scale-up link): a limit written in bytes/s (``sum(bw) == 500e9`` meant as 500 GB/s), refused
+    before solving rather than solved to an implausible optimum; the fix rewrites every number
+    above that threshold / 1e9. None otherwise."""
+    level = row_level_gbps(coefficients, rhs, sense)
+    if level is None or level <= MAX_PLAUSIBLE_BW_GBPS:
+        return None
+    what = "allows up to" if sense == "<=" or (rhs < 0 and sense == ">=") else "asks for at least"
+    big = [m.group() for m in _NUMBER_RE.finditer(text) if float(m.group()) > MAX_PLAUSIBLE_BW_GBPS]
+    shown = (big[0] if big else f"{abs(rhs):g}")
+    gbps = f"{float(shown) / GB:g}"
+    rewrite = _NUMBER_RE.sub(
+        lambda m: f"{float(m.group()) / GB:g}"
+        if float(m.group()) > MAX_PLAUSIBLE_BW_GBPS else m.group(),
+        " ".join(text.split()),
+    )
+    return (
+        f"it {what} {level:.4g} GB/s per NPU on a dimension, above {MAX_PLAUSIBLE_BW_GBPS:g} "
+        "GB/s per NPU (a thousand times the fastest scale-up link): looks like bytes/s",
+        f"give bandwidths in GB/s per NPU (1 GB = 1e9 bytes): {shown} bytes/s = {gbps} GB/s: "
+        f"write {rewrite}",
+    )
+
+
+def bytes_per_second_bound(value: float | None) -> tuple[str, str] | None:
+    """(problem, fix) when a bound ``value`` (GB/s per NPU) is above
+    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS`: a bound written in bytes/s (``upper_gbps =
+    450e9`` meant as 450 GB/s), refused as :func:`bytes_per_second_row` refuses a row; None
+    otherwise."""
+    if value is None or value <= MAX_PLAUSIBLE_BW_GBPS:
+        return None
+    return (
+        f"{value:g} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s per NPU (a thousand times "
+        "the fastest scale-up link): looks like bytes/s",
+        f"give GB/s per NPU (1 GB = 1e9 bytes): {value:g} bytes/s = {value / GB:g} GB/s",
+    )
 
 
 def _limits_every_dimension(coefficients: tuple[float, ...], rhs: float,

@@ -37,6 +37,12 @@ class Training(Frozen):
             (:class:`hieropt.spec.StepSchedule`).
         caveats: what the validation against measured runs (docs/validation.md) says of the
             plan's features it does not cover or predicts worst, one sentence each (empty: none).
+        npu: the NPU's name (its catalog entry's), for the caveats on a design's bandwidths.
+        scaleup_gbps: the NPU's scale-up bandwidth per direction, GB/s (its catalog entry's, or
+            the model file's; None: unknown): a design's bandwidth above it, or scale-out above
+            two NICs per NPU, gets a caveat
+            (:func:`hieropt.workloads.llm.links.bandwidth_caveats`).
+        scaleup_source: where ``scaleup_gbps`` comes from (``catalog``, ``model file``).
     """
 
     model: str
@@ -48,6 +54,9 @@ class Training(Frozen):
     default_calibration: str | None = None
     microbatch_group: int | None = Field(default=None, ge=1)
     caveats: tuple[str, ...] = ()
+    npu: str = "npu"
+    scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    scaleup_source: str = "catalog"
 
     @model_validator(mode="after")
     def _ordered(self) -> Training:

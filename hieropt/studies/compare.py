@@ -25,6 +25,7 @@ import numpy as np
 
 from ..cache import Cache, scoped
 from ..errors import InputError
+from ..model.breakdown import TIE_REL, tied_slowest
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
@@ -37,9 +38,6 @@ from .placement import OBJECTIVES_PLACED, relative_gap
 
 MATCH_REL = 1e-6
 """A heuristic within this relative gap of the optimum is reported as matching it."""
-TIE_REL = 1e-6
-"""Dimensions within this relative time of a collective's slowest dimension tie as its
-bottleneck."""
 
 
 @dataclass(frozen=True)
@@ -59,11 +57,10 @@ class Row:
         gap_pct: 100 (value - optimum) / optimum for the chosen objective (0 for the optimum).
         speedup: the optimum's speed-up over this design, T(this) / T(optimum).
         bottleneck_dim: the dimension that is the slowest for the most collective time (None without
-            communication). The evaluator's ``bottleneck_ns_per_dim`` gives a tied collective to the
-            lowest dimension by floating-point noise, and at the optimum dimensions tie by design
-            (the optimum balances them); here a collective counts for every dimension within
-            :data:`TIE_REL` of its slowest, so the answer is reproducible (LIBRA's form of T; other
-            training loops use ``bottleneck_ns_per_dim`` as it is).
+            communication). At the optimum dimensions tie by design (the optimum balances them):
+            a collective counts for every dimension within :data:`TIE_REL` of its slowest, so the
+            answer is reproducible (:func:`bottleneck`; the rule of the evaluator's
+            ``bottleneck_ns_per_dim``, which the solve table's slowest column prints).
         bottleneck_tied: every dimension tied with ``bottleneck_dim`` (itself included).
         explanation: one line: where this design loses against the optimum.
         iterations: iterations of an iterative heuristic; LPs for the optimum.
@@ -157,18 +154,18 @@ def bottleneck_dim(bd: Breakdown) -> int | None:
 
 def bottleneck(tm: TimeModel, bd: Breakdown) -> tuple[int | None, tuple[int, ...]]:
     """(bottleneck dimension, dimensions tied with it): each collective term counts its time for
-    every dimension within :data:`TIE_REL` of its slowest (LIBRA's form of T; otherwise
-    :func:`bottleneck_dim` without ties)."""
+    every dimension tied as its slowest (:func:`hieropt.model.breakdown.tied_slowest`, the rule of
+    the evaluator's ``bottleneck_ns_per_dim``; in LIBRA's form of T from the aggregated terms,
+    otherwise that figure itself); the dimension with the most such time, and those within
+    :data:`TIE_REL` of it."""
     M = tm.terms_bytes
     if not tm.is_simple or M.shape[0] == 0:
-        d = bottleneck_dim(bd)
-        return d, (() if d is None else (d,))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(M > 0, M / bd.bw_gbps, 0.0)
-    top = t.max(axis=1)
-    slowest = (M > 0) & (t >= top[:, None] * (1 - TIE_REL))
-    credit = (slowest * (tm.term_weights * top)[:, None]).sum(axis=0)
-    best = float(credit.max())
+        credit = np.asarray(bd.bottleneck_ns_per_dim, dtype=float)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(M > 0, M / bd.bw_gbps, 0.0)
+        credit = (tied_slowest(t) * (tm.term_weights * t.max(axis=1))[:, None]).sum(axis=0)
+    best = float(credit.max()) if credit.size else 0.0
     if best <= 0:
         return None, ()
     return int(np.argmax(credit)), tuple(

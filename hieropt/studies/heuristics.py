@@ -72,6 +72,7 @@ import numpy as np
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel, build_time_model, evaluate
 from ..spec import Instance
+from ..units import fmt_num
 from ..verify import constraint_violations
 from .placement import (
     FeasibleSet,
@@ -308,7 +309,7 @@ def gradient_descent(instance: Instance, objective: str | None = None, optimum: 
         placed = Placement(
             placed.bw,
             f"{n} iterations from the equal split, stopped: {stop}; every step projected "
-            f"onto the constraints; final gap to the exact optimum {gap:.3%}",
+            f"onto the constraints; final gap to the exact optimum {fmt_num(gap, '.3%')}",
             placed.placement,
             0.0,
             0.0,

@@ -509,8 +509,9 @@ def test_a_degenerate_projection_does_not_hang():
 
 # --------------------------------------------------------------------------------------------------
 # A bandwidth constraint in bytes/s ('sum(bw) == 500e9', meant as 500 GB/s): solved silently, 2.2e11
-# GB/s per NPU on dimension 0 and a $1.4e16 network printed as an optimum. Now a note says the unit
-# is GB/s per NPU.
+# GB/s per NPU on dimension 0 and a $1.4e16 network printed as an optimum, then solved with a note.
+# A row or bound stating more than 1e6 GB/s per NPU on a dimension is now refused before solving
+# (exit 2, the row rewritten in GB/s); an optimum above 1e6 that no row states still gets the note.
 
 def _gpt3_with(tmp_path: Path, constraint: str) -> Path:
     text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
@@ -526,9 +527,21 @@ def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
 
     p = _gpt3_with(tmp_path, "sum(bw) == 500e9")
     r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: {p}: constraint 'sum(bw) == 500e9': it asks for at least 1.25e+11 GB/s per NPU "
+        "on a dimension, above 1e+06 GB/s per NPU (a thousand times the fastest scale-up link): "
+        "looks like bytes/s; fix: give bandwidths in GB/s per NPU (1 GB = 1e9 bytes): 500e9 "
+        "bytes/s = 500 GB/s: write sum(bw) == 500"
+    )
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--constraint", "bw[1] <= 450e9")
+    assert r.exit_code == 2 and error_line(r).endswith(
+        "450e9 bytes/s = 450 GB/s: write bw[1] <= 450"
+    ), r.output
+    # 4e6 / 4 dimensions = 1e6 GB/s per NPU stated, at the threshold: solved, and the optimum's
+    # 1.83e6 GB/s per NPU on dimension 0 gets the note
+    r = run("solve", _gpt3_with(tmp_path, "sum(bw) == 4e6"), "--no-sensitivity")
     assert r.exit_code == 0, r.output
-    # (at 500e9 GB/s the communication takes no time: every split is equally fast, and the
-    # design printed is the cheapest of them)
     tail = (
         " GB/s per NPU, above 1e+06 GB/s per NPU; bandwidths, design constraints and bounds "
         "are in GB/s per NPU "
@@ -536,7 +549,8 @@ def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
         "== 500', not 500e9)"
     )
     (note,) = [s for s in r.stdout.splitlines() if s.startswith("note: implausible optimum: ")]
-    assert note.startswith("note: implausible optimum: dim 0 4.92553e+11, ") and note.endswith(tail)
+    assert note.startswith("note: implausible optimum: dim 0 1.83111e+06, dim 1 1.0887e+06 GB/s")
+    assert note.endswith(tail)
     r = run("solve", _gpt3_with(tmp_path, "sum(bw) == 500e-9"), "--no-sensitivity", "--json", "-")
     assert r.exit_code == 0, r.output
     notes = [n for n in json.loads(r.stdout)["notes"] if n.startswith("implausible")]
@@ -551,6 +565,23 @@ def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
     ]
     r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--no-sensitivity")
     assert r.exit_code == 0 and "implausible" not in r.stdout
+
+
+def test_a_bound_in_bytes_per_second_is_refused(tmp_path):
+    p = _gpt3_with(tmp_path, "sum(bw) == 500")
+    p.write_text(
+        p.read_text().replace(
+            'constraints = ["sum(bw) == 500"]',
+            'constraints = ["sum(bw) == 500"]\nbounds = [{ dim = 0, upper_gbps = 450e9 }]',
+        )
+    )
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: {p}: bounds[0].upper_gbps: 4.5e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a "
+        "thousand times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU "
+        "(1 GB = 1e9 bytes): 4.5e+11 bytes/s = 450 GB/s"
+    )
 
 
 def test_plausibility_thresholds_skip_idle_dimensions():

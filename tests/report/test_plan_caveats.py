@@ -15,6 +15,12 @@ from tests.cli.util import run
 GPT3 = REPO / "models" / "gpt3-175b-llm.toml"
 A100 = calibration_note("A100-SXM-80GB")
 H100 = calibration_note("H100-SXM")
+BEYOND_A100 = (
+    "GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 GB/s per direction "
+    "(catalog): no such NPU exists; bound it (bounds upper_gbps = 300) or name another accelerator"
+)
+"""The caveat on the step instance's designs (sum(bw) == 500 on A100s: more than NVLink's 300 GB/s
+per direction on dimension 0), after its dimension and bandwidth."""
 
 
 def _notes(text: str) -> list[str]:
@@ -36,11 +42,15 @@ def test_pareto_prints_the_zero3_caveat_and_the_calibration_note(tmp_path):
     assert r.exit_code == 0, r.output
     assert "days" in r.stdout.split("\nnote: ")[0]
     notes = _notes(r.stdout)
-    assert notes[-2:] == [ZERO3_CAVEAT, A100]
-    assert json.loads((tmp_path / "f.json").read_text())["notes"][-2:] == [ZERO3_CAVEAT, A100]
+    # the plan's caveat, the front's bandwidths beyond the A100 (its cheapest point puts all 500
+    # GB/s per NPU on dimension 0), the calibration
+    front = f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
+    assert notes[-3:] == [ZERO3_CAVEAT, front, A100]
+    assert json.loads((tmp_path / "f.json").read_text())["notes"][-3:] == notes[-3:]
     solve = run("solve", inst, "--tokens", "300B", "--no-sensitivity")
     assert solve.exit_code == 0, solve.output
-    assert _notes(solve.stdout)[-2:] == notes[-2:]  # (as solve says them)
+    # (as solve says them, with its optimum's 334.8 GB/s per NPU on dimension 0)
+    assert _notes(solve.stdout)[-3:] == [ZERO3_CAVEAT, f"dimension 0: 334.8 {BEYOND_A100}", A100]
 
 
 def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
@@ -49,7 +59,10 @@ def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
     r = run("pareto", _zero3(tmp_path), "--points", "3")
     assert r.exit_code == 0, r.output
     assert "days" not in r.stdout.split("\nnote: ")[0]  # (the table, before the notes)
-    assert _notes(r.stdout)[-1] == ZERO3_CAVEAT and A100 not in r.stdout
+    assert _notes(r.stdout)[-2:] == [
+        ZERO3_CAVEAT, f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
+    ]
+    assert A100 not in r.stdout
 
 
 def test_workload_plan_prints_the_zero3_caveat():

@@ -85,9 +85,15 @@ def test_a_valid_entry_loads(tmp_path):
         ),
         (
             dict(peak="1e14"),
-            "accelerator[0]: peak_tflops.bf16: 1e+14 is not a peak in TFLOP/s "
-            "(it looks like FLOP/s: "
-            "100 TFLOP/s)",
+            "accelerator[0]: peak_tflops.bf16: 1e+14 TFLOP/s is above 1e+06 TFLOP/s per NPU "
+            "(over 200 x the fastest dense peak): looks like FLOP/s; fix: give TFLOP/s (1e12 "
+            "FLOP/s): 1e+14 FLOP/s = 100 TFLOP/s",
+        ),
+        (
+            dict(peak="0.5"),
+            "accelerator[0]: peak_tflops.bf16: 0.5 TFLOP/s is below any accelerator's dense peak "
+            "(the catalog's are 156 to 4,500 TFLOP/s): looks like PFLOP/s; fix: give TFLOP/s "
+            "(1e12 FLOP/s): 0.5 PFLOP/s = 500 TFLOP/s",
         ),
         (dict(peak='"100"'), "accelerator[0].peak_tflops.bf16"),
     ],

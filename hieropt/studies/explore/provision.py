@@ -140,7 +140,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
             out.append({**entry, "status": "not provisioned", "message": str(e)})
             continue
         run, power_line = provisioned_run(inst, p.iteration_time_ns, p.network_cost_usd,
-                                          p.power_w)
+                                          p.power_w, p.bw_gbps)
         out.append(
             {
                 **entry,

@@ -232,27 +232,72 @@ class Accelerator(StrictModel):
         return self.peak_tflops[number_format]
 
 
+PFLOPS_SLIP = (0.1, 1.0)
+"""A peak above 0.1 and below 1 TFLOP/s is refused as PFLOP/s (:func:`peak_slip`): every dense peak
+of the shipped catalog (``catalogs/npus.toml``), from the A100's 156 TFLOP/s in TF32 to 4,500 in
+FP8, is above 100 TFLOP/s, so a figure below 1 is that peak in PFLOP/s (0.989 for the H100's 989
+TFLOP/s BF16, 0.312 for the A100's 312) and would make every step 1,000 x too slow. A peak of 0.1
+TFLOP/s and below is a toy NPU on purpose (the tests use 1e-4 to make compute dominate), and one
+of 1 TFLOP/s and up a real or a toy one: both are accepted."""
+MAX_PEAK_TFLOPS = 1e6
+"""A peak above this many TFLOP/s (1 EFLOP/s per NPU, over 200 x the fastest dense FP8 peak) is
+refused as FLOP/s (989e12 for 989 TFLOP/s: an MFU of 0.0 %) or GFLOP/s (:func:`peak_slip`)."""
+
+
+def peak_slip(v: float, field: str = "peak_tflops") -> str | None:
+    """``"field: problem; fix: fix"`` for a dense peak ``v`` (TFLOP/s) given in the wrong unit:
+    PFLOP/s (inside :data:`PFLOPS_SLIP`: x 1000), FLOP/s (from 1e9 up: / 1e12) or GFLOP/s (above
+    :data:`MAX_PEAK_TFLOPS` and below 1e9: / 1000); None for a plausible peak. One rule for the
+    catalog's peaks and a model file's ``[params.npu] peak_tflops`` (and its ``--set``)."""
+    lo, hi = PFLOPS_SLIP
+    if lo < v < hi:
+        return (
+            f"{field}: {v:g} TFLOP/s is below any accelerator's dense peak (the catalog's are "
+            f"156 to 4,500 TFLOP/s): looks like PFLOP/s; fix: give TFLOP/s (1e12 FLOP/s): "
+            f"{v:g} PFLOP/s = {v * 1000:g} TFLOP/s (a toy NPU slower than 1 TFLOP/s on purpose: "
+            f"{lo:g} or less)"
+        )
+    if v > MAX_PEAK_TFLOPS:
+        unit, div = ("FLOP/s", 1e12) if v >= 1e9 else ("GFLOP/s", 1e3)
+        return (
+            f"{field}: {v:g} TFLOP/s is above {MAX_PEAK_TFLOPS:g} TFLOP/s per NPU (over 200 x "
+            f"the fastest dense peak): looks like {unit}; fix: give TFLOP/s (1e12 FLOP/s): {v:g} "
+            f"{unit} = {v / div:g} TFLOP/s"
+        )
+    return None
+
+
+def unit_slip(name: str, v: float | None) -> str | None:
+    """``"name: problem; fix: fix"`` for an NPU figure ``name`` (``hbm_gib``, ``hbm_gbps``,
+    ``tdp_w``, ``scaleup_gbps``) of value ``v`` above its largest plausible value: HBM in bytes,
+    a bandwidth in bytes/s, a power in mW; None otherwise (and for a name without such a rule, or
+    no value). One rule for the catalog's entries and a model file's ``[params.npu]``."""
+    for field, most, unit, div, want in _UNIT_HINTS:
+        if field == name and v is not None and v > most:
+            return f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = " \
+                   f"{v / div:g} {want})"
+    return None
+
+
 def _check_peaks(peaks: dict[str, float]) -> None:
     if "bf16" not in peaks:
         raise ValueError("peak_tflops.bf16: missing; fix: give the dense BF16 peak in TFLOP/s")
     for fmt, v in peaks.items():
-        if not 0 < v < 1e6:
-            hint = f" (it looks like FLOP/s: {v / 1e12:g} TFLOP/s)" if v >= 1e6 else ""
+        if not 0 < v:
             raise ValueError(
-                f"peak_tflops.{fmt}: {v:g} is not a peak in TFLOP/s{hint}; "
-                "fix: give a positive number "
+                f"peak_tflops.{fmt}: {v:g} is not a peak in TFLOP/s; fix: give a positive number "
                 "of TFLOP/s (1e12 FLOP/s), dense"
             )
+        slip = peak_slip(v, f"peak_tflops.{fmt}")
+        if slip is not None:
+            raise ValueError(slip)
 
 
 def _check_units(a: Accelerator) -> None:
-    for name, most, unit, div, want in _UNIT_HINTS:
-        v = getattr(a, name)
-        if v > most:
-            raise ValueError(
-                f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = "
-                f"{v / div:g} {want})"
-            )
+    for name, *_ in _UNIT_HINTS:
+        slip = unit_slip(name, getattr(a, name))
+        if slip is not None:
+            raise ValueError(slip)
 
 
 def _check_sources(a: Accelerator) -> None:
@@ -317,7 +362,11 @@ __all__ = [
     "CalibrationField",
     "CALIBRATION_FIELDS",
     "CALIBRATION_NAMES",
+    "MAX_PEAK_TFLOPS",
     "NUMBER_FORMATS",
+    "PFLOPS_SLIP",
     "StrictModel",
     "calibration_field",
+    "peak_slip",
+    "unit_slip",
 ]

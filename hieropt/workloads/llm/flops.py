@@ -104,7 +104,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
 def training_of(p: LLMParams) -> Training:
     """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
     per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s), the interleaved
-    schedule's micro-batch group if the plan sets one, and its :func:`plan_caveats`."""
+    schedule's micro-batch group if the plan sets one, its :func:`plan_caveats`, and the NPU's name
+    and scale-up bandwidth (for the caveats on a design's bandwidths)."""
     model = model_flops_per_iteration(p)
     return Training(
         model=p.model.name,
@@ -115,6 +116,9 @@ def training_of(p: LLMParams) -> Training:
         peak_flops_per_npu=p.npu.peak_tflops * 1e12,
         microbatch_group=p.plan.microbatch_group_size,
         caveats=plan_caveats(p),
+        npu=p.npu.name,
+        scaleup_gbps=p.npu.scaleup_gbps,
+        scaleup_source="catalog" if p.npu.accelerator is not None else "model file",
     )
 
 

@@ -12,11 +12,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .accelerators import CALIBRATION_NAMES, StrictModel, calibration_field
+from .accelerators import CALIBRATION_NAMES, StrictModel, calibration_field, peak_slip, unit_slip
 
 MAX_HBM_GIB = 2.0**20
 """Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a
-capacity written in bytes (``hbm_gib = 80e9``), refused with the fix."""
+capacity written in bytes (``hbm_gib = 80e9``), refused with the fix. A peak in PFLOP/s or FLOP/s
+and an HBM bandwidth in bytes/s are refused by the catalog's rules
+(:func:`hieropt.workloads.llm.accelerators.peak_slip`, ``unit_slip``)."""
 
 
 class NPU(StrictModel):
@@ -39,14 +41,20 @@ class NPU(StrictModel):
             (:func:`hieropt.io.npus.fill_calibrated`). None: none.
         number_format: the training number format whose dense peak ``peak_tflops`` is (``bf16``,
             ``fp16``, ``fp8``, ``tf32``): picks the catalog's peak.
-        peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s).
+        peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s); above 0.1
+            and below 1 (PFLOP/s) or above 1e6 (FLOP/s) is refused with the conversion.
         efficiency: the flat model: fraction of peak all compute sustains, 0 < efficiency <= 1;
             None: roofline.
         hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
         hbm_reserve_gib: HBM kept free for the framework, communication buffers and fragmentation,
             GiB.
         hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s): the optimizer step's time and the roofline's
-            memory time; None (flat model only): the step takes 0 ns.
+            memory time; None (flat model only): the step takes 0 ns. Above 1e6 (bytes/s) is
+            refused with the conversion.
+        scaleup_gbps: scale-up (NVLink, Infinity Fabric) bandwidth per NPU and direction, GB/s
+            (the catalog entry's, or given here; None: unknown): no dimension of a design can be
+            faster (:func:`hieropt.workloads.llm.links.bandwidth_caveats`). Above 1e6 (bytes/s)
+            is refused with the conversion.
         matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us,
             attention_efficiency: the roofline's calibration
             (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
@@ -65,6 +73,7 @@ class NPU(StrictModel):
     hbm_gib: float = Field(gt=0, allow_inf_nan=False)
     hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     matrix_efficiency: float | None = calibration_field("matrix_efficiency")
     gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")
@@ -79,6 +88,10 @@ class NPU(StrictModel):
                 "a capacity in bytes rather than GiB?; fix: give GiB (2^30 bytes), e.g. "
                 f"{self.hbm_gib / 2**30:.4g} for {self.hbm_gib:g} bytes"
             )
+        for slip in (peak_slip(self.peak_tflops), unit_slip("hbm_gbps", self.hbm_gbps),
+                     unit_slip("scaleup_gbps", self.scaleup_gbps)):
+            if slip is not None:  # (0.989 for an H100: PFLOP/s; 989e12: FLOP/s; 3.35e12: bytes/s)
+                raise ValueError(slip)
         if self.hbm_reserve_gib >= self.hbm_gib:
             raise ValueError(
                 f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the "

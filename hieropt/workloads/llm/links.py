@@ -1,0 +1,179 @@
+"""The bandwidth an accelerator can have per NPU, GB/s per direction: one home for the thresholds
+and the words of every check of a design's or a measured run's bandwidths against its NPU.
+
+Two limits, both far from a design that exists:
+
+- the NPU's scale-up bandwidth (``scaleup_gbps`` of its catalog entry, or of the model file's
+  ``[params.npu]``: NVLink, Infinity Fabric, per NPU per direction) is the most any of its
+  dimensions can have: its scale-up links are its fastest, a NIC is slower still. A design above
+  it needs an NPU that does not exist (:func:`bandwidth_caveats`); a measured run's or
+  ``evaluate --bw``'s value of :data:`BANDWIDTH_FACTOR` x it or more is a unit slip
+  (:func:`check_bandwidths`): exactly that factor is the datasheet's bidirectional figure (600
+  GB/s for an A100's NVLink of 300 GB/s per direction, 900 for an H100's 450), to be halved; more
+  looks like Gb/s (``2400`` for an A100's NVLink is ``2400 / 8 = 300`` GB/s).
+- the network's outermost dimension (of two or more) is its scale-out network: a bandwidth there
+  above :data:`SCALEOUT_GBPS` (two of the fastest NICs the project's catalogs know per NPU) other
+  than the scale-up bandwidth (an outer NVLink tier runs at that) needs more NICs per NPU than the
+  shipped catalogs provision (a caveat on a design), and in a measured run or ``--bw`` looks like
+  Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, ``800`` for an H100's 800
+  Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
+
+Solved designs are not refused: co-design spaces explore hypothetical networks on purpose (LIBRA's
+"500 GB/s per NPU" budget); the caveat names the NPU, its limit and the bound that keeps a design
+within it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ...errors import InputError
+
+BANDWIDTH_FACTOR = 2.0
+"""A dimension's bandwidth of this multiple of the accelerator's scale-up bandwidth is refused as
+the datasheet's bidirectional figure, and one above it as Gb/s (a measured run's, ``--bw``'s)."""
+NIC_GBPS = 100.0
+"""The fastest NIC the shipped catalogs know, GB/s per direction: 800 Gb/s (NVIDIA ConnectX-8
+SuperNIC)."""
+SCALEOUT_GBPS = 2 * NIC_GBPS
+"""The most scale-out bandwidth per NPU, GB/s per direction: two NICs of 800 Gb/s (100 GB/s each)
+per NPU, the fastest NIC and the most per NPU the shipped catalogs provision (NVIDIA ConnectX-8
+SuperNIC, 800 Gb/s, ``max_per_npu = 2`` in catalogs/nvl72-ethernet.toml and
+nvl72-infiniband.toml)."""
+_REL = 1e-9
+"""Relative tolerance of "equal to the scale-up bandwidth" and "above a limit" (a design bounded
+at the limit is at it, not above)."""
+
+
+def _above(b: float, limit: float) -> bool:
+    return b > limit * (1 + _REL)
+
+
+def _at(b: float, limit: float) -> bool:
+    return abs(b - limit) <= _REL * max(abs(limit), abs(b))
+
+
+def bandwidth_caveats(
+    bw_gbps: Sequence[float],
+    scaleup: float | None,
+    npu: str,
+    source: str = "catalog",
+    scaleout_gbps: float | None = None,
+) -> tuple[str, ...]:
+    """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
+    innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
+    direction; None: unknown, no caveat), as given by ``source`` (``catalog``, ``model file``):
+    every dimension above ``scaleup`` (no such NPU exists), and scale-out above
+    :data:`SCALEOUT_GBPS` other than ``scaleup`` (more NICs per NPU than two of the fastest):
+    ``scaleout_gbps``, the scale-out per NPU (a co-design candidate's, over the dimensions of its
+    scale-out level), else the outermost dimension's when there are two or more; an outermost
+    dimension with that caveat gets no other. Empty when the design is within both."""
+    if scaleup is None:
+        return ()
+    bw = [float(b) for b in bw_gbps]
+    out = []
+    scaleout = None
+    if scaleout_gbps is not None:
+        scaleout = ("scale-out", float(scaleout_gbps))
+    elif len(bw) >= 2:
+        scaleout = (f"dimension {len(bw) - 1} (scale-out)", bw[-1])
+    nics = None
+    if scaleout is not None and _above(scaleout[1], SCALEOUT_GBPS) and not _at(
+        scaleout[1], scaleup
+    ):
+        what, b = scaleout
+        nics = (
+            f"{what}: {b:.4g} GB/s per NPU is more scale-out per NPU than two 800 Gb/s NICs "
+            f"({math.ceil(b / NIC_GBPS * (1 - _REL))} such NICs per NPU; the shipped catalogs "
+            f"provision at most two): bound it (at most {SCALEOUT_GBPS:g} GB/s per NPU) or take "
+            "it as a hypothetical network"
+        )
+    for d, b in enumerate(bw):
+        if nics is not None and d == len(bw) - 1:
+            continue  # (the outermost dimension: its scale-out caveat says more)
+        if _above(b, scaleup):
+            out.append(
+                f"dimension {d}: {b:.4g} GB/s per NPU is above the {npu}'s scale-up bandwidth of "
+                f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it (bounds "
+                f"upper_gbps = {scaleup:g}) or name another accelerator"
+            )
+    return tuple(out) + ((nics,) if nics is not None else ())
+
+
+def check_bandwidths(
+    bw_gbps: Sequence[float],
+    scaleup: float | None,
+    npu: str,
+    where: str,
+    scaleout: int | None = None,
+    field: str | None = "bw_gbps",
+    sep: str = ";",
+    above: float | None = None,
+) -> None:
+    """Refuse a dimension bandwidth of :data:`BANDWIDTH_FACTOR` x ``scaleup`` or more (GB/s per NPU
+    per direction; None: not checked; exactly that factor: the datasheet's bidirectional figure),
+    and a bandwidth of the network's scale-out dimension ``scaleout`` (its outermost, when the
+    values use it; None: not checked) above :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's
+    Gb/s). For a measured run's bandwidths and ``evaluate --bw`` (``field``: the field the values
+    came from, None for a flag; ``sep``: how the fix writes a list of them, ``;`` in a runs file,
+    ``,`` for ``--bw``; ``above``: values above it are not checked, ``--bw``'s what-if of a
+    dimension with no limit, ``1e9``).
+
+    Raises:
+        InputError: ``where: field``, the dimension, the figure / 8 (or / 2) and the fix.
+    """
+    if scaleup is None:
+        return
+    bw = tuple(float(b) for b in bw_gbps)
+    for i, b in enumerate(bw):
+        if above is not None and b > above:
+            continue
+        if abs(b - BANDWIDTH_FACTOR * scaleup) <= 1e-9 * b:
+            raise InputError(
+                where,
+                field,
+                f"dimension {i}: {b:g} GB/s per NPU is {BANDWIDTH_FACTOR:g} x the {npu}'s "
+                f"scale-up bandwidth ({scaleup:g} GB/s per direction): looks like the datasheet's "
+                "bidirectional figure",
+                f"give GB/s per NPU per direction: the datasheet's bidirectional figure / 2 = "
+                f"{b / 2:g} ("
+                + sep.join(f"{b / 2 if j == i else x:g}" for j, x in enumerate(bw))
+                + ")",
+            )
+        if b > BANDWIDTH_FACTOR * scaleup:
+            raise InputError(
+                where,
+                field,
+                f"dimension {i}: {b:g} GB/s per NPU is more than {BANDWIDTH_FACTOR:g} x the "
+                f"{npu}'s scale-up bandwidth ({scaleup:g} GB/s per direction): looks like Gb/s "
+                f"(/ 8 = {b / 8:g} GB/s)",
+                "give GB/s per NPU per direction (a Gb/s link rate / 8, the datasheet's "
+                f"bidirectional figure / 2): {sep.join(f'{x / 8:g}' for x in bw)} if every "
+                "value is Gb/s",
+            )
+    if scaleout is None or scaleout >= len(bw):
+        return
+    b = bw[scaleout]
+    if b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
+        return
+    if above is not None and b > above:
+        return
+    raise InputError(
+        where,
+        field,
+        f"dimension {scaleout} (scale-out): {b:g} GB/s per NPU is more than {SCALEOUT_GBPS:g} "
+        f"GB/s, two 800 Gb/s NICs per NPU: {b:g} looks like Gb/s: {b / 8:g} GB/s",
+        "give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
+        + sep.join(f"{b / 8 if j == scaleout else x:g}" for j, x in enumerate(bw))
+        + f" if it is Gb/s; an outer scale-up tier runs at the scale-up {scaleup:g} GB/s",
+    )
+
+
+__all__ = [
+    "BANDWIDTH_FACTOR",
+    "NIC_GBPS",
+    "SCALEOUT_GBPS",
+    "bandwidth_caveats",
+    "check_bandwidths",
+]

@@ -1,0 +1,130 @@
+"""A design's bandwidth its NPU cannot have gets a caveat wherever the design is printed: Llama 3
+405B on H100-SXM (catalog scale-up 450 GB/s per direction) solved with bounds up to 900 GB/s on
+the NVLink dimension and 400 GB/s on the scale-out dimension once printed a 900/400 design and its
+days with no note. ``evaluate --bw`` refuses the runs files' unit slips (2 x the scale-up
+bandwidth; scale-out above 200 GB/s other than the scale-up bandwidth) with the fix, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cases import REPO
+from tests.cli.util import error_line, run
+
+H100_DIM0 = (
+    "dimension 0: 900 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 GB/s per "
+    "direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or name another "
+    "accelerator"
+)
+H100_DIM1 = (
+    "dimension 1 (scale-out): 400 GB/s per NPU is more scale-out per NPU than two 800 Gb/s NICs "
+    "(4 such NICs per NPU; the shipped catalogs provision at most two): bound it (at most 200 "
+    "GB/s per NPU) or take it as a hypothetical network"
+)
+
+
+def _llama(tmp_path: Path) -> Path:
+    """Llama 3 405B on 8 x 2,048 H100s (instances/llama3-405b-16k-cluster.toml) at its fastest,
+    bounded to 50..900 GB/s on NVLink and 12.5..400 on scale-out: the optimum sits at both upper
+    bounds."""
+    text = (REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text(encoding="utf-8")
+    text = (
+        text.replace('"../models/', f'"{REPO}/models/')
+        .replace("lower_gbps = 50, upper_gbps = 450", "lower_gbps = 50, upper_gbps = 900")
+        .replace("lower_gbps = 12.5, upper_gbps = 50 }", "lower_gbps = 12.5, upper_gbps = 400 }")
+        .replace('objective = "min_run_cost"', 'objective = "performance"')
+    )
+    p = tmp_path / "llama-900.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_the_caveats_in_words():
+    from hieropt.workloads.llm.links import NIC_GBPS, SCALEOUT_GBPS, bandwidth_caveats
+
+    assert (NIC_GBPS, SCALEOUT_GBPS) == (100.0, 200.0)
+    assert bandwidth_caveats([900, 400], 450, "H100-SXM") == (H100_DIM0, H100_DIM1)
+    # at the limits (a design bounded there), an outer NVLink tier at the scale-up bandwidth, an
+    # unknown NPU: no caveat
+    assert bandwidth_caveats([450, 200], 450, "H100-SXM") == ()
+    assert bandwidth_caveats([450, 450], 450, "H100-SXM") == ()
+    assert bandwidth_caveats([900, 400], None, "npu") == ()
+    # one dimension: no scale-out; a co-design candidate's scale-out per NPU: 319.7 GB/s = 4
+    # NICs of 100 GB/s, its outermost dimension's other caveat left out
+    assert bandwidth_caveats([301], 300, "A100-SXM-80GB", "model file") == (
+        "dimension 0: 301 GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 "
+        "GB/s per direction (model file): no such NPU exists; bound it (bounds upper_gbps = 300) "
+        "or name another accelerator",
+    )
+    (only,) = bandwidth_caveats([250, 319.7], 300, "A100-SXM-80GB", scaleout_gbps=319.7)
+    assert only.startswith("scale-out: 319.7 GB/s per NPU is more scale-out per NPU than two 800 "
+                           "Gb/s NICs (4 such NICs per NPU;")
+
+
+def test_solve_prints_and_writes_the_caveats(tmp_path):
+    p = _llama(tmp_path)
+    r = run("solve", p, "--no-sensitivity", "--json", str(tmp_path / "out.json"))
+    assert r.exit_code == 0, r.output
+    assert "\nnote: " + H100_DIM0 + "\nnote: " + H100_DIM1 + "\n" in r.stdout
+    out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    # (the cheapest design within 1e-8 of the fastest: 399.9994 GB/s, "400" at 4 digits)
+    assert out["bw_gbps_per_dim"] == pytest.approx([900.0, 400.0], rel=1e-5)
+    assert out["run"]["caveats"] == [H100_DIM0, H100_DIM1]
+    assert H100_DIM0 in out["notes"] and H100_DIM1 in out["notes"]
+
+
+def test_the_shipped_instance_within_its_bounds_gets_none():
+    r = run("solve", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    assert "scale-up bandwidth" not in r.stdout and "800 Gb/s NICs" not in r.stdout
+
+
+def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
+    p = _llama(tmp_path)
+    r = run("evaluate", p, "--bw", "900,40")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --bw: dimension 0: 900 GB/s per NPU is 2 x the H100-SXM's scale-up bandwidth (450 "
+        "GB/s per direction): looks like the datasheet's bidirectional figure; fix: give GB/s per "
+        "NPU per direction: the datasheet's bidirectional figure / 2 = 450 (450,40)"
+    )
+    r = run("evaluate", p, "--bw", "450,400")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --bw: dimension 1 (scale-out): 400 GB/s per NPU is more than 200 GB/s, two 800 "
+        "Gb/s NICs per NPU: 400 looks like Gb/s: 50 GB/s; fix: give GB/s per NPU per direction "
+        "(NICs per NPU x Gb/s / 8): 450,50 if it is Gb/s; an outer scale-up tier runs at the "
+        "scale-up 450 GB/s"
+    )
+    # above the scale-up bandwidth but below twice it: evaluated, with the caveat
+    r = run("evaluate", p, "--bw", "600,150")
+    assert r.exit_code == 0, r.output
+    assert (
+        "note: dimension 0: 600 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 "
+        "GB/s per direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or "
+        "name another accelerator"
+    ) in r.stdout.splitlines()
+    assert "800 Gb/s NICs" not in r.stdout
+    # 1e9 GB/s per NPU is no link's figure in another unit but the what-if of free communication
+    # (docs/explanation/model.md): evaluated, noted as implausible
+    r = run("evaluate", p, "--bw", "1e9,1e9")
+    assert r.exit_code == 0, r.output
+    assert "note: implausible allocation: dim 0 1e+09, dim 1 1e+09 GB/s per NPU" in r.stdout
+
+
+def test_a_codesign_space_beyond_the_a100_gets_the_caveat():
+    """spaces/codesign-1t-4096.toml explores LIBRA's 500 GB/s per NPU on A100s (NVLink 300 GB/s
+    per direction): its best design's 439 GB/s scale-up dimension is solved and printed, with the
+    caveat."""
+    r = run("codesign", REPO / "spaces" / "codesign-1t-4096.toml")
+    assert r.exit_code == 0, r.output
+    (note,) = [s for s in r.stdout.splitlines() if "scale-up bandwidth of" in s]
+    assert note.startswith("note: dimension 0: 439")
+    assert note.endswith(
+        "GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 GB/s per direction "
+        "(catalog): no such NPU exists; bound it (bounds upper_gbps = 300) or name another "
+        "accelerator"
+    )
