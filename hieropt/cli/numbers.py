@@ -70,9 +70,12 @@ def check_bw_units(inst, values: list[float]) -> None:
     bandwidth): the checks of a runs file's ``bw_gbps``
     (:func:`hieropt.workloads.llm.links.check_bandwidths`). ``evaluate`` is a what-if at given
     numbers, so a slip there is bad input; a solved design above the NPU's limits gets a caveat
-    instead. A value above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s) is no slip of a
-    link's figure but the what-if of a dimension with no limit (``--bw 1e9,1e9``: communication
-    free), noted as implausible and not refused.
+    instead, and so do ``values`` that meet the instance's design rows and bounds to 1e-3 of their
+    size (the instance's own design space: ``solve``'s answer, printed to a few digits, evaluated
+    again; a unit slip misses them by a factor of 8). A value above
+    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s) is no slip of a link's figure but the
+    what-if of a dimension with no limit (``--bw 1e9,1e9``: communication free), noted as
+    implausible and not refused.
 
     Raises:
         InputError: (exit 2) ``--bw``, the dimension, the conversion and the values to write.
@@ -81,11 +84,25 @@ def check_bw_units(inst, values: list[float]) -> None:
     from ..workloads.llm.links import check_bandwidths
 
     outer = len(values) - 1 if len(values) >= 2 else None
+    if _in_design_space(inst, values):
+        return
     for job in inst.jobs:
         tr = job.workload.training
         if tr is not None:
             check_bandwidths(values, tr.scaleup_gbps, tr.npu, "--bw", outer, None, ",",
                              MAX_PLAUSIBLE_BW_GBPS)
+
+
+def _in_design_space(inst, values: list[float], rel: float = 1e-3) -> bool:
+    """Whether ``values`` (GB/s, one per dimension) meet ``inst``'s design rows and bounds to
+    ``rel`` of their size (:meth:`hieropt.spec.design.DesignMatrix.violations`)."""
+    import numpy as np
+
+    dm = inst.design_matrix
+    bw = np.asarray(values, dtype=float)
+    if dm.max_violation(bw) > rel:
+        return False
+    return bool(np.all(bw >= dm.bw_lower * (1 - rel)) and np.all(bw <= dm.bw_upper * (1 + rel)))
 
 
 def bw_unit_error(words: list[str], where: str | None, number: str, unit: str,

@@ -187,12 +187,27 @@ def _plan_choices(data: dict[str, Any], base, src: str) -> PlanChoices:
     interleaved schedule without ``virtual_stages`` gets v = 2 (and 1 beside 1f1b).
 
     Raises:
-        InputError: ``plans`` is not a table, or a value PlanChoices refuses.
+        InputError: ``plans`` is not a table, names a plan field that no space searches (cp, dp,
+            npus: said why), or a value PlanChoices refuses.
     """
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
+    fixed = sorted(set(given) & {"cp", "dp", "npus"})
+    if fixed:  # (plan fields every plan of the space takes from the model file or follows from)
+        raise InputError(
+            src, f"plans.{fixed[0]}",
+            {"cp": "context parallelism is not searched: every plan takes the model file's cp",
+             "dp": "dp is not searched: it follows from npus / (tp x cp x pp)",
+             "npus": "npus is not searched here: the space's top-level npus lists the sizes"}[
+                fixed[0]],
+            {"cp": "remove it from [plans]; set cp in the model file's plan or with "
+                   'set = ["cp=2"] (one space per cp to compare several)',
+             "dp": "remove it from [plans]",
+             "npus": "remove it from [plans]; write npus = [...] at the top of the file"}[
+                fixed[0]],
+        )
     own = {
         k: [getattr(base.plan, k)]
         for k in PlanChoices.model_fields

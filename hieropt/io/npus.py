@@ -176,13 +176,21 @@ def calibration_of(npu: Any) -> str | None:
     (:func:`hieropt.report.run.calibration_note`): the absolute path of the calibrated accelerator
     file it was filled from (:attr:`~hieropt.workloads.llm.NPU.calibrated`) when its fitted values
     are the file's; else the accelerator's name when it is timed with the shipped catalog's
-    default (:func:`default_calibration_of`); else None (a fitted value changed by ``--set``, a
-    calibration given inline, the flat model)."""
+    default (:func:`default_calibration_of`); else None (a figure of the file's ``[params.npu]``
+    changed by the model file or ``--set``: a fitted value, the peak, the HBM bandwidth, the
+    number format; a calibration given inline, the flat model)."""
     path = getattr(npu, "calibrated", None)
     if path is None:
         return default_calibration_of(npu)
-    values = read_calibrated_npu(path)[2]
-    return path if all(getattr(npu, k, None) == v for k, v in values.items()) else None
+    table, _, values = read_calibrated_npu(path)
+    # (the fitted values, and the figures compute times rest on: the fit holds at its peak, HBM
+    # bandwidth and number format only; capacity, power and links do not time the compute)
+    timed = {k: v for k, v in table.items() if k in TIMED_FIGURES} | values
+    return path if all(getattr(npu, k, None) == v for k, v in timed.items()) else None
+
+
+TIMED_FIGURES = ("peak_tflops", "number_format", "hbm_gbps", "efficiency", *CALIBRATION_NAMES)
+"""The fields of an accelerator that time its compute (:func:`calibration_of`)."""
 
 
 def default_calibration_of(npu: Any) -> str | None:
@@ -191,9 +199,10 @@ def default_calibration_of(npu: Any) -> str | None:
     ``accelerator``: kernel-level figures (the maximum achievable matmul rate, per-layer times), or
     where the entry names a ``runs_file`` the values fitted on those measured runs (what
     :func:`hieropt.report.run.calibration_note` says of it differs). None for an NPU given
-    inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, or any
+    inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, any
     calibration value that differs (given in the model file, or fitted by ``hieropt
-    calibrate``, or taken from a calibrated file: :func:`calibration_of`)."""
+    calibrate``, or taken from a calibrated file: :func:`calibration_of`), and a peak, HBM
+    bandwidth or number format other than the 16-bit runs' the default was fitted on."""
     name = getattr(npu, "accelerator", None)
     if name is None or getattr(npu, "efficiency", None) is not None or getattr(
             npu, "calibrated", None) is not None:
@@ -203,7 +212,12 @@ def default_calibration_of(npu: Any) -> str | None:
     except KeyError:
         return None
     same = all(getattr(npu, f) == getattr(entry.calibration, f) for f in CALIBRATION_NAMES)
-    return entry.name if same else None
+    # (the fit was made on 16-bit runs at the entry's peak and HBM bandwidth: another format,
+    # peak or bandwidth is no longer the calibration validated)
+    figures = (getattr(npu, "number_format", "bf16") in ("bf16", "fp16")
+               and npu.peak_tflops == entry.peak(npu.number_format)
+               and getattr(npu, "hbm_gbps", None) == entry.hbm_gbps)
+    return entry.name if same and figures else None
 
 
 def default_runs_file(npu: Any) -> Path | None:
@@ -235,6 +249,7 @@ def default_runs_file(npu: Any) -> Path | None:
 
 
 __all__ = [
+    "TIMED_FIGURES",
     "read_npu_catalog",
     "fill_npu",
     "fill_calibrated",

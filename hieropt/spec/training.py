@@ -42,7 +42,8 @@ class Training(Frozen):
             the model file's; None: unknown): a design's bandwidth above it, or scale-out above
             two NICs per NPU, gets a caveat
             (:func:`hieropt.workloads.llm.links.bandwidth_caveats`).
-        scaleup_source: where ``scaleup_gbps`` comes from (``catalog``, ``model file``).
+        scaleup_source: where ``scaleup_gbps`` comes from (``catalog``, ``model file``,
+            ``calibrated file NAME``).
     """
 
     model: str

@@ -29,6 +29,9 @@ def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
     (("pp = [1, 2]\n", 'pp = [1, 2]\nschedule = ["gpipe"]\n'), "plans.schedule[0]"),
     (("npus = 8\n", "npus = [8, 16]\n"), "one fixed network has one cluster size"),
     (("npus = 8\n", "npus = 8\ncustom_layouts = 1\n"), "custom_layouts"),
+    (("[plans]\n", "[plans]\ncp = [1, 2]\n"),
+     "plans.cp: context parallelism is not searched: every plan takes the model file's cp; fix: "
+     "remove it from [plans]; set cp in the model file's plan or with set = [\"cp=2\"]"),
 ])
 def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
     text = SPACE.replace(*edit)

@@ -83,7 +83,11 @@ def test_the_shipped_instance_within_its_bounds_gets_none():
 
 
 def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
-    p = _llama(tmp_path)
+    # the shipped instance (bounds 50..450 and 12.5..50): values beyond its design space that look
+    # like another unit are refused
+    p = tmp_path / "llama.toml"
+    p.write_text((REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text(encoding="utf-8")
+                 .replace('"../models/', f'"{REPO}/models/'), encoding="utf-8")
     r = run("evaluate", p, "--bw", "900,40")
     assert r.exit_code == 2
     assert error_line(r) == (
@@ -113,6 +117,20 @@ def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
     r = run("evaluate", p, "--bw", "1e9,1e9")
     assert r.exit_code == 0, r.output
     assert "note: implausible allocation: dim 0 1e+09, dim 1 1e+09 GB/s per NPU" in r.stdout
+
+
+def test_evaluate_takes_the_design_solve_returned(tmp_path):
+    # bounds up to 900 and 400 GB/s: solve's optimum sits at both, beyond the H100; evaluated
+    # again at its printed figures it is the instance's own design, not a unit slip: the caveats,
+    # exit 0
+    p = _llama(tmp_path)
+    r = run("evaluate", p, "--bw", "900,400")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert f"note: {H100_DIM1}" in lines
+    # outside the instance's bounds, the same figures are a unit slip
+    r = run("evaluate", p, "--bw", "1800,400")
+    assert r.exit_code == 2 and "looks like Gb/s" in error_line(r)
 
 
 def test_a_codesign_space_beyond_the_a100_gets_the_caveat():

@@ -23,6 +23,8 @@ Korthikanti et al. 2022, arXiv 2205.05198): the hardware FLOPs of HFU.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...spec.training import Training
 from .params import LLMParams
 
@@ -118,8 +120,16 @@ def training_of(p: LLMParams) -> Training:
         caveats=plan_caveats(p),
         npu=p.npu.name,
         scaleup_gbps=p.npu.scaleup_gbps,
-        scaleup_source="catalog" if p.npu.accelerator is not None else "model file",
+        scaleup_source=_scaleup_source(p.npu),
     )
+
+
+def _scaleup_source(npu) -> str:
+    """Where an NPU's ``scaleup_gbps`` comes from: its calibrated accelerator file (by name), the
+    catalog (an ``accelerator`` named), or the model file."""
+    if getattr(npu, "calibrated", None) is not None:
+        return f"calibrated file {Path(npu.calibrated).name}"
+    return "catalog" if npu.accelerator is not None else "model file"
 
 
 __all__ = [

@@ -63,7 +63,8 @@ def bandwidth_caveats(
 ) -> tuple[str, ...]:
     """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
     innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
-    direction; None: unknown, no caveat), as given by ``source`` (``catalog``, ``model file``):
+    direction; None: unknown, no caveat), as given by ``source`` (``catalog``, ``model file``,
+    ``calibrated file NAME``):
     every dimension above ``scaleup`` (no such NPU exists), and scale-out above
     :data:`SCALEOUT_GBPS` other than ``scaleup`` (more NICs per NPU than two of the fastest):
     ``scaleout_gbps``, the scale-out per NPU (a co-design candidate's, over the dimensions of its
