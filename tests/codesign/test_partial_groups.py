@@ -31,6 +31,7 @@ def _partial_fc(row: dict, shape: str) -> bool:
     )
 
 
+@pytest.mark.heavy
 def test_the_partial_fully_connected_placement_loses_its_borrowed_bandwidth():
     whole, whole_rows = _run("whole")
     links, link_rows = _run("links")

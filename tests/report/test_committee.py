@@ -282,6 +282,7 @@ def test_catalog_column_of_an_instance(tmp_path):
     assert "kW" in (tmp_path / "out" / "report.html").read_text()
 
 
+@pytest.mark.heavy
 def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp_path):
     """--catalog on gpt3-plan-4d: the continuous knee (6.1 GB/s scale-out, $7.6M) is no catalog
     design (the smallest scale-out part is 25 GB/s per NPU); the page recommends the knee in whole

@@ -133,6 +133,7 @@ def test_evaluate_takes_the_design_solve_returned(tmp_path):
     assert r.exit_code == 2 and "looks like Gb/s" in error_line(r)
 
 
+@pytest.mark.heavy
 def test_a_codesign_space_beyond_the_a100_gets_the_caveat():
     """spaces/codesign-1t-4096.toml explores LIBRA's 500 GB/s per NPU on A100s (NVLink 300 GB/s
     per direction): its best design's 439 GB/s scale-up dimension is solved and printed, with the

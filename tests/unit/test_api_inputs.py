@@ -32,6 +32,7 @@ def fitted():
     return hieropt.calibrate(hieropt.load_runs(CAL))
 
 
+@pytest.mark.heavy
 def test_calibrate_takes_a_runs_file_or_a_list_of_them(fitted):
     (fit,) = fitted
     assert fit.npu == "A100-SXM-80GB" and fit.runs == 2

@@ -50,6 +50,7 @@ def test_a_field_no_run_depends_on_is_refused_naming_the_runs_that_would_determi
     assert not out.exists()
 
 
+@pytest.mark.heavy
 def test_fields_two_runs_of_one_plan_at_two_bandwidths_do_not_separate_are_refused(
         tmp_path: Path):
     # one plan at two scale-out bandwidths: every compute field moves both times by the same ms,
