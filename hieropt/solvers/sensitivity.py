@@ -10,9 +10,12 @@ convex program in a right-hand side): its one-sided derivatives exist and are mo
 
 - **Multipliers** (:func:`sensitivity`): re-solves at theta +- h (h = :data:`STEP` of the
   parameter's scale, certified to :data:`SENS_GAP`) and the multipliers of the loop's bound there
-  (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the budget or
-  the target; for a bound of B_d or the bonus the derivative of the Lagrangian's term of d, g_d -
-  P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and t_d
+  (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row (a row on
+  one dimension held at its limit also bounds that column in the LP,
+  :func:`hieropt.formulation.scale.upper_limits_gbps`, which may take part of its dual: the
+  bound's share is added), the budget or the target; for a bound of B_d or the bonus the
+  derivative of the Lagrangian's term of d, g_d - P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus),
+  g_d and P_d the reduced costs of B_d and t_d
   (:mod:`hieropt.solvers.dual_bound`). They tend to V's one-sided derivatives: the value is their
   mean (error O(h^2)) when they agree within :data:`KINK_TOL`, else each side is extrapolated from
   +-h and +-2h (a kink). Both 0: not binding; no side feasible (equalities pin the design): binding,
@@ -273,18 +276,28 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
                               "multipliers")
         arr, sc, u = m.arr, m.scale, m.duals
         unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled unit
+
+        def bound_slope(d: int, with_reduced_cost: bool = True) -> float:
+            # the Lagrangian's derivative in the bound of B_d (with the reduced cost of B_d), or
+            # in a bonus on d (without), per GB/s (module docstring)
+            r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
+            P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
+            B = float(res.bw[d] / sc.bw_gbps[d])
+            g = float(r[arr.b_col[d]]) if with_reduced_cost else 0.0
+            return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
+
         if p.kind == "constraint":
-            return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
+            row = float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
+            implied = _implied_bound(p.moved(delta), p.index, res.bw)
+            if implied is None:
+                return row
+            d, a = implied  # (the column bound the row sets in the LP shares its dual)
+            return row + bound_slope(d) / a
         if p.kind == "budget":
             return float(u[arr.budget_row]) * unit / sc.cost_usd
         if p.kind == "time_target":
             return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
-        d = p.index
-        r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
-        P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
-        B = float(res.bw[d] / sc.bw_gbps[d])
-        g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
-        return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
+        return bound_slope(p.index, with_reduced_cost=p.kind == "bound")
 
     v0 = _resolve(instance, tm, objective, time_limit_s)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
@@ -302,6 +315,24 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
     return Sensitivity(objective, unit.replace("$", "USD"), tuple(marginals), usd_per_ms, note,
                        METHOD + ("; ranges by exact re-solves" if ranges else ""),
                        time.perf_counter() - start)
+
+
+def _implied_bound(instance: Instance, i: int, bw: np.ndarray) -> tuple[int, float] | None:
+    """(d, a) when design row ``i`` of ``instance`` is a_d B_d <= rhs (or ==) on one dimension d,
+    a > 0, held at ``bw`` (GB/s): the performance LP then also bounds column B_d at rhs / a
+    (:func:`hieropt.formulation.scale.upper_limits_gbps`), and the dual of that limit may sit on
+    the column's bound instead of the row (a degenerate split): the row's marginal is the sum of
+    both. None otherwise."""
+    dm = instance.design_matrix
+    a_row = dm.A[i]
+    nz = np.flatnonzero(a_row)
+    if nz.size != 1 or dm.sense[i] == 1 or a_row[nz[0]] <= 0:
+        return None
+    d, a = int(nz[0]), float(a_row[nz[0]])
+    limit = float(dm.rhs[i]) / a
+    if not abs(float(bw[d]) - limit) <= 1e-6 * max(abs(limit), 1e-300):
+        return None
+    return d, a
 
 
 def _marginal(p: Param, v0: float, slope: Callable[[float], float | None],
