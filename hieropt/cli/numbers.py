@@ -72,10 +72,12 @@ def check_bw_units(inst, values: list[float]) -> None:
     numbers, so a slip there is bad input; a solved design above the NPU's limits gets a caveat
     instead, and so do ``values`` that meet the instance's design rows and bounds to 1e-3 of their
     size (the instance's own design space: ``solve``'s answer, printed to a few digits, evaluated
-    again; a unit slip misses them by a factor of 8). A value above
-    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s) is no slip of a link's figure but the
-    what-if of a dimension with no limit (``--bw 1e9,1e9``: communication free), noted as
-    implausible and not refused.
+    again; a unit slip misses them by a factor of 8). Outside that design space, a value above
+    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU, a thousand times the fastest
+    scale-up link) is refused as bytes/s (``--bw 300e9`` for 300 GB/s:
+    :func:`check_bw_bytes_per_second`), as a design row or a bound above it is; 1e6 itself is the
+    what-if of a dimension with no limit (``--bw 1e6,1e6``: communication all but free), not
+    checked against the NPU's scale-up bandwidth (a solved design above it gets the caveats).
 
     Raises:
         InputError: (exit 2) ``--bw``, the dimension, the conversion and the values to write.
@@ -86,11 +88,39 @@ def check_bw_units(inst, values: list[float]) -> None:
     outer = len(values) - 1 if len(values) >= 2 else None
     if _in_design_space(inst, values):
         return
+    check_bw_bytes_per_second(values)
     for job in inst.jobs:
         tr = job.workload.training
         if tr is not None:
             check_bandwidths(values, tr.scaleup_gbps, tr.npu, "--bw", outer, None, ",",
                              MAX_PLAUSIBLE_BW_GBPS)
+
+
+def check_bw_bytes_per_second(values: list[float]) -> None:
+    """Refuse ``--bw`` ``values`` (GB/s per NPU, one per dimension) of which one is above
+    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU): bytes/s written for GB/s
+    (``--bw 300e9,50`` for 300 GB/s), the rule of a design row or a bound
+    (:func:`hieropt.spec.ranges.bytes_per_second_bound`).
+
+    Raises:
+        InputError: (exit 2) ``--bw``, the first such dimension, its value in GB/s and
+            the whole list to write (every value above 1e6 divided by 1e9).
+    """
+    from ..errors import InputError
+    from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
+
+    high = [d for d, v in enumerate(values) if v > MAX_PLAUSIBLE_BW_GBPS]
+    if not high:
+        return
+    d = high[0]
+    fixed = ",".join(f"{v / GB:g}" if v > MAX_PLAUSIBLE_BW_GBPS else f"{v:g}" for v in values)
+    raise InputError(
+        "--bw", None,
+        f"dimension {d}: {values[d]:g} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s per "
+        "NPU (a thousand times the fastest scale-up link): looks like bytes/s",
+        f"give GB/s per NPU (1 GB = 1e9 bytes): {values[d]:g} bytes/s = {values[d] / GB:g} GB/s: "
+        f"write --bw {fixed} (1e6 is the most --bw takes: a dimension with no limit)",
+    )
 
 
 def _in_design_space(inst, values: list[float], rel: float = 1e-3) -> bool:

@@ -303,7 +303,9 @@ def evaluate_command(
                                     "scale-up bandwidth or more (the datasheet's bidirectional "
                                     "figure, or Gb/s) and scale-out (the last of two or more "
                                     "dimensions) above 200 GB/s are refused as unit slips; "
-                                    "above its scale-up bandwidth gets a note.")] = "",
+                                    "above its scale-up bandwidth gets a note. Above 1e6 "
+                                    "(bytes/s) is refused; 1e6 is a dimension with no "
+                                    "limit.")] = "",
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,

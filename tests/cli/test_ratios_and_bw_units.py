@@ -4,7 +4,9 @@
   refused by ``compare`` and ``report`` without the file's path: now the instance file's reader
   refuses it, naming the file and the field ``heuristic_ratios.NAME``;
 - ``evaluate --bw 250e9,125e9,75e9,50e9`` (bytes/s meant as GB/s) printed a $1.7e19 network without
-  a word, where ``solve`` notes such an optimum: now evaluate notes the allocation the same way;
+  a word, then with a note only, where a design row or a bound above 1e6 GB/s is refused: now it is
+  refused the same way (exit 2, the dimension and the list in GB/s), unless the values meet the
+  instance's own design rows and bounds (then noted, as ``solve`` notes such an optimum);
 - ``--bw 2000Gb/s,...`` was refused without the "Gb/s / 8" hint a ``--constraint`` gets.
 """
 
@@ -78,15 +80,44 @@ HIGH_NOTE = (
 )
 
 
-def test_evaluate_notes_bandwidths_in_bytes_per_second(tmp_path):
+def test_evaluate_refuses_bandwidths_in_bytes_per_second(tmp_path):
     r = run("evaluate", GPT3, "--bw", "250e9,125e9,75e9,50e9")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert error_line(r) == (
+        "error: --bw: dimension 0: 2.5e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand "
+        "times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU (1 GB = 1e9 "
+        "bytes): 2.5e+11 bytes/s = 250 GB/s: write --bw 250,125,75,50 (1e6 is the most --bw takes: "
+        "a dimension with no limit)"
+    )
+    # one dimension in bytes/s: that dimension is named, the others kept as given
+    r = run("evaluate", GPT3, "--bw", "300,100,50e9,50")
+    assert r.exit_code == 2
+    assert error_line(r).startswith("error: --bw: dimension 2: 5e+10 GB/s per NPU is above")
+    assert "write --bw 300,100,50,50 " in error_line(r)
+    out = tmp_path / "e.json"
+    r = run("evaluate", GPT3, "--bw", "250e9,125e9,75e9,50e9", "--json", out)
+    assert r.exit_code == 2
+    assert json.loads(out.read_text())["status"] == "bad_input"
+    # 1e6 itself is the what-if of a dimension with no limit: evaluated, no note
+    r = run("evaluate", GPT3, "--bw", "1e6,125,75,50")
+    assert r.exit_code == 0, r.output
+    assert "implausible" not in r.stdout
+
+
+def test_evaluate_notes_bytes_per_second_inside_the_instance_design_space(tmp_path):
+    # the instance's own rows allow them (a solve could answer them): evaluated, with the note
+    text = GPT3.read_text().replace('"../models/', f'"{REPO}/models/')
+    text = text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["bw[3] >= 10"]')
+    p = tmp_path / "open.toml"
+    p.write_text(text)
+    r = run("evaluate", p, "--bw", "250e9,125e9,75e9,50e9")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     # 1e9 x the $17,080,320 of 250,125,75,50 GB/s (cost is linear in bandwidth)
     assert "network cost: $17,080,320,000,000,000" in lines
     assert f"note: {HIGH_NOTE}" in lines
     out = tmp_path / "e.json"
-    assert run("evaluate", GPT3, "--bw", "250e9,125e9,75e9,50e9", "--json", out).exit_code == 0
+    assert run("evaluate", p, "--bw", "250e9,125e9,75e9,50e9", "--json", out).exit_code == 0
     assert HIGH_NOTE in json.loads(out.read_text())["notes"]
 
 

@@ -112,11 +112,25 @@ def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
         "name another accelerator"
     ) in r.stdout.splitlines()
     assert "800 Gb/s NICs" not in r.stdout
-    # 1e9 GB/s per NPU is no link's figure in another unit but the what-if of free communication
-    # (docs/explanation/model.md): evaluated, noted as implausible
-    r = run("evaluate", p, "--bw", "1e9,1e9")
+    # 1e6 GB/s per NPU (the most --bw takes) is no link's figure in another unit but the what-if
+    # of free communication (docs/explanation/model.md): evaluated, with the NPU's caveats
+    r = run("evaluate", p, "--bw", "1e6,1e6")
     assert r.exit_code == 0, r.output
-    assert "note: implausible allocation: dim 0 1e+09, dim 1 1e+09 GB/s per NPU" in r.stdout
+    assert (
+        "note: dimension 0: 1e+06 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 "
+        "GB/s per direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or "
+        "name another accelerator"
+    ) in r.stdout.splitlines()
+    assert "implausible" not in r.stdout
+    # above it: bytes/s, refused (as a design row or a bound above 1e6 GB/s is)
+    r = run("evaluate", p, "--bw", "1e9,1e9")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --bw: dimension 0: 1e+09 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand "
+        "times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU (1 GB = 1e9 "
+        "bytes): 1e+09 bytes/s = 1 GB/s: write --bw 1,1 (1e6 is the most --bw takes: a dimension "
+        "with no limit)"
+    )
 
 
 def test_evaluate_takes_the_design_solve_returned(tmp_path):

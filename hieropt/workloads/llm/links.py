@@ -118,8 +118,8 @@ def check_bandwidths(
     values use it; None: not checked) above :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's
     Gb/s). For a measured run's bandwidths and ``evaluate --bw`` (``field``: the field the values
     came from, None for a flag; ``sep``: how the fix writes a list of them, ``;`` in a runs file,
-    ``,`` for ``--bw``; ``above``: values above it are not checked, ``--bw``'s what-if of a
-    dimension with no limit, ``1e9``).
+    ``,`` for ``--bw``; ``above``: values at or above it are not checked, ``--bw``'s what-if
+    of a dimension with no limit, ``1e6``).
 
     Raises:
         InputError: ``where: field``, the dimension, the figure / 8 (or / 2) and the fix.
@@ -128,7 +128,7 @@ def check_bandwidths(
         return
     bw = tuple(float(b) for b in bw_gbps)
     for i, b in enumerate(bw):
-        if above is not None and b > above:
+        if above is not None and b >= above:
             continue
         if abs(b - BANDWIDTH_FACTOR * scaleup) <= 1e-9 * b:
             raise InputError(
@@ -158,7 +158,7 @@ def check_bandwidths(
     b = bw[scaleout]
     if b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
         return
-    if above is not None and b > above:
+    if above is not None and b >= above:
         return
     raise InputError(
         where,
