@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -390,6 +390,33 @@ def readable_bound(msg: str, limit: object) -> str:
     except ValueError:
         return msg
     return f"{words} {limit:g}" if isinstance(limit, float) else f"{words} {limit}"
+
+
+def check_network_table(source: str | Path, value: Any, keys: Iterable[str]) -> None:
+    """Refuse a top-level key of ``keys`` written inside the ``[network]`` table ``value`` of file
+    ``source`` (in TOML a key written below the ``[network]`` line belongs to that table): the
+    message names the key as the file's top-level one and the fix moves it above that line
+    (``group_bandwidth = "links"``, ``chunks = 4``). Not a table: nothing to check.
+
+    Raises:
+        InputError: ``network.KEY``, where the key belongs and the line to write.
+    """
+    if not isinstance(value, dict):
+        return
+    import json
+
+    for k in keys:
+        if k in value:
+            v = value[k]
+            shown = json.dumps(v) if isinstance(v, str | bool | int | float) else repr(v)
+            raise InputError(
+                source,
+                f"network.{k}",
+                f"unknown key: {k} is a top-level key of the file, not a key of [network] (a "
+                "key written below the [network] line belongs to that table)",
+                f"move {k} = {shown} above the [network] line (and above any other [table] "
+                "line: a file's top-level keys come first)",
+            )
 
 
 def unknown_key_error(source: str | Path, field: str | None, key: object, known: Any,

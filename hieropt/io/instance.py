@@ -37,6 +37,7 @@ from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS, close_name
 from ..spec.base import text_for_number
 from .common import (
+    check_network_table,
     check_settings,
     path_argument,
     read_toml,
@@ -233,6 +234,8 @@ def load_instance(path: str | Path) -> Instance:
     objective = required_choice(data, "objective", OBJECTIVES, src)
     loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
+    # (group_bandwidth = "links" written below [network]: the file's setting, not the network's)
+    check_network_table(src, data["network"], [k for k in _TOP_KEYS if k != "network"])
     network = network_entry(data["network"], base, src)
     jobs = _jobs(data, base, src, network)
     cost = cost_entry(data["cost"], base, src)

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..units import plural
-from .common import check_settings, read_toml, unknown_key_error, validation_error
+from .common import (
+    check_network_table,
+    check_settings,
+    read_toml,
+    unknown_key_error,
+    validation_error,
+)
 
 if TYPE_CHECKING:
     from ..spec import CostModel, Network
@@ -107,7 +113,7 @@ def read_network_file(path: Path) -> NetworkFile:
     from ..spec import Network
 
     value = data["network"]
-    _check_network_table(path, value, TOP_LEVEL[:2] + TOP_LEVEL[3:])
+    check_network_table(path, value, TOP_LEVEL[:2] + TOP_LEVEL[3:])
     check_settings(path, data)
     try:
         network = Network(**value) if isinstance(value, dict) else Network(dims=value)
@@ -133,7 +139,7 @@ def _instance_network(path: Path, data: dict[str, Any]) -> NetworkFile:
             raise InputError(src, k, "unknown key", f"use only {', '.join(INSTANCE_KEYS)}")
     if "network" not in data:
         raise InputError(src, "network", "missing", "name the network file or inline it")
-    _check_network_table(path, data["network"], TOP_LEVEL)
+    check_network_table(path, data["network"], TOP_LEVEL)
     check_settings(path, data)
     network = network_entry(data["network"], path.parent, src)
     cost = cost_entry(data["cost"], path.parent, src) if "cost" in data else None
@@ -144,21 +150,6 @@ def _instance_network(path: Path, data: dict[str, Any]) -> NetworkFile:
         placement=_mapping_groups(data.get("mapping"), network, src),
         settings={k: data[k] for k in SETTINGS if k in data},
     )
-
-
-def _check_network_table(path: Path, value: Any, keys: tuple[str, ...]) -> None:
-    """Refuse a top-level key of ``keys`` inside the ``[network]`` table ``value``."""
-    if not isinstance(value, dict):
-        return
-    for k in keys:
-        if k in value:
-            raise InputError(
-                path,
-                f"network.{k}",
-                f"unknown key: {k} is a top-level key of the file, not a key of [network] (a "
-                "key written below the [network] line belongs to that table)",
-                f"move {k} = {value[k]!r} above the [network] line",
-            )
 
 
 def _mapping_groups(value: Any, network: Network, src: str) -> dict[str, tuple[int, ...]] | None:

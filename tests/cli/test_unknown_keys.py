@@ -125,3 +125,27 @@ def test_every_table_suggests_the_key(tmp_path):
                           "--cost", net)) == (
         f"error: {net}: Topolgy: unknown key (did you mean 'Topology'?); fix: rename 'Topolgy' to "
         "'Topology'")
+
+
+@pytest.mark.parametrize(("setting", "shown"), [
+    ('group_bandwidth = "links"', 'group_bandwidth = "links"'),
+    ('dimension_mode = "sequential"', 'dimension_mode = "sequential"'),
+    ("chunks = 4", "chunks = 4"),
+])
+def test_an_instance_setting_below_network_names_where_it_goes(tmp_path, setting, shown):
+    # before: "network.group_bandwidth: unknown key; fix: remove it or check its spelling", for a
+    # setting that is right, only written below the [network] line (so in that TOML table)
+    path = _instance(tmp_path, "[network]\n", f"[network]\n{setting}\n")
+    key = setting.split(" =")[0]
+    for command in (["solve"], ["evaluate", "--bw", "250,125,75,50"]):
+        r = run(*command, path)
+        assert r.exit_code == 2
+        assert error_line(r) == (
+            f"error: {path}: network.{key}: unknown key: {key} is a top-level key of the file, "
+            "not a key of [network] (a key written below the [network] line belongs to that "
+            f"table); fix: move {shown} above the [network] line (and above any other [table] "
+            "line: a file's top-level keys come first)"
+        )
+    # above the [network] line it is the file's setting: solved
+    above = _instance(tmp_path, "[network]\n", f"{setting}\n[network]\n")
+    assert run("solve", above).exit_code == 0

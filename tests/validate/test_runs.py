@@ -268,7 +268,7 @@ def test_a_run_smaller_than_an_instance_files_network_is_sized_as_for_network_fi
     ("[network]\nchunks = 4\ndims = [{ block = \"Switch\", npus = 2, cost_class = \"x\" }]\n",
      "network.chunks: unknown key: chunks is a top-level key of the file, not a key of [network] "
      "(a key written below the [network] line belongs to that table); fix: move chunks = 4 above "
-     "the [network] line"),
+     "the [network] line (and above any other [table] line: a file's top-level keys come first)"),
     ("collectives_in_flight = 2\n[network]\n"
      "dims = [{ block = \"Switch\", npus = 2, cost_class = \"x\" }]\n",
      "collectives_in_flight: 2 is not modelled: 1 runs one collective at a time (ASTRA-sim's "
