@@ -226,7 +226,7 @@ def comparison_table(p: Provisioning, relative: bool = False) -> Table:
             t.add_row(f"round {r.name}", "none feasible", "-", "-", "-", "-")
             continue
         t.add_row(
-            f"round {r.name}",
+            rounding_label(p, r),
             bw(r.bw_gbps),
             fmt_time(r.iteration_time_ns, relative),
             f"{r.network_cost_usd:,.0f}",
@@ -283,8 +283,41 @@ def tradeoff_dict(tr: Any) -> dict[str, Any]:
     }
 
 
+ROUNDING_REL = 1e-4
+"""How far (relative) a rounding's bandwidth may lie on the other side of the continuous optimum's
+and still count as rounded its way: the continuous optimum is known to about that where it is flat
+(the rounding's own slack, :func:`hieropt.solvers.provision.provision`)."""
+
+
+def against_the_rounding(p: Provisioning, r: Any) -> list[int]:
+    """The dimensions rounding ``r`` (of ``p``) moved against its name: for ``down``, those whose
+    continuous bandwidth is below one unit of the part, raised to that one unit (more GB/s than
+    the continuous optimum); for ``up``, those above the part's unit limit, held at it (fewer GB/s);
+    [] for ``best``, an infeasible rounding or no continuous optimum."""
+    if r.bw_gbps is None or p.continuous is None or r.name not in ("down", "up"):
+        return []
+    sign = 1.0 if r.name == "down" else -1.0
+    return [d for d, (b, c) in enumerate(zip(r.bw_gbps, p.continuous.bw_gbps, strict=True))
+            if sign * (b - c) > ROUNDING_REL * max(abs(c), 1e-12)]
+
+
+def rounding_label(p: Provisioning, r: Any) -> str:
+    """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, saying
+    which dimensions went the other way (:func:`against_the_rounding`): ``round down, dim 3 up to 1
+    unit`` (its continuous bandwidth is below one unit of the part), ``round up, dim 0 down to the
+    unit limit``."""
+    dims = against_the_rounding(p, r)
+    if not dims:
+        return f"round {r.name}"
+    which = f"dim{'s' if len(dims) > 1 else ''} {', '.join(map(str, dims))}"
+    how = "up to 1 unit" if r.name == "down" else "down to the unit limit"
+    return f"round {r.name}, {which} {how}"
+
+
 def rounding_lines(p: Provisioning) -> list[str]:
-    """One line per rounding: how it was made, and whether it is feasible."""
+    """One line per rounding: how it was made, which dimensions went the other way and why
+    (:func:`against_the_rounding`, with the continuous and the rounded GB/s per NPU), and whether
+    it is feasible."""
     out = []
     for r in p.roundings:
         state = (
@@ -292,7 +325,15 @@ def rounding_lines(p: Provisioning) -> list[str]:
             if r.feasible
             else "no feasible rounding (constraints, time target or budget violated)"
         )
-        out.append(f"round {r.name}: {r.description}: {state}")
+        dims = against_the_rounding(p, r)
+        why = "below one unit of the part: raised to one unit" if r.name == "down" else (
+            "above the part's unit limit: held at the limit")
+        moved = "".join(
+            f"; dimension {d}: {p.continuous.bw_gbps[d]:,.4g} GB/s per NPU is {why}, "
+            f"{r.bw_gbps[d]:,.4g} GB/s"
+            for d in dims
+        )
+        out.append(f"round {r.name}: {r.description}{moved}: {state}")
     return out
 
 
@@ -385,6 +426,7 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
         "roundings": [
             {
                 "name": r.name,
+                "label": rounding_label(p, r),
                 "description": r.description,
                 "feasible": r.feasible,
                 "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],

@@ -68,6 +68,16 @@ def test_default_instance_report():
     assert "Bill of materials" in out and "total" in out and "21,488,640" in out
     assert "continuous optimum" in out and "lower bound on every integer design's time" in out
     assert "round best" in out and "round down" in out and "none feasible" in out
+    # "round down" raised dimension 3 (33.43 GB/s, below one 50 GB/s unit) to one unit: the label
+    # says so, and the line under the table gives both figures
+    rows = [[c.strip() for c in x.split("│")[1:-1]] for x in out.splitlines() if "│" in x]
+    assert ["round down, dim 3 up to 1 unit", "225, 125, 100, 50", "1,182.9437", "21,488,640",
+            "1,182.9437 ms", "0.00%"] in rows
+    assert (
+        "round down: every dimension rounded down to whole units (at least 1) of each part; "
+        "dimension 3: 33.43 GB/s per NPU is below one unit of the part: raised to one unit, 50 "
+        "GB/s: feasible"
+    ) in out.splitlines()
     assert wall < 10  # measured ~0.2 s; generous for slow CI machines
 
 
@@ -78,6 +88,8 @@ def test_default_instance_json():
     assert data["status"] == "optimal" and data["gap"] <= 1e-8
     assert data["bw_gbps_per_dim"] == [225.0, 125.0, 100.0, 50.0]
     assert sum(data["bw_gbps_per_dim"]) == 500.0  # the instance's sum(bw) == 500, met exactly
+    assert [r["label"] for r in data["roundings"]] == [
+        "round down, dim 3 up to 1 unit", "round up", "round best"]
     nic = data["design"][3]
     assert (
         nic["kind"],
@@ -445,3 +457,25 @@ def test_a_power_budget_takes_its_unit(power):
 def test_a_power_budget_in_another_unit_is_refused(power, problem):
     assert_error(run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power), 2,
                  f"error: --max-power-w: {problem}; fix: ")
+
+
+def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from hieropt.report.provision import rounding_label
+
+    p = NS(continuous=NS(bw_gbps=np.array([400.0, 30.0, 10.0])))
+
+    def r(name, bw):
+        return NS(name=name, bw_gbps=None if bw is None else np.array(bw))
+
+    assert rounding_label(p, r("down", [375.0, 25.0, 10.0])) == "round down"
+    # (within 1e-4 of the continuous value: rounded to it, not against the rounding)
+    assert rounding_label(p, r("down", [375.0, 30.002, 10.0])) == "round down"
+    assert rounding_label(p, r("down", [375.0, 50.0, 25.0])) == "round down, dims 1, 2 up to 1 unit"
+    assert rounding_label(p, r("up", [300.0, 50.0, 25.0])) == (
+        "round up, dim 0 down to the unit limit")
+    assert rounding_label(p, r("best", [375.0, 50.0, 25.0])) == "round best"
+    assert rounding_label(p, r("down", None)) == "round down"
