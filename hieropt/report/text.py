@@ -38,6 +38,7 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
     (shown as -) and the busy and slowest columns are parts of the hour-weighted ratio."""
     rel = instance.relative_time
     unit = time_header(rel)
+    weighted = link_weighted(instance)
     t = Table(title=title, title_justify="left")
     for col in (
         "dim",
@@ -45,17 +46,24 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         "NPUs",
         "class",
         "GB/s/NPU",
-        "GB sent",
+        "GB sent (link-weighted)" if weighted else "GB sent",
         f"busy {unit}",
         "util",
         f"slowest {unit}",
         "cost $",
     ):
         t.add_column(col, justify="left" if col in ("block", "class") else "right")
+    sent_words = (
+        "GB sent (link-weighted): bytes each NPU sends on the dimension per iteration, each "
+        "multiplied by its link factor (a group reaching 1/g of the NPU's links there under "
+        "group_bandwidth = \"links\" counts g x its bytes, a pipeline send over one of a "
+        "FullyConnected NPU's n - 1 links n - 1 x): the bytes at the NPU's whole bandwidth, "
+        "busy = GB / (GB/s) plus latency"
+        if weighted else "GB sent: bytes each NPU sends on the dimension per iteration"
+    )
     t.caption = (
-        "GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per "
-        "iteration; busy: time the dimension transmits per iteration; util: busy / iteration "
-        "time; slowest: issued collective time per iteration during which it is the slowest "
+        f"GB/s/NPU: per-NPU bandwidth; {sent_words}; busy: time the dimension transmits per "
+        "iteration; util: busy / iteration time; slowest: issued collective time per iteration during which it is the slowest "
         "dimension (a collective whose dimensions tie as its slowest, within 1e-6, counts on "
         "each, as compare's bottleneck; one whose dimensions work one after another counts its "
         "part on each), at most busy"
@@ -69,6 +77,38 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
                   f"{bd.utilisation_per_dim[d]:.1%}",
                   fmt_time(bd.bottleneck_ns_per_dim[d], rel), f"{bd.cost_per_dim_usd[d]:,.0f}")
     return t
+
+
+def link_weighted(instance: Instance) -> bool:
+    """Whether the per-dimension bytes of ``instance`` (:attr:`hieropt.model.breakdown.Breakdown.
+    bytes_per_dim`) weight some bytes by more than 1: a group spanning part of a dimension priced by
+    its links (``group_bandwidth = "links"``, a factor other than 1:
+    :func:`hieropt.model.traffic.job_links`), or a pipeline send (the ``[pipeline]``'s, or a
+    workload's point-to-point collective) over a FullyConnected dimension of more than 2 NPUs,
+    which takes one of the NPU's n - 1 links (:func:`hieropt.model.algorithms.p2p_links`). Then
+    :func:`dimension_table` heads them "GB sent (link-weighted)" and says so."""
+    from ..model.traffic import job_links
+    from ..spec import PHASES, Collective
+
+    if any(job_links(instance, job) for job in instance.jobs):
+        return True
+    dims = instance.network.dims
+    wide = {d for d, x in enumerate(dims) if x.block == "FullyConnected" and x.npus > 2}
+    if not wide:
+        return False
+    pp = instance.pipeline
+    if pp is not None and pp.p2p_bytes > 0 and pp.p2p_dim in wide:
+        return True
+    for job in instance.jobs:
+        for stage in job.workload.stages:
+            t = stage.table
+            for j, phase in enumerate(PHASES):
+                for g in set(t.group[:, j][t.collective[:, j] == Collective.P2P].tolist()):
+                    sizes = job.mapping.groups.get(g) if g is not None else None
+                    sizes = sizes if sizes is not None else job.mapping.group(phase)
+                    if any(sizes[d] > 1 for d in wide):
+                        return True
+    return False
 
 
 def time_table(bd: Breakdown, loop: str = "no_overlap", relative: bool = False) -> Table:
