@@ -121,6 +121,29 @@ def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
     return CostRate(rate, per_network, capex + facility_usd, it, facility, tuple(left))
 
 
+def facility_years_note(cluster: Cluster | None, npus: int) -> str | None:
+    """The note saying which years the facility's capex is amortised over when the ``[cluster]``
+    leaves ``facility_amortisation_years`` out and its default, ``amortisation_years`` (the
+    accelerators' and servers' years, and its source), prices the facility in the cost rate and $
+    per run (:func:`cost_rate`), with how to set it; None when the facility is not in the rate
+    (no ``facility_usd_per_mw`` or accelerator power, an NPU-hour rate, no capex) or its years are
+    given."""
+    c = cluster
+    if (c is None or c.facility_amortisation_years is not None or c.facility_usd_per_mw is None
+            or c.usd_per_npu_hour is not None or c.accelerator_usd is None
+            or c.amortisation_years is None or it_power_w(c, npus) is None):
+        return None
+    source = c.sources.get("amortisation_years")
+    where = f"source: {source}" if source is not None else "no source given"
+    return (
+        f"the facility (${c.facility_usd_per_mw / 1e6:,.4g}M per MW of IT power) is amortised over "
+        f"{c.amortisation_years:g} years, the default: [cluster] amortisation_years ({where}), the "
+        "accelerators' and servers' years, as facility_amortisation_years is not given: set "
+        "[cluster] facility_amortisation_years to the facility's own years (more years, fewer $ "
+        "per hour and per run; instances/llama3-405b-16k-cluster.toml assumes 15)"
+    )
+
+
 @dataclass(frozen=True)
 class RunFigures:
     """The buyer's figures of one design (None: unknown, see ``unknown``).
@@ -142,8 +165,9 @@ class RunFigures:
             :data:`NETWORK_POWER_LEFT_OUT`).
         caveats: what the validation says of the plan's features it does not cover or predicts
             worst (:attr:`hieropt.spec.Training.caveats`), then the design's bandwidths its NPU
-            cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`), one sentence
-            each.
+            cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`), then the default
+            the cost rate took for the facility's years (:func:`facility_years_note`), one
+            sentence each.
     """
 
     iteration_time_ns: float
@@ -283,6 +307,8 @@ def figures(
     if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
     caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps)
+    if rate is not None and (years := facility_years_note(cluster, npus)) is not None:
+        caveats += (years,)
     return RunFigures(**out, unknown=tuple(unknown), left_out=left, caveats=caveats)
 
 
@@ -481,6 +507,7 @@ __all__ = [
     "RunFigures",
     "cost_rate",
     "design_caveats",
+    "facility_years_note",
     "figures",
     "it_power_w",
     "iteration_target_ns",

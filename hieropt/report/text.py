@@ -63,7 +63,8 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
     )
     t.caption = (
         f"GB/s/NPU: per-NPU bandwidth; {sent_words}; busy: time the dimension transmits per "
-        "iteration; util: busy / iteration time; slowest: issued collective time per iteration during which it is the slowest "
+        "iteration; util: busy / iteration time; slowest: issued collective time per "
+        "iteration during which it is the slowest "
         "dimension (a collective whose dimensions tie as its slowest, within 1e-6, counts on "
         "each, as compare's bottleneck; one whose dimensions work one after another counts its "
         "part on each), at most busy"
