@@ -193,7 +193,14 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             "move flash_attention to [params.plan]",
         )
     overrides = list(overrides)
-    merged = with_accelerator(data, apply_overrides(params, overrides, override_source), source)
+    try:
+        merged = with_accelerator(data, apply_overrides(params, overrides, override_source),
+                                  source)
+    except InputError as e:  # (a peak --set gave, refused against the catalog: the override's)
+        item = _override_setting(e.field, overrides, override_source)
+        if item is None:
+            raise
+        raise InputError(override_source, item, e.problem, e.fix) from e
     try:
         return LLMParams.model_validate(merged, context={"plan_rules": plan_rules})
     except ValidationError as e:
@@ -224,11 +231,20 @@ def with_accelerator(data: dict[str, Any], params: dict[str, Any],
     if "calibrated" in params["npu"]:
         own = (data.get("params") or {}).get("npu")
         return {**params, "npu": fill_calibrated(params["npu"], source, own)}
-    catalog = None
-    if "npu_catalog" in data:
-        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source),
-                                  "npu_catalog", "accelerator catalog")
-    return {**params, "npu": fill_npu(params["npu"], source, catalog)}
+    return {**params, "npu": fill_npu(params["npu"], source, npu_catalog_of(data, source))}
+
+
+def npu_catalog_of(data: dict[str, Any], source: str | Path) -> Path | None:
+    """The accelerator catalog a model file's parsed TOML ``data`` names (``npu_catalog``, relative
+    to the file ``source``), or None: the shipped one.
+
+    Raises:
+        InputError: a missing catalog file.
+    """
+    if "npu_catalog" not in data:
+        return None
+    return referenced_file(Path(source).parent, data["npu_catalog"], str(source), "npu_catalog",
+                           "accelerator catalog")
 
 
 def _field_of(e: ValidationError) -> str:
@@ -242,6 +258,16 @@ def _field_of(e: ValidationError) -> str:
     if head and " " not in head:
         loc += [p for p in head.split(".") if p not in loc]
     return ".".join(loc)
+
+
+def _override_setting(field: str | None, overrides: list[str], source: str) -> str | None:
+    """The last override (``KEY=VALUE``) setting ``field`` (``params.npu.peak_tflops``), or
+    None."""
+    for item in reversed(overrides):
+        key = item.partition("=")[0].strip()
+        if field is not None and "params." + ".".join(override_path(key, source)) == field:
+            return item
+    return None
 
 
 def _override_of(e: ValidationError, overrides: list[str], source: str) -> str | None:
@@ -284,5 +310,6 @@ load_llm = read_llm
 """Public alias (``hieropt.load_llm``): an LLM model file as
 :class:`~hieropt.workloads.llm.LLMParams`."""
 
-__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides",
+__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "npu_catalog_of",
+           "apply_overrides",
            "override_path", "parse_override_value", "SECTIONS"]

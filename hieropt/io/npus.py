@@ -24,7 +24,13 @@ from pydantic import ValidationError
 
 from ..cache import current
 from ..errors import InputError
-from ..workloads.llm.accelerators import CALIBRATION_NAMES, AcceleratorCatalog
+from ..workloads.llm.accelerators import (
+    CALIBRATION_NAMES,
+    AcceleratorCatalog,
+    catalog_peak_note,
+    catalog_peak_problem,
+    peak_slip,
+)
 from .common import read_toml, referenced_file, validation_error
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "npus.toml"
@@ -59,12 +65,15 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     """The ``[params.npu]`` table ``npu`` with its ``accelerator`` filled in from the catalog
     (``catalog``, default :data:`DEFAULT_CATALOG`): name, the peak of its ``number_format`` (default
     bf16), HBM capacity and bandwidth, and (unless ``efficiency`` is given: the flat model) the
-    calibration. Fields the table gives win. A table without ``accelerator`` (or not a table) is
-    returned as it is.
+    calibration. Fields the table gives win, but a ``peak_tflops`` above 1.5 x the entry's dense
+    peak in the number format is refused (:func:`hieropt.workloads.llm.accelerators.
+    catalog_peak_problem`: the sparse figure, another format's peak, GFLOP/s; one below half of it
+    gets a note, :func:`peak_note`). A table without ``accelerator`` (or not a table) is returned
+    as it is.
 
     Raises:
-        InputError: no such accelerator (the names the catalog has), or no peak for the number
-            format.
+        InputError: no such accelerator (the names the catalog has), no peak for the number
+            format, or a ``peak_tflops`` above 1.5 x the catalog's (``params.npu.peak_tflops``).
     """
     if not isinstance(npu, dict) or not isinstance(npu.get("accelerator"), str):
         return npu
@@ -82,16 +91,40 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         ) from e
     filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps,
                               "scaleup_gbps": a.scaleup_gbps}
+    fmt = npu.get("number_format", "bf16")
     if "peak_tflops" not in npu:
-        fmt = npu.get("number_format", "bf16")
         try:
             filled["peak_tflops"] = a.peak(str(fmt))
         except ValueError as e:
             problem, fix = str(e).split(": ", 1)[1].split("; fix: ")
             raise InputError(source, "params.npu.number_format", problem, fix) from e
+    elif (_is_number(v := npu["peak_tflops"]) and peak_slip(float(v)) is None
+          and (bad := catalog_peak_problem(float(v), a, str(fmt))) is not None):
+        # (a peak in PFLOP/s or FLOP/s: the NPU's own rule gives the conversion)
+        raise InputError(source, "params.npu.peak_tflops", *bad)
     if "efficiency" not in npu:
         filled.update({f: getattr(a.calibration, f) for f in CALIBRATION_NAMES})
     return {**filled, **npu, "accelerator": a.name}
+
+
+def _is_number(v: Any) -> bool:
+    """A TOML number (not a bool): the type the NPU's own validation leaves to pydantic else."""
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def peak_note(npu: Any, catalog: str | Path | None = None) -> str | None:
+    """The note on ``npu``'s peak (:class:`hieropt.workloads.llm.NPU`) below half its
+    ``accelerator``'s dense peak in its number format in ``catalog`` (default
+    :data:`DEFAULT_CATALOG`; :func:`hieropt.workloads.llm.accelerators.catalog_peak_note`); None
+    for an NPU given inline, a peak taken from the catalog, or one within range."""
+    name = getattr(npu, "accelerator", None)
+    if name is None:
+        return None
+    try:
+        entry = read_npu_catalog(catalog if catalog is not None else DEFAULT_CATALOG).find(name)
+    except KeyError:
+        return None
+    return catalog_peak_note(npu.peak_tflops, entry, npu.number_format)
 
 
 PINNED = ("number_format", "peak_tflops")
@@ -252,6 +285,7 @@ __all__ = [
     "TIMED_FIGURES",
     "read_npu_catalog",
     "fill_npu",
+    "peak_note",
     "fill_calibrated",
     "read_calibrated_npu",
     "calibration_of",

@@ -76,18 +76,23 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
                          "write [params] with the generator's parameters")
+    catalog = None
     if gen == "llm":  # (an accelerator named from the catalog)
-        from .llm import with_accelerator
+        from .llm import npu_catalog_of, with_accelerator
 
         params = with_accelerator(data, params, source)
+        catalog = npu_catalog_of(data, source)
     params_cls, generate = generators()[gen]
-    return run_generator(params_cls, generate, params, source)
+    return run_generator(params_cls, generate, params, source, catalog)
 
 
 def run_generator(
-    params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str
+    params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str,
+    catalog: Path | None = None,
 ) -> Workload:
-    """Validate ``params`` with the generator's parameter model and generate the workload.
+    """Validate ``params`` with the generator's parameter model and generate the workload (an LLM
+    plan's training facts with the notes of :func:`_with_calibration_source`; ``catalog``: the
+    accelerator catalog its NPU was filled from, None: the shipped one).
     Parameters that are each valid but together give a workload hieropt cannot represent (a compute
     time that overflows to inf, e.g. ``efficiency = 1e-310``) are an InputError naming ``source``
     and ``params``, like any other bad value."""
@@ -102,7 +107,7 @@ def run_generator(
 
         require_fit(p, str(source))
     try:
-        return _with_calibration_source(generate(p), p)
+        return _with_calibration_source(generate(p), p, catalog)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
         detail = (
             validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
@@ -116,18 +121,25 @@ def run_generator(
         ) from e
 
 
-def _with_calibration_source(workload: Workload, params: Any) -> Workload:
+def _with_calibration_source(workload: Workload, params: Any,
+                             catalog: Path | None = None) -> Workload:
     """``workload`` with its training's ``default_calibration`` set when the LLM plan's NPU uses the
     shipped catalog's default calibration or a calibrated accelerator file's
-    (:func:`hieropt.io.npus.calibration_of`)."""
-    from .npus import calibration_of
+    (:func:`hieropt.io.npus.calibration_of`), and the note on a peak below half the catalog's
+    (:func:`hieropt.io.npus.peak_note`, in ``catalog``) added to its caveats."""
+    from .npus import calibration_of, peak_note
 
     tr = workload.training
-    name = calibration_of(params.npu) if tr is not None and hasattr(params, "npu") else None
-    if name is None:
+    if tr is None or not hasattr(params, "npu"):
         return workload
-    training = tr.model_copy(update={"default_calibration": name})
-    return workload.model_copy(update={"training": training})
+    update: dict[str, Any] = {}
+    if (name := calibration_of(params.npu)) is not None:
+        update["default_calibration"] = name
+    if (note := peak_note(params.npu, catalog)) is not None:
+        update["caveats"] = (*tr.caveats, note)
+    if not update:
+        return workload
+    return workload.model_copy(update={"training": tr.model_copy(update=update)})
 
 
 def gen_is_llm(params_cls: Any) -> bool:

@@ -52,10 +52,105 @@ def test_npu_figures_in_the_wrong_unit_are_refused(override: str, message: str) 
 
 @pytest.mark.parametrize("peak", [1e-4, 0.1, 1.0, 156.0, 989.4, 4500.0, 1e6])
 def test_plausible_and_toy_peaks_are_accepted(peak: float) -> None:
+    from hieropt.workloads.llm import NPU
+
+    assert NPU(peak_tflops=peak, efficiency=0.5, hbm_gib=80.0).peak_tflops == peak
+
+
+@pytest.mark.parametrize("peak", [1e-4, 0.1, 1.0, 156.0, 312.0, 468.0])
+def test_peaks_up_to_1_5_x_the_named_accelerators_are_accepted(peak: float) -> None:
     from hieropt.io.llm import read_llm
 
-    p = read_llm(MODEL, [f"peak_tflops={peak!r}"])
-    assert p.npu.peak_tflops == peak
+    # (the model file names the A100-SXM-80GB: 312 TFLOP/s dense BF16 in the catalog)
+    assert read_llm(MODEL, [f"peak_tflops={peak!r}"]).npu.peak_tflops == peak
+
+
+@pytest.mark.parametrize(
+    ("peak", "problem", "fix"),
+    [
+        (
+            "624",
+            "624 TFLOP/s is 2 x the A100-SXM-80GB's dense bf16 peak of 312 TFLOP/s (catalog), "
+            "more than 1.5 x: looks like the sparse figure (structured sparsity: 2 x the dense "
+            "peak)",
+            "give the dense peak: 624 / 2 = 312 TFLOP/s (or leave peak_tflops out: the "
+            "catalog's 312)",
+        ),
+        (
+            "312000",
+            "312000 TFLOP/s is 1,000 x the A100-SXM-80GB's dense bf16 peak of 312 TFLOP/s "
+            "(catalog), more than 1.5 x: looks like GFLOP/s",
+            "give TFLOP/s: 312000 GFLOP/s = 312 TFLOP/s (or leave peak_tflops out: the "
+            "catalog's 312)",
+        ),
+        (
+            "469",
+            "469 TFLOP/s is 1.503 x the A100-SXM-80GB's dense bf16 peak of 312 TFLOP/s "
+            "(catalog), more than 1.5 x: no such part: a sparse figure, another number format's "
+            "peak or another unit?",
+            "give the dense bf16 peak in TFLOP/s (or leave peak_tflops out: the catalog's 312), "
+            "or name another accelerator",
+        ),
+    ],
+)
+def test_a_peak_above_1_5_x_the_named_accelerators_is_refused(peak, problem, fix) -> None:
+    from hieropt.io.llm import read_llm
+
+    with pytest.raises(InputError) as e:
+        read_llm(MODEL, [f"peak_tflops={peak}"])
+    # (given by --set: the override is named, not the model file)
+    assert str(e.value) == f"--set: peak_tflops={peak}: {problem}; fix: {fix}"
+
+
+def test_the_sparse_h100_figure_names_the_fp8_peak_too(tmp_path) -> None:
+    from tests.cli.util import error_line, run
+
+    text = (REPO / "models" / "llama3-70b.toml").read_text()
+    anchor = 'accelerator = "H100-SXM"'
+    assert anchor in text
+    for peak, hint in (("1979", "looks like the sparse figure"), ("989400", "GFLOP/s")):
+        p = tmp_path / f"h100-{peak}.toml"
+        p.write_text(text.replace(anchor, f"{anchor}\npeak_tflops = {peak}"))
+        r = run("workload", "plan", p)
+        assert r.exit_code == 2
+        line = error_line(r)
+        assert line.startswith(f"error: {p}: params.npu.peak_tflops: {peak} TFLOP/s is ")
+        assert hint in line
+    assert line.endswith("fix: give TFLOP/s: 989400 GFLOP/s = 989.4 TFLOP/s (or leave "
+                         "peak_tflops out: the catalog's 989.4)")
+    r = run("workload", "plan", tmp_path / "h100-1979.toml")
+    assert error_line(r).endswith(
+        "1979 TFLOP/s is 2 x the H100-SXM's dense bf16 peak of 989.4 TFLOP/s (catalog), more "
+        "than 1.5 x: looks like the sparse figure (structured sparsity: 2 x the dense peak), or "
+        "the fp8 peak (1978.9 TFLOP/s); fix: give the dense peak: 1979 / 2 = 989.5 TFLOP/s (or "
+        "leave peak_tflops out: the catalog's 989.4); for fp8 training set number_format = "
+        '"fp8" instead')
+
+
+def test_a_peak_below_half_the_named_accelerators_is_noted(tmp_path) -> None:
+    import json
+
+    from tests.cli.util import run
+
+    inst = (REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text()
+    model = (REPO / "models" / "llama3-405b.toml").read_text()
+    assert "[params.npu]\n" in model and '"../models/llama3-405b.toml"' in inst
+    (tmp_path / "m.toml").write_text(model.replace("[params.npu]\n",
+                                                   "[params.npu]\npeak_tflops = 400\n"))
+    p = tmp_path / "i.toml"
+    p.write_text(inst.replace('"../models/llama3-405b.toml"', '"m.toml"'))
+    r = run("evaluate", p, "--bw", "450,50", "--json", tmp_path / "e.json")
+    assert r.exit_code == 0, r.output
+    note = (
+        "peak_tflops = 400 is 0.4 x the H100-SXM's dense bf16 peak of 989.4 TFLOP/s (catalog), "
+        "below 0.5 x: compute times, MFU, days and $ are computed at this peak; if the part is "
+        "not derated, give its dense peak in TFLOP/s or leave peak_tflops out (the catalog's)"
+    )
+    assert f"note: {note}" in r.stdout.splitlines()
+    assert note in json.loads((tmp_path / "e.json").read_text())["notes"]
+    # at the catalog's own peak: no note
+    r = run("evaluate", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--bw", "450,50")
+    assert r.exit_code == 0 and "peak_tflops =" not in r.stdout
 
 
 def test_the_cli_exits_2_with_the_fix() -> None:

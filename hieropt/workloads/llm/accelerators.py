@@ -267,6 +267,63 @@ def peak_slip(v: float, field: str = "peak_tflops") -> str | None:
     return None
 
 
+CATALOG_PEAK_RANGE = (0.5, 1.5)
+"""A model file's ``peak_tflops`` for an accelerator named from the catalog, as a multiple of the
+catalog's dense peak in its number format: above 1.5 x is refused (the sparse figure, 2 x dense;
+another format's peak; GFLOP/s), below 0.5 x gets a note (a derated part is possible, a slip
+likely) (:func:`catalog_peak_problem`, :func:`catalog_peak_note`)."""
+
+
+def catalog_peak_problem(v: float, accelerator: Accelerator,
+                         number_format: str) -> tuple[str, str] | None:
+    """(problem, fix) when a model file's ``peak_tflops`` ``v`` (TFLOP/s) for the catalog's
+    ``accelerator`` is above :data:`CATALOG_PEAK_RANGE`'s 1.5 x its dense peak in
+    ``number_format``: the sparse figure (2 x dense: the fix halves it), another number format's
+    peak (the fix names that format), or GFLOP/s (about 1000 x: the fix divides by 1000). None
+    when the value is within range, or the catalog has no peak in that format."""
+    dense = accelerator.peak_tflops.get(number_format)
+    if dense is None or v <= CATALOG_PEAK_RANGE[1] * dense:
+        return None
+    ratio = v / dense
+    other = next((f for f, p in accelerator.peak_tflops.items()
+                  if f != number_format and abs(v - p) <= 0.01 * p), None)
+    keep = f"or leave peak_tflops out: the catalog's {dense:g}"
+    if 1.8 <= ratio <= 2.2:
+        hint = "looks like the sparse figure (structured sparsity: 2 x the dense peak)"
+        fix = f"give the dense peak: {v:g} / 2 = {v / 2:g} TFLOP/s ({keep})"
+    elif 800 <= ratio <= 1250:
+        hint = "looks like GFLOP/s"
+        fix = f"give TFLOP/s: {v:g} GFLOP/s = {v / 1000:g} TFLOP/s ({keep})"
+    else:
+        hint = "no such part: a sparse figure, another number format's peak or another unit?"
+        fix = (f"give the dense {number_format} peak in TFLOP/s ({keep}), or name another "
+               "accelerator")
+    if other is not None:
+        hint += f", or the {other} peak ({accelerator.peak_tflops[other]:g} TFLOP/s)"
+        fix += f'; for {other} training set number_format = "{other}" instead'
+    return (
+        f"{v:g} TFLOP/s is {ratio:,.4g} x the {accelerator.name}'s dense {number_format} peak of "
+        f"{dense:g} TFLOP/s (catalog), more than {CATALOG_PEAK_RANGE[1]:g} x: {hint}",
+        fix,
+    )
+
+
+def catalog_peak_note(v: float, accelerator: Accelerator, number_format: str) -> str | None:
+    """The note on a model file's ``peak_tflops`` ``v`` (TFLOP/s) below
+    :data:`CATALOG_PEAK_RANGE`'s 0.5 x the catalog ``accelerator``'s dense peak in
+    ``number_format`` (MFU, days and $ are computed at it; a derated part is possible), else
+    None (and when the catalog has no peak in that format)."""
+    dense = accelerator.peak_tflops.get(number_format)
+    if dense is None or v >= CATALOG_PEAK_RANGE[0] * dense:
+        return None
+    return (
+        f"peak_tflops = {v:g} is {v / dense:.2g} x the {accelerator.name}'s dense {number_format} "
+        f"peak of {dense:g} TFLOP/s (catalog), below {CATALOG_PEAK_RANGE[0]:g} x: compute times, "
+        "MFU, days and $ are computed at this peak; if the part is not derated, give its dense "
+        "peak in TFLOP/s or leave peak_tflops out (the catalog's)"
+    )
+
+
 def unit_slip(name: str, v: float | None) -> str | None:
     """``"name: problem; fix: fix"`` for an NPU figure ``name`` (``hbm_gib``, ``hbm_gbps``,
     ``tdp_w``, ``scaleup_gbps``) of value ``v`` above its largest plausible value: HBM in bytes,
@@ -362,11 +419,14 @@ __all__ = [
     "CalibrationField",
     "CALIBRATION_FIELDS",
     "CALIBRATION_NAMES",
+    "CATALOG_PEAK_RANGE",
     "MAX_PEAK_TFLOPS",
     "NUMBER_FORMATS",
     "PFLOPS_SLIP",
     "StrictModel",
     "calibration_field",
+    "catalog_peak_note",
+    "catalog_peak_problem",
     "peak_slip",
     "unit_slip",
 ]
