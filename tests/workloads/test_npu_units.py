@@ -148,6 +148,10 @@ def test_a_peak_below_half_the_named_accelerators_is_noted(tmp_path) -> None:
     )
     assert f"note: {note}" in r.stdout.splitlines()
     assert note in json.loads((tmp_path / "e.json").read_text())["notes"]
+    # and workload plan, of the model file alone
+    r = run("workload", "plan", tmp_path / "m.toml")
+    assert r.exit_code == 0, r.output
+    assert f"note: {note}" in r.stdout.splitlines()
     # at the catalog's own peak: no note
     r = run("evaluate", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--bw", "450,50")
     assert r.exit_code == 0 and "peak_tflops =" not in r.stdout
