@@ -193,9 +193,9 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             "move flash_attention to [params.plan]",
         )
     overrides = list(overrides)
+    overridden = apply_overrides(params, overrides, override_source)
     try:
-        merged = with_accelerator(data, apply_overrides(params, overrides, override_source),
-                                  source)
+        merged = with_accelerator(data, overridden, source)
     except InputError as e:  # (a peak --set gave, refused against the catalog: the override's)
         item = _override_setting(e.field, overrides, override_source)
         if item is None:
@@ -263,9 +263,11 @@ def _field_of(e: ValidationError) -> str:
 def _override_setting(field: str | None, overrides: list[str], source: str) -> str | None:
     """The last override (``KEY=VALUE``) setting ``field`` (``params.npu.peak_tflops``), or
     None."""
-    for item in reversed(overrides):
+    if field is None or not field.startswith("params."):
+        return None
+    for item in reversed(overrides):  # (applied: each has a key naming a field)
         key = item.partition("=")[0].strip()
-        if field is not None and "params." + ".".join(override_path(key, source)) == field:
+        if "params." + ".".join(override_path(key, source)) == field:
             return item
     return None
 
