@@ -10,6 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..cache import Same, current
 from .node_levels import node_levels, node_plan, node_rows, node_values, node_values_batch
 from .rows import direction_key, direction_rows, distinct_rows, unique_rows
 
@@ -104,7 +105,17 @@ class TimeModel:
 
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded
-        dimension has B = 0."""
+        dimension has B = 0. With max nodes, the last :data:`MODEL_TIMES` values of a model are
+        kept in the active cache (:mod:`hieropt.cache`) by the bandwidths' values (a solve asks
+        for one design's time several times: its line search, its candidates, its bounds)."""
+        if not self.nodes:
+            return self._time_ns(bw_gbps)
+        bw = np.asarray(bw_gbps, dtype=float)
+        return current().memo("model times", (Same(self), bw.shape, bw.tobytes()),
+                              lambda: self._time_ns(bw), MODEL_TIMES)
+
+    def _time_ns(self, bw_gbps: np.ndarray) -> float:
+        """:meth:`time_ns` itself (no look-up)."""
         tau = self.term_times_ns(bw_gbps)
         w = self.term_weights
         total = (
@@ -174,6 +185,10 @@ class TimeModel:
         """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built
         once."""
         return node_levels(self.nodes)
+
+
+MODEL_TIMES = 64
+"""Values of T :meth:`TimeModel.time_ns` keeps in the active cache (the last used)."""
 
 
 def collective_times(
