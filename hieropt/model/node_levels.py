@@ -10,14 +10,21 @@ import numpy as np
 def node_levels(nodes: tuple) -> tuple:
     """The max nodes ``nodes`` (:attr:`hieropt.model.terms.TimeModel.nodes`: per node its pieces) as
     flat arrays, grouped by level (a node's level is one above the highest of the nodes its pieces
-    reference; level 0 references none): per piece its constant (ns) and term references, and per
-    level its pieces (sorted by node), their node references, and where each node's pieces start."""
+    reference; level 0 references none), for :func:`node_values_batch`. Within a level the nodes
+    go by falling piece count (then node), and the pieces rank by rank: every node's first piece,
+    then the second pieces of the nodes that have two or more, ...; so a level's pieces, its nodes
+    and each rank's nodes are contiguous slices, and a node's maximum is taken over its pieces in
+    their order. Returns per piece its constant (ns) and term references; ``order``: the pieces in
+    that order; ``where``: each node's position in that order; and per level its piece and node
+    slices, each further rank's (piece start, piece end, node count), and its pieces' node
+    references (positions in that order)."""
     level: list[int] = []
     for pieces in nodes:
         level.append(1 + max((level[u] for p in pieces for u, _ in p.nodes), default=-1))
-    const, tp, tk, ta = [], [], [], []
+    const, tp, tk, ta, first = [], [], [], [], []
     by_level: dict[int, list[int]] = {}
     for v, pieces in enumerate(nodes):
+        first.append(len(const))
         for p in pieces:
             i = len(const)
             const.append(p.const_ns)
@@ -25,40 +32,56 @@ def node_levels(nodes: tuple) -> tuple:
                 tp.append(i)
                 tk.append(k)
                 ta.append(a)
-            by_level.setdefault(level[v], []).append(i)
-    owner = [v for v, pieces in enumerate(nodes) for _ in pieces]
-    flat = [p for pieces in nodes for p in pieces]
-    levels = []
-    for lv in sorted(by_level):
-        rows = by_level[lv]  # (in node order already: nodes are visited in order)
-        members = sorted({owner[i] for i in rows})
-        starts = np.searchsorted(np.array([owner[i] for i in rows]), members)
+        by_level.setdefault(level[v], []).append(v)
+    members = {lv: sorted(vs, key=lambda v: (-len(nodes[v]), v)) for lv, vs in by_level.items()}
+    where = [0] * len(nodes)
+    seen = 0
+    for lv in sorted(members):
+        for v in members[lv]:
+            where[v], seen = seen, seen + 1
+    order, levels, n0 = [], [], 0
+    for lv in sorted(members):
+        vs = members[lv]
+        rows, ranks = [], []
+        for r in range(len(nodes[vs[0]])):
+            have = [v for v in vs if len(nodes[v]) > r]
+            if r:
+                ranks.append((len(rows), len(rows) + len(have), len(have)))
+            rows += [(v, r) for v in have]
         rp, ru, rb = [], [], []
-        for j, i in enumerate(rows):
-            for u, b in flat[i].nodes:
+        for j, (v, r) in enumerate(rows):
+            for u, b in nodes[v][r].nodes:
                 rp.append(j)
-                ru.append(u)
+                ru.append(where[u])
                 rb.append(b)
-        # (every node of the level has one piece: no max to take)
-        single = len(members) == len(rows)
-        # (each piece references at most one node: a plain indexed add)
+        # (each piece references at most one node: a plain indexed add; exactly one each, in
+        # order: a plain add; every coefficient 1: no product)
         unique = len(set(rp)) == len(rp)
+        each = rp == list(range(len(rows)))
+        ones = all(b == 1.0 for b in rb)
+        p0 = len(order)
+        order += [first[v] + r for v, r in rows]
         levels.append(
             (
-                np.array(rows, dtype=np.intp),
-                np.array(members, dtype=np.intp),
-                None if single else starts,
+                slice(p0, p0 + len(rows)),
+                slice(n0, n0 + len(vs)),
+                len(vs),
+                tuple(ranks),
                 np.array(rp, dtype=np.intp),
                 np.array(ru, dtype=np.intp),
-                np.array(rb, dtype=float),
+                None if ones else np.array(rb, dtype=float)[:, None],
                 unique,
+                each,
             )
         )
+        n0 += len(vs)
     return (
         np.array(const),
         np.array(tp, dtype=np.intp),
         np.array(tk, dtype=np.intp),
         np.array(ta, dtype=float),
+        np.array(order, dtype=np.intp),
+        np.array(where, dtype=np.intp),
         levels,
     )
 
@@ -175,24 +198,37 @@ def _general(own: tuple, base: list, y: list) -> float:
 def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.ndarray:
     """y_v for a batch of term times ``tau`` (S, K) ns: shape (V, S), from ``levels_of``
     (:func:`node_levels`), level by level, each level's pieces at once: piece = const + sum a tau_k
-    + sum b y_u, y_v = the max of its pieces."""
-    const, tp, tk, ta, levels = levels_of
+    + sum b y_u, y_v = the max of its pieces in their order (the same operations on every element
+    as :func:`node_values`; a level's pieces and nodes are contiguous, so most levels take a
+    gather, an add and a max per rank of pieces)."""
+    const, tp, tk, ta, order, where, levels = levels_of
     S = tau.shape[0]
     # (pieces, S): const + each piece's weighted term times, summed as node_values sums them (a
     # weighted count over piece x design: far faster than an unbuffered np.add.at)
     flat = (tp[:, None] * S + np.arange(S)).ravel()
     parts = np.bincount(flat, weights=(tau[:, tk] * ta).T.ravel(), minlength=const.size * S)
-    base = const[:, None] + parts.reshape(const.size, S)
+    base = (const[:, None] + parts.reshape(const.size, S))[order]  # (pieces in level order)
     y = np.zeros((n_nodes, S))
-    for rows, nodes, starts, rp, ru, rb, unique in levels:
-        val = base[rows]
-        if rp.size:
-            if unique:
-                val[rp] += y[ru] * rb[:, None]
-            else:
-                np.add.at(val, rp, y[ru] * rb[:, None])
-        y[nodes] = val if starts is None else np.maximum.reduceat(val, starts, axis=0)
-    return y
+    take, top = np.take, np.maximum
+    for pieces, nodes, n, ranks, rp, ru, rb, unique, each in levels:
+        if each:  # (one node reference per piece: base + b y_u)
+            refs = take(y, ru, axis=0)
+            val = base[pieces] + (refs if rb is None else refs * rb)
+        else:
+            val = base[pieces]
+            if rp.size:
+                refs = take(y, ru, axis=0)
+                if rb is not None:
+                    refs *= rb
+                if unique:
+                    val[rp] += refs
+                else:
+                    np.add.at(val, rp, refs)
+        out = y[nodes]
+        out[...] = val[:n]
+        for a, b, k in ranks:  # (a node's further pieces, in order)
+            top(out[:k], val[a:b], out=out[:k])
+    return y[where]
 
 
 __all__ = ["node_levels", "node_values_batch", "node_plan", "node_rows", "node_values"]

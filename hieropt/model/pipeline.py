@@ -36,7 +36,7 @@ import numpy as np
 
 from ..spec import Instance, Job
 from .overlap import slot_time
-from .schedule_dag import one_f_one_b, schedule_time
+from .schedule_dag import one_f_one_b, schedule_length
 from .stages import add_slowest_stage
 from .terms import TermBuilder
 
@@ -157,7 +157,7 @@ def graph_time(
     ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
     f = [fwd[entry[r]] for r in range(instance.step.stages)]
     bw = [bwd[entry[r]] for r in range(instance.step.stages)]
-    end, _ = schedule_time(ops, f, bw)
+    end = schedule_length(ops, f, bw)
     if overlapped(instance):
         return end - bw[0] + lasts[first] - fwd[first]
     return end + tails[first]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cache import current
+from ..cache import Same, current
 
 
 @dataclass(frozen=True)
@@ -102,4 +102,27 @@ def schedule_time(
     return end[-1], path
 
 
-__all__ = ["Op", "stage_order", "one_f_one_b", "schedule_time"]
+def schedule_length(ops: tuple[Op, ...], fwd: list[float], bwd: list[float]) -> float:
+    """The graph's length (ns) with stage r's forward taking ``fwd[r]`` and backward ``bwd[r]`` ns:
+    :func:`schedule_time`'s, by the same operations in the same order, without the critical path
+    (each operation's predecessors and duration as flat lists, kept with the graph in the active
+    cache)."""
+    prev, dep, kind = current().memo("schedule lists", Same(ops), lambda: _lists(ops), 4)
+    dur = [x for pair in zip(fwd, bwd, strict=True) for x in pair]
+    end = [0.0] * (len(ops) + 1)  # (the last entry stays 0.0: the end of "no predecessor")
+    for j, p, q, k in zip(range(len(ops)), prev, dep, kind, strict=True):
+        a, d = end[p], end[q]
+        end[j] = (d if d > a else a) + dur[k]  # (max(a, d): a unless d is larger)
+    return end[len(ops) - 1]
+
+
+def _lists(ops: tuple[Op, ...]) -> tuple[list[int], list[int], list[int]]:
+    """Per operation its stage's previous one and its dependency (``len(ops)`` for none) and its
+    duration's position in (f_0, b_0, f_1, b_1, ...)."""
+    n = len(ops)
+    return ([op.prev if op.prev >= 0 else n for op in ops],
+            [op.dep if op.dep >= 0 else n for op in ops],
+            [2 * op.stage + op.backward for op in ops])
+
+
+__all__ = ["Op", "stage_order", "one_f_one_b", "schedule_time", "schedule_length"]

@@ -10,6 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..cache import Same, current
 from .node_levels import node_levels, node_plan, node_rows, node_values, node_values_batch
 from .rows import direction_key, direction_rows, distinct_rows, unique_rows
 
@@ -104,7 +105,17 @@ class TimeModel:
 
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded
-        dimension has B = 0."""
+        dimension has B = 0. With max nodes, the last :data:`MODEL_TIMES` values of a model are
+        kept in the active cache (:mod:`hieropt.cache`) by the bandwidths' values (a solve asks
+        for one design's time several times: its line search, its candidates, its bounds)."""
+        if not self.nodes:
+            return self._time_ns(bw_gbps)
+        bw = np.asarray(bw_gbps, dtype=float)
+        return current().memo("model times", (Same(self), bw.shape, bw.tobytes()),
+                              lambda: self._time_ns(bw), MODEL_TIMES)
+
+    def _time_ns(self, bw_gbps: np.ndarray) -> float:
+        """:meth:`time_ns` itself (no look-up)."""
         tau = self.term_times_ns(bw_gbps)
         w = self.term_weights
         total = (
@@ -154,11 +165,18 @@ class TimeModel:
         for a in (self.terms_bytes, self.terms_latency_ns, self.term_weights, self.node_weights):
             h.update(np.ascontiguousarray(a).tobytes())
         flat: list[float] = []
+        put, more = flat.append, flat.extend
         for pieces in self.nodes:
-            flat.append(len(pieces))
+            put(len(pieces))
             for p in pieces:
-                flat += (p.const_ns, len(p.terms), *(x for r in p.terms for x in r),
-                         len(p.nodes), *(x for r in p.nodes for x in r))
+                terms, refs = p.terms, p.nodes
+                put(p.const_ns)
+                put(len(terms))
+                for r in terms:
+                    more(r)
+                put(len(refs))
+                for r in refs:
+                    more(r)
         h.update(np.array(flat, dtype=float).tobytes())
         return h.digest()
 
@@ -174,6 +192,10 @@ class TimeModel:
         """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built
         once."""
         return node_levels(self.nodes)
+
+
+MODEL_TIMES = 64
+"""Values of T :meth:`TimeModel.time_ns` keeps in the active cache (the last used)."""
 
 
 def collective_times(
@@ -305,10 +327,11 @@ class TermBuilder:
     ) -> int:
         """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node
         references) merge."""
-        norm = tuple(
-            Piece(float(c), tuple((r[0], r[1] * 1.0) for r in refs if r is not None), tuple(nodes))
+        norm = tuple([
+            Piece(float(c), tuple([(r[0], r[1] * 1.0) for r in refs if r is not None]),
+                  tuple(nodes))
             for c, refs, nodes in pieces
-        )
+        ])
         root = weight > 0 and not any(p.nodes for p in norm)
         if root:
             key = tuple(
@@ -338,12 +361,13 @@ class TermBuilder:
         r = np.array(self.largest) / np.array(self.peaks) if K else np.ones(0)
         B *= r[:, None]
         lam *= r[:, None]
-        self.nodes = [
-            tuple(
-                Piece(p.const_ns, tuple((k, a / r[k]) for k, a in p.terms), p.nodes) for p in pieces
-            )
-            for pieces in self.nodes
-        ]
+        rl = r.tolist()
+        if any(x != 1.0 for x in rl):  # (a / 1.0 is a: nothing to re-scale otherwise)
+            self.nodes = [
+                tuple([Piece(p.const_ns, tuple([(k, a / rl[k]) for k, a in p.terms]), p.nodes)
+                       for p in pieces])
+                for pieces in self.nodes
+            ]
         w = np.array([self.linear.get(k, 0.0) / r[k] for k in range(K)])
         referenced = {k for pieces in self.nodes for p in pieces for k, _ in p.terms}
         # fold the weight of latency-free, linear-only terms into their bytes (exact)
@@ -353,12 +377,10 @@ class TermBuilder:
                 w[k] = 1.0
         keep = np.array([w[k] > 0 or k in referenced for k in range(K)], dtype=bool)
         if not keep.all():  # renumber (only unused terms drop; node references keep their terms)
-            new = np.cumsum(keep) - 1
+            new = (np.cumsum(keep) - 1).tolist()
             self.nodes = [
-                tuple(
-                    Piece(p.const_ns, tuple((int(new[k]), a) for k, a in p.terms), p.nodes)
-                    for p in pieces
-                )
+                tuple([Piece(p.const_ns, tuple([(new[k], a) for k, a in p.terms]), p.nodes)
+                       for p in pieces])
                 for pieces in self.nodes
             ]
             B, lam, w = B[keep], lam[keep], w[keep]

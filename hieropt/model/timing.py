@@ -314,7 +314,27 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             entry, zero bandwidth on a dimension with traffic, or bandwidths so small (or large)
             that the time (or cost) overflows; (naming ``weights``) the weights are still shares
             of hours (:meth:`hieropt.spec.Instance.require_resolved_weights`).
+
+    The last :data:`EVALUATIONS` breakdowns of an instance object at a float array of bandwidths
+    are kept in the active cache (:mod:`hieropt.cache`) by the array's values, so that a solve
+    that checks one design twice (its tie-break's time target, then its certificate; a line
+    search's point, then the answer) evaluates it once; such a breakdown's ``bw_gbps`` is a
+    read-only copy of the array.
     """
+    if isinstance(bw_gbps, np.ndarray) and bw_gbps.dtype == np.float64 and bw_gbps.ndim == 1:
+        bw = bw_gbps.copy()
+        bw.flags.writeable = False
+        return current().memo("evaluations", (Same(instance), bw.tobytes()),
+                              lambda: _evaluate(instance, bw), EVALUATIONS)
+    return _evaluate(instance, bw_gbps)
+
+
+EVALUATIONS = 16
+"""Breakdowns :func:`evaluate` keeps in the active cache (the last used)."""
+
+
+def _evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
+    """:func:`evaluate` itself (no look-up)."""
     instance.require_resolved_weights()
     bw = check_bw(instance.network.n_dims, bw_gbps)
     execs, p2p_count = executions(instance)

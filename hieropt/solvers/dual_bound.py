@@ -116,9 +116,7 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
 def _drop_infinite_bounds(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
     """Set to 0, in place, each multiplier in ``u`` whose row bound (``lo`` for u > 0, ``hi`` for
     u < 0) is infinite: a multiplier on an infinite bound bounds nothing."""
-    for i, (v, low, high) in enumerate(zip(u.tolist(), lo.tolist(), hi.tolist(), strict=True)):
-        if (v > 0 and not math.isfinite(low)) or (v < 0 and not math.isfinite(high)):
-            u[i] = 0.0
+    u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0
 
 
 def _shrink_node_rows(arr, u: np.ndarray, r: np.ndarray) -> None:

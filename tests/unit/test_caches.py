@@ -284,3 +284,44 @@ def test_copies_share_what_their_fields_give():
     assert build_time_model(c) is not tm
     assert np.allclose(build_time_model(c).terms_bytes.sum(), 2 * tm.terms_bytes.sum())
     assert build_time_model(a) is tm and build_time_model(b) is tm
+
+
+def test_a_design_evaluated_twice_in_a_call_is_evaluated_once():
+    """The evaluator keeps a breakdown per instance object and bandwidth values within a call: an
+    equal array finds it, and its bandwidths are a read-only copy that the caller's later writes do
+    not reach; another instance object, other values or another call evaluate afresh."""
+    from hieropt.model.timing import evaluate
+
+    a = load_instance("instances/gpt3-4d.toml")
+    bw = np.array([200.0, 150.0, 100.0, 50.0])
+    with use():
+        first = evaluate(a, bw)
+        assert evaluate(a, bw.copy()) is first
+        assert first.bw_gbps is not bw and not first.bw_gbps.flags.writeable
+        bw[0] = 250.0
+        assert first.bw_gbps.tolist() == [200.0, 150.0, 100.0, 50.0]
+        other = evaluate(a, bw)
+        assert other is not first and other.iteration_time_ns < first.iteration_time_ns
+        copy = a.model_copy(update={"objective": "min_cost"})
+        again = evaluate(copy, np.array([200.0, 150.0, 100.0, 50.0]))
+        assert again is not first and again.iteration_time_ns == first.iteration_time_ns
+    fresh = evaluate(a, np.array([200.0, 150.0, 100.0, 50.0]))
+    assert fresh is not first and fresh.iteration_time_ns == first.iteration_time_ns
+
+
+def test_a_time_model_keeps_its_values_within_a_call():
+    """T of a model with max nodes at equal bandwidths is computed once per call: T = 2 + y0,
+    y0 = max(1 + tau0, 5), tau0 = 100 bytes / 10 GB/s = 10 ns: 13 ns; at 50 GB/s, tau0 = 2:
+    y0 = 5, T = 7 ns."""
+    from hieropt.model.terms import Piece, TimeModel
+
+    tm = TimeModel(constant_ns=2.0, terms_bytes=np.array([[100.0, 0.0]]),
+                   terms_latency_ns=np.zeros((1, 2)), term_weights=np.zeros(1),
+                   nodes=((Piece(1.0, ((0, 1.0),)), Piece(5.0, ())),), node_weights=np.ones(1),
+                   dimension_mode="concurrent", n_collectives=1)
+    with use() as cache:
+        assert tm.time_ns(np.array([10.0, 1.0])) == 13.0
+        assert tm.time_ns([10.0, 1.0]) == 13.0
+        assert tm.time_ns(np.array([50.0, 1.0])) == 7.0
+        assert len(cache.table("model times")) == 2
+    assert tm.time_ns(np.array([10.0, 1.0])) == 13.0

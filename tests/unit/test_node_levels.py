@@ -92,3 +92,33 @@ def test_the_schedule_graph_steps_by_hand():
     np.testing.assert_array_equal(node_values(plan, tau), [7.0, 11.0, 24.0, 13.0])
     # a NaN term propagates through either kind, as numpy's max does
     assert np.isnan(node_values(plan, np.array([np.nan, 10.0]))).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs())
+def test_the_batch_is_the_one_design_evaluation_bit_for_bit(case):
+    # the batch takes each level's pieces in rank order (first pieces, then second ones, ...) and
+    # its nodes by falling piece count: the same sums and maxima, so the same bits, as node_values
+    nodes, tau = case
+    batch = node_values_batch(node_levels(nodes), len(nodes), tau)
+    for s in range(tau.shape[0]):
+        assert batch[:, s].tobytes() == node_values(node_plan(nodes), tau[s]).tobytes()
+
+
+def test_a_level_of_nodes_with_one_two_and_three_pieces_by_hand():
+    # y0 = 2 tau0 = 4, y1 = tau1 = 10 (level 0); level 1: y2 = y0 + 1 = 5 (one piece),
+    # y3 = max(y0 + 3, y1 - 1, 2 y1) = 20 (three), y4 = max(y1, y0 + 7) = 11 (two);
+    # level 2: y5 = max(y3, y4 + y2) = max(20, 16) = 20; tau = (2, 10) and (2, 1): y1 = 1,
+    # y3 = max(7, 0, 2) = 7, y4 = max(1, 11) = 11, y5 = max(7, 16) = 16
+    nodes = ((Piece(0.0, ((0, 2.0),)),),
+             (Piece(0.0, ((1, 1.0),)),),
+             (Piece(1.0, (), ((0, 1.0),)),),
+             (Piece(3.0, (), ((0, 1.0),)), Piece(-1.0, (), ((1, 1.0),)),
+              Piece(0.0, (), ((1, 2.0),))),
+             (Piece(0.0, (), ((1, 1.0),)), Piece(7.0, (), ((0, 1.0),))),
+             (Piece(0.0, (), ((3, 1.0),)), Piece(0.0, (), ((4, 1.0), (2, 1.0)))))
+    tau = np.array([[2.0, 10.0], [2.0, 1.0]])
+    np.testing.assert_array_equal(
+        node_values_batch(node_levels(nodes), 6, tau).T,
+        [[4.0, 10.0, 5.0, 20.0, 11.0, 20.0], [4.0, 1.0, 5.0, 7.0, 11.0, 16.0]],
+    )
