@@ -21,6 +21,7 @@ from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .highs import HighsLP
+from .linalg import INF
 
 __all__ = ["cheapest_vertex", "CheapestVertex",
            "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
@@ -39,9 +40,6 @@ def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
     return NoSolutionError("infeasible", f"the budget ${usd_cents(budget_usd, up=False)} is below "
                            f"the cheapest network the design constraints allow, "
                            f"${usd_cents(cheapest_usd, up=True)}")
-
-
-INF = float("inf")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from .dense_lp import MAX_COLS, MAX_ROWS, SEEN, DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, HighsLP, LPBackend, LPResult
 from .kkt import polish
+from .linalg import INF
 from .outcome import Loop, LoopState, Multipliers, OAResult
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
@@ -52,7 +53,6 @@ TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
 (:meth:`CutLP. trusted`)."""
 MAX_RESCALES = 6
-INF = float("inf")
 
 
 def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-INF = float("inf")
+from .linalg import EPS, INF
 
 
 @dataclass(frozen=True)
@@ -203,9 +203,6 @@ def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
         if not (low_bound or infinite):
             terms.append((P / b if P > 0 else 0.0) + (g * b if finite else 0.0))
     return best, terms, low_bound, infinite
-
-
-EPS = float(np.finfo(float).eps)
 
 
 def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,

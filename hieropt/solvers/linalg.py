@@ -7,6 +7,10 @@ from fractions import Fraction
 
 import numpy as np
 
+INF = float("inf")
+EPS = float(np.finfo(float).eps)
+"""The machine epsilon of a float: the unit of every rounding margin of the solvers."""
+
 
 def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (``np.linalg.solve``: LAPACK gesv). A
@@ -15,6 +19,12 @@ def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
         return np.full(np.shape(b), np.nan)
+
+
+def exact_dot(coef, x) -> Fraction:
+    """sum_i coef_i x_i of two float vectors of one length (any units), in exact rationals."""
+    return sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(coef, x, strict=True)),
+               Fraction(0))
 
 
 def round_outwards(q: Fraction, up: bool) -> float:

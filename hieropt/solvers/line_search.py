@@ -14,11 +14,11 @@ import numpy as np
 from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
+from .linalg import EPS, exact_dot
 
 __all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_rows", "row_leak_usd",
            "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
-EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
 """Points of each round of the line search in :func:`meet_target`, one batched evaluation of T: the
@@ -168,12 +168,6 @@ def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
     return x if meets_rows(instance, x) else None
 
 
-def _exact_cost(price_usd_per_gbps: np.ndarray, bw: np.ndarray) -> Fraction:
-    """The cost of ``bw`` ($), exact."""
-    return sum((Fraction(float(c)) * Fraction(float(b))
-                for c, b in zip(price_usd_per_gbps, bw, strict=True)), Fraction(0))
-
-
 def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
              budget_usd: float) -> np.ndarray | None:
     """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
@@ -181,13 +175,13 @@ def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
     if anchor is None:
         return None
     budget = Fraction(budget_usd)
-    base, cost = _exact_cost(p, anchor), _exact_cost(p, x)
+    base, cost = exact_dot(p, anchor), exact_dot(p, x)
     if base > budget or not cost > base:
         return None
     f = float((budget - base) / (cost - base))
     for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
         point = anchor + f * (x - anchor)
-        over = max(_exact_cost(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
+        over = max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
         if over <= 0:
             return point
         f -= max(2 * float(over / (cost - base)), 1e-12 * f)

@@ -39,7 +39,7 @@ from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
-from .linalg import round_outwards
+from .linalg import EPS, exact_dot, round_outwards
 from .line_search import meets_rows, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
@@ -50,7 +50,6 @@ __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "ch
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network
 leaves a loaded dimension without bandwidth."""
-EPS = float(np.finfo(float).eps)
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound
 allows for."""
@@ -443,16 +442,12 @@ def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> f
     plus each row's violation weighted by the cheapest network's dual (a floor missed by round-off
     frees that much of the cheap dimension's cost)."""
     dm = instance.design_matrix
-    B = [Fraction(float(v)) for v in bw]
-
-    def dot(coef) -> Fraction:
-        return sum((Fraction(float(a)) * b for a, b in zip(coef, B, strict=True)), Fraction(0))
-
-    out = max(dot(cluster_cost_usd_per_gbps(instance)) - Fraction(reduced.budget_usd), Fraction(0))
+    out = max(exact_dot(cluster_cost_usd_per_gbps(instance), bw) - Fraction(reduced.budget_usd),
+              Fraction(0))
     for i, y in enumerate(reduced.vertex.row_duals):
         if y == 0:
             continue
-        lhs = dot(dm.A[i])
+        lhs = exact_dot(dm.A[i], bw)
         miss = Fraction(float(dm.lower[i])) - lhs if y > 0 else lhs - Fraction(float(dm.upper[i]))
         out += abs(Fraction(float(y))) * max(miss, Fraction(0))
     return float(out)

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..formulation.arrays import LPArrays
 from ..result import Status
+from .linalg import INF
 
 __all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
 
-INF = float("inf")
 STALL_ROUNDS = 4
 """Rounds without an improved bound before the next step of the stall rule
 (:meth:`LoopState.stall`)."""

@@ -33,6 +33,7 @@ from ..result import Status
 from ..spec import Instance
 from .cut_lp import ROUNDING, OAResult
 from .dense_lp import DenseLP
+from .linalg import EPS
 from .line_search import within_budget
 
 __all__ = ["fastest_single_term", "METHOD"]
@@ -152,6 +153,3 @@ def _bound_arrays(arr: RateArrays) -> tuple:
                                          np.abs(arr.time_costs).tolist(), arr.col_lower.tolist(),
                                          loaded.tolist(), A[arr.rate, arr.u_col].tolist())
     return out
-
-
-EPS = float(np.finfo(float).eps)
