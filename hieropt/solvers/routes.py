@@ -288,18 +288,15 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` and ``run_cost``: min T(B) x (A + cost(B)), the global optimum
-    of one convex program in cost shares x_d = p_d B_d / C (Charnes-Cooper) solved by cutting planes
+    of one convex program in cost shares
     (:func:`hieropt.solvers.procurement.min_time_cost_product`); with a time target, the cheapest
     network meeting it is solved first: its cost is a floor of the cost range.
     ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of one training run, run time x the
-    cluster's cost rate, affine in the network's capex C(B) (:func:`hieropt.model.run.cost_rate`):
-    F + C(B) / H ($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in
-    NPU-hour rate; H the amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x
-    T(B) (A + C(B)), A = F H (:func:`run_cost_terms`; I = tokens / tokens per iteration with a
-    token budget, else 1: $ per iteration); a larger A buys more network. Within a budget a hair
-    above the cheapest network, where the cost-share LP does not resolve the room, the fastest
-    design within the budget bounds the product from both sides (:func:`_product_or_near`).
-    Decision records: time x cost in cost shares; a budget a hair above the cheapest network.
+    cluster's cost rate F + C(B) / H ($ / h, :func:`hieropt.model.run.cost_rate`; H the amortisation
+    hours), so I iterations cost [I / (3.6e12 H)] x T(B) (A + C(B)) with A = F H
+    (:class:`RunCostTerms`). Within a budget a hair above the cheapest network, the fastest design
+    within the budget bounds the product from both sides (:func:`_product_or_near`). Decision
+    records: time x cost in cost shares; a budget a hair above the cheapest network.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
