@@ -232,11 +232,9 @@ BUDGET_ROUTES: tuple[Route, ...] = (
           and c.uniform_gbps < 1e-2 * c.core.s, fastest_by_shares),
     Route("time_lp", lambda c: True, time_lp_within_budget))
 """The routes of the fastest design within a budget, in the order walked (the last accepts every
-case). ``budget_far_below_scale``: a budget whose uniform bandwidth (budget / sum of prices) is more
-than 100 x below the performance LP's unit (set by the instance's tightest upper limit, e.g. a cap
-far above what the budget buys): the time LP's cuts would sit under HiGHS's absolute tolerances, so
-the cost-share LP, whose units follow the budget, solves it (:func:`fastest_by_shares`; decision
-record: a budget far below the LP's scale)."""
+case); each one's condition and reason is decision record 0009 (routes as a table).
+``budget_far_below_scale``: a budget whose uniform bandwidth is more than 100 x below the
+performance LP's unit (:func:`fastest_by_shares`)."""
 
 
 TIE_BREAK_LPS = 3
