@@ -246,9 +246,8 @@ class DenseLP:
         upper, lower = self._upper[:n + m], self._lower[:n + m]
         sense = np.where(upper == lower, 5, 0).astype(np.int32)  # (DAQP: 5 = an equality)
         try:
-            x, _, flag, info = daqp.solve(
-                self._H, f, self._C[n : n + m], upper, lower, sense, **SETTINGS
-            )
+            x, _, flag, info = daqp.solve(self._H, f, self._C[n : n + m], upper, lower, sense,
+                                          **SETTINGS)
         except (ValueError, TypeError, ArithmeticError):
             return None
         if flag != _OPTIMAL:

@@ -219,17 +219,9 @@ def _start(
     if len(free) < len(cbl):
         ct, cb = ct[free], cb[free]
         nul = [nul[i] for i in free]
-    return (
-        np.array(xl, dtype=float),
-        np.array(active, dtype=bool),
-        tol,
-        np.array(nul, dtype=float),
-        ct,
-        cb,
-        np.array(at_bound, dtype=bool),
-        np.array([not f for f in fixed], dtype=bool),
-        np.array(wanted, dtype=bool),
-    )
+    return (np.array(xl, dtype=float), np.array(active, dtype=bool), tol,
+            np.array(nul, dtype=float), ct, cb, np.array(at_bound, dtype=bool),
+            np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
 
 
 def _changes(

@@ -195,10 +195,8 @@ def portfolio_objectives(case: Case) -> Solution:
     optima = own_optima(instance, min(gap, REL_GAP), limit)
     regret = min_max_regret(instance, optima, min(gap, REL_GAP), limit)
     lps = sum(r.iterations for r in optima) + regret.iterations
-    extra = {
-        "own_optima_ns": [r.upper for r in optima],
-        "own_optima_gap": max(r.gap for r in optima),
-    }
+    extra = {"own_optima_ns": [r.upper for r in optima],
+             "own_optima_gap": max(r.gap for r in optima)}
     if instance.objective == "min_max_regret":
         res, obj = regret, "min_max_regret"
     else:
@@ -214,8 +212,7 @@ def portfolio_objectives(case: Case) -> Solution:
             f"than its own optimum, above max_regret {instance.max_regret:g}"
         )
     method = REGRET_COST_METHOD if obj == "min_cost" else None
-    sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value,
-                   method)
+    sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value, method)
     notes = ("sensitivity: not computed for the portfolio objectives (each workload's regret "
              "is in the portfolio table)",) if case.sensitivity else ()
     return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start,
@@ -338,8 +335,7 @@ def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float 
     inst = case.instance
     try:
         res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
-                                    inst.max_iteration_time_ns, meets, case.time_limit_s,
-                                    fixed_usd)
+                                    inst.max_iteration_time_ns, meets, case.time_limit_s, fixed_usd)
     except (NoSolutionError, SolverError) as e:
         if isinstance(e, NoSolutionError) and e.kind != "infeasible":
             raise
