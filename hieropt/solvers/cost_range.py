@@ -149,9 +149,8 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
                          priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
     """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
-    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension,
-    max r_d s.t. the cone and r_d <= 1 (optimum 1 or 0; unlimited at >= 0.5). The cone has no
-    right-hand side, so the answer is the same at every rescaling of bytes, limits and prices.
+    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension
+    (unlimited at an optimum >= 0.5; docs/certificates.md, "Unbounded, the same at every scale").
     Raises SolverError when HiGHS fails on one of the LPs."""
     if not dims:
         return ()

@@ -1,5 +1,6 @@
 """Dense linear algebra on the tiny systems of the solvers (a handful to a few hundred unknowns),
-and exact rationals rounded to floats."""
+exact rational dot products and their rounding to floats, and the solvers' one ``INF`` and
+``EPS``."""
 
 from __future__ import annotations
 
