@@ -208,19 +208,9 @@ class HighsLP:
         if h.addVars(n, arrays.col_lower, arrays.col_upper) != highspy.HighsStatus.kOk:
             raise SolverError("HiGHS rejected the LP's columns")
         h.changeColsCost(n, np.arange(n, dtype=np.int32), arrays.time_costs)
-        if (
-            m
-            and h.addRows(
-                m,
-                arrays.row_lower,
-                arrays.row_upper,
-                arrays.index.size,
-                arrays.start[:-1],
-                arrays.index,
-                arrays.value,
-            )
-            == highspy.HighsStatus.kError
-        ):
+        rows = (m, arrays.row_lower, arrays.row_upper, arrays.index.size, arrays.start[:-1],
+                arrays.index, arrays.value)
+        if m and h.addRows(*rows) == highspy.HighsStatus.kError:
             raise SolverError("HiGHS rejected the LP's rows")
         self.n_cols = n
         self._all_cols = np.arange(n, dtype=np.int32)

@@ -110,12 +110,8 @@ def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
     unknown = sorted(set(old) - names)
     if unknown:
         raise TypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
-    warnings.warn(
-        "solve(..., " + ", ".join(f"{k}=" for k in old) + ") is deprecated: pass "
-        "options=SolveOptions(...)",
-        DeprecationWarning,
-        stacklevel=_caller_level(),
-    )
+    warnings.warn("solve(..., " + ", ".join(f"{k}=" for k in old) + ") is deprecated: pass "
+                  "options=SolveOptions(...)", DeprecationWarning, stacklevel=_caller_level())
     update = {_OLD_NAMES.get(k, k): v for k, v in old.items()}
     if "budget_usd" in old and "max_network_cost_usd" in old:
         raise InputError("budget_usd", None,
