@@ -87,8 +87,8 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     (:func:`onto_rows`) when they are worth more than :data:`LEAK_ULPS` ulps of its cost, then,
     when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (a
     design on the rows and within the budget: the cheapest network), c + f (x - c) with the
-    largest f whose cost is within the budget in exact rational arithmetic (without an anchor, bw'
-    = lo + f (bw - lo), kept only when its row misses stay round-off). A point that misses a
+    largest f whose cost is within the budget in exact rational arithmetic (without an anchor,
+    bw' = lo + f (bw - lo), kept only when its row misses stay round-off). A point that misses a
     design row (:func:`meets_rows`) or is further over budget is no candidate.
     ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
