@@ -21,6 +21,7 @@ from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .highs import HighsLP
+from .linalg import INF
 
 __all__ = ["cheapest_vertex", "CheapestVertex",
            "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
@@ -39,9 +40,6 @@ def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
     return NoSolutionError("infeasible", f"the budget ${usd_cents(budget_usd, up=False)} is below "
                            f"the cheapest network the design constraints allow, "
                            f"${usd_cents(cheapest_usd, up=True)}")
-
-
-INF = float("inf")
 
 
 @dataclass(frozen=True)
@@ -151,9 +149,8 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
                          priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
     """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
-    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension,
-    max r_d s.t. the cone and r_d <= 1 (optimum 1 or 0; unlimited at >= 0.5). The cone has no
-    right-hand side, so the answer is the same at every rescaling of bytes, limits and prices.
+    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension
+    (unlimited at an optimum >= 0.5; docs/certificates.md, "Unbounded, the same at every scale").
     Raises SolverError when HiGHS fails on one of the LPs."""
     if not dims:
         return ()

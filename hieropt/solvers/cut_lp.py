@@ -1,27 +1,16 @@
 """Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex
 objective shares.
 
-Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs"): the links are
-outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every
-objective and right-hand side, so they accumulate across the sub-solves of one call. Each round:
-
-1. solve the LP: by DAQP while it is small (:class:`hieropt.solvers.dense_lp.DenseLP`,
-   microseconds), else in HiGHS (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures
-   cold, with the primal simplex and with the interior-point method), which also takes every LP DAQP
-   does not solve to optimality;
-2. the LP's point gives candidate designs whose objective is evaluated exactly (upper bounds);
-3. the LP's duals give a rigorous lower bound, the Lagrangian dual function of the true problem
-   (:mod:`hieropt.solvers.dual_bound`), which does not inherit the LP's tolerances;
-4. an active-set Newton polish (:mod:`hieropt.solvers.kkt`) turns the LP's point and duals into the
-   exact KKT point when the LP's active set is right (then 2 and 3 certify the optimum to round-off,
-   usually after one LP);
-5. new cuts where the LP's t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the
-   polished point.
-
-A result is OPTIMAL only when the proven gap meets the target. Safety nets: the LP is rebuilt at a
-new scale (cuts kept, in native units) when the incumbent leaves :data:`CENTRE` of its units or an
-LP fails on every retry; a loop that stops improving tightens HiGHS's tolerances, then re-scales,
-then stops with status LIMIT and the gap it proved.
+Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs") with
+tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
+right-hand side, so they accumulate across the sub-solves of one call. A round (decision record:
+cutting planes with a Lagrangian bound; docs/explanation/solving.md): the LP on DAQP or HiGHS
+(:class:`hieropt.solvers.dense_lp.DenseLP`), exact candidates from its point, the Lagrangian bound
+of its duals (:mod:`hieropt.solvers.dual_bound`), the Newton polish (:mod:`hieropt.solvers.kkt`),
+then new cuts where t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the polished
+point. OPTIMAL only when the proven gap meets the target; the LP is re-scaled (cuts kept) when the
+incumbent leaves :data:`CENTRE` of its units or an LP fails every retry, and a stalled loop tightens
+the tolerances, re-scales, then stops with LIMIT and its proven gap.
 """
 
 from __future__ import annotations
@@ -35,6 +24,7 @@ from .dense_lp import MAX_COLS, MAX_ROWS, SEEN, DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, HighsLP, LPBackend, LPResult
 from .kkt import polish
+from .linalg import INF
 from .outcome import Loop, LoopState, Multipliers, OAResult
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
@@ -52,7 +42,6 @@ TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
 (:meth:`CutLP. trusted`)."""
 MAX_RESCALES = 6
-INF = float("inf")
 
 
 def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:

@@ -1,19 +1,12 @@
 """The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent
 cuts, reused by every objective that optimises over the bandwidths directly.
 
-The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s: after the
-first solve, each further one (another budget on a Pareto front) needs a warm LP or two.
-
-- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the
-  budget row's multiplier, the slope of a line under the value function f(budget).
-- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: feasible upper bounds from the segment
-  between the LP's B and a point that meets the target (T is convex, cost linear).
-- :meth:`TimeLP.cost_range` — cheapest and dearest feasible network (two LPs).
-
-Before a loop, the set-up checks: whether the design constraints bound the loaded dimensions; and
-what an LP without a finite-time design means (infeasible rows, a budget below the cheapest network,
-a loaded dimension forced to zero bandwidth, or one whose unit is too large for the LP's cuts to
-reach the little bandwidth it needs).
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s; this
+class adds the objectives (:meth:`TimeLP.min_time`, :meth:`TimeLP.min_cost`,
+:meth:`TimeLP.cost_range`) and the set-up checks before a loop: whether the design constraints
+bound the loaded dimensions, and what an LP without a finite-time design means (infeasible rows, a
+budget below the cheapest network, a loaded dimension forced to zero bandwidth or starved by its
+unit).
 """
 
 from __future__ import annotations

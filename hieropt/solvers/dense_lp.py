@@ -1,21 +1,14 @@
 """Small LPs by a dense active-set solver (DAQP), with HiGHS behind it: the same interface as
 :class:`hieropt.solvers.highs.HighsLP`, for the cutting-plane loops and the single-term LP.
 
-HiGHS spends about 0.1 ms of fixed cost in every ``run`` (research: ``highspy.Highs.run`` on a 1-row
-LP with no simplex iteration takes 75-100 us here), which is most of a performance solve's LP on
-LIBRA's cases (5-28 rows, 4-10 columns). DAQP (Arnström, Bemporad and Axehill 2022, "A dual
-active-set solver for embedded quadratic programming using recursive LDL' updates", IEEE TAC 67(8);
-LPs by proximal-point iterations, its ``eps_prox``) solves them in a few microseconds from Python.
-It is used while the LP is small (:data:`MAX_COLS`, :data:`MAX_ROWS`) and only its optimal answers
-are taken: any other exit (infeasible, unbounded, cycling, iteration limit, an exception), a
+DAQP (Arnström, Bemporad and Axehill 2022, "A dual active-set solver for embedded quadratic
+programming using recursive LDL' updates", IEEE TAC 67(8); LPs by proximal-point iterations, its
+``eps_prox``) while the LP is small (:data:`MAX_COLS`, :data:`MAX_ROWS`); any exit but an optimum, a
 tightened tolerance or an LP grown past the limits hands the LP, as it stands, to HiGHS for good
-(:class:`~hieropt.solvers.highs.HighsLP`, with its retries and status names).
-
-Nothing is taken on trust from either solver: the loops use an LP's point only as a candidate that
-is checked against every design row and evaluated exactly, and its duals only through the safe
-bounds of :mod:`hieropt.solvers.dual_bound` and :mod:`hieropt.solvers.single_term`, which hold for
-any multipliers. The row duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's
-lower bound when minimising).
+(decision record: small LPs on a dense active-set solver). Points are only candidates and duals
+enter only the safe bounds (:mod:`hieropt.solvers.dual_bound`, :mod:`hieropt.solvers.single_term`).
+The row duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's lower bound when
+minimising).
 """
 
 from __future__ import annotations
@@ -253,9 +246,8 @@ class DenseLP:
         upper, lower = self._upper[:n + m], self._lower[:n + m]
         sense = np.where(upper == lower, 5, 0).astype(np.int32)  # (DAQP: 5 = an equality)
         try:
-            x, _, flag, info = daqp.solve(
-                self._H, f, self._C[n : n + m], upper, lower, sense, **SETTINGS
-            )
+            x, _, flag, info = daqp.solve(self._H, f, self._C[n : n + m], upper, lower, sense,
+                                          **SETTINGS)
         except (ValueError, TypeError, ArithmeticError):
             return None
         if flag != _OPTIMAL:

@@ -12,14 +12,13 @@ with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - 
 (bytes-weighted multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d,
 t_d) of the LP; other columns before the epigraph variables contribute min g x over their box. The
 middle term is 0 when every r_z >= 0; HiGHS's duals meet that only to its dual tolerance, so the
-multipliers of the rows that define each tau or y column are scaled down
-where its reduced cost is negative (nodes from the last to the first, since a node's rows reference
-earlier nodes and terms only; then the terms). What remains is a valid bound for any u, exact up to
-floating-point rounding of this evaluation: it does not inherit the LP's tolerance, and it is at
-least the LP's own value for the LP's optimal duals (the cut rows hold at t = 1/B), so it certifies
-gaps below the LP-tolerance floor. Source: Lagrangian duality for convex programs (e.g. Boyd and
-Vandenberghe 2004, §5.1-5.2); the rounding of duals into dual-feasible ones follows Neumaier and
-Shcherbina (2004), "Safe bounds in linear and mixed-integer programming".
+multipliers of the rows that define each tau or y column are scaled down where its reduced cost is
+negative (nodes from the last to the first, since a node's rows reference earlier nodes and terms
+only; then the terms). What remains is a valid bound for any u, exact up to the rounding of this
+evaluation (decision record: cutting planes with a Lagrangian bound). Source: Lagrangian duality
+for convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of duals into
+dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and
+mixed-integer programming".
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-INF = float("inf")
+from .linalg import EPS, INF
 
 
 @dataclass(frozen=True)
@@ -201,9 +200,6 @@ def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
         if not (low_bound or infinite):
             terms.append((P / b if P > 0 else 0.0) + (g * b if finite else 0.0))
     return best, terms, low_bound, infinite
-
-
-EPS = float(np.finfo(float).eps)
 
 
 def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,

@@ -1,14 +1,10 @@
 """The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one
 persistent highspy object, re-solved in place as rows, bounds and objectives change.
 
-The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds
-and objective switches change the same object, so every re-solve is warm-started from the previous
-basis. Pyomo's interface costs ~3 ms per model and ~2.5 ms per solve in configuration and output
-capture, 100x HiGHS's own time on these LPs (measured). Other settings, all measured on these LPs:
-one thread (HiGHS's worker threads cost 60-80 us per solve of an LP this small, and a forked child
-never sees them), presolve off, and highspy objects re-used per thread (creating one costs ~100 us);
-every option that a solve may change is set again when an object is handed out, so nothing persists
-from one solve call to the next.
+The arrays go to HiGHS directly (``addVars`` / ``addRows``: Pyomo's interface cost 100x HiGHS's
+own time on these LPs); every change re-solves warm from the previous basis. One thread, presolve
+off, highspy objects re-used per thread (each option a solve may change is set again when an
+object is handed out), all measured on these LPs.
 
 :meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold,
 with the primal simplex, and with the interior-point method (crossover on) before it is reported.
@@ -212,19 +208,9 @@ class HighsLP:
         if h.addVars(n, arrays.col_lower, arrays.col_upper) != highspy.HighsStatus.kOk:
             raise SolverError("HiGHS rejected the LP's columns")
         h.changeColsCost(n, np.arange(n, dtype=np.int32), arrays.time_costs)
-        if (
-            m
-            and h.addRows(
-                m,
-                arrays.row_lower,
-                arrays.row_upper,
-                arrays.index.size,
-                arrays.start[:-1],
-                arrays.index,
-                arrays.value,
-            )
-            == highspy.HighsStatus.kError
-        ):
+        rows = (m, arrays.row_lower, arrays.row_upper, arrays.index.size, arrays.start[:-1],
+                arrays.index, arrays.value)
+        if m and h.addRows(*rows) == highspy.HighsStatus.kError:
             raise SolverError("HiGHS rejected the LP's rows")
         self.n_cols = n
         self._all_cols = np.arange(n, dtype=np.int32)

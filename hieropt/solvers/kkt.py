@@ -1,28 +1,16 @@
 """Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense
 Newton steps.
 
-At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a
-few digits off (the bandwidths converge like the square root of the gap). But the LP already tells
-nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking
-those rows as equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT
-conditions (stationarity of the free columns, the active rows, the links) in the free columns, the
-active rows' multipliers and one multiplier per link, which Newton's method solves to machine
-precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization", §18.1). A primal-dual
-active-set correction follows (§16.5): rows the point violates join the active set, active
-inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point
-is a KKT point of the true convex problem, hence its optimum. Newton starts on the links (t = 1/B at
-the LP's B: the LP's t only bound 1/B from below). A run that heads for B = 0 (cut short by the
-fraction to the boundary more than :data:`MAX_DAMPED` times) misses a row that would stop it: the
-rows its last iterate crosses (judged with t = 1/B) join, as a primal active-set method's blocking
-constraints do, and the next run starts where this one began. Pieces of a max kept as ties that make
-the next system singular leave one at a time (then all together); an active set seen before ends the
-polish.
-
-The result is never trusted by itself: the solver evaluates T exactly at the polished B (after
-checking it meets every design row) for the upper bound, and computes the rigorous Lagrangian bound
-of :mod:`hieropt.solvers.dual_bound` from the polished multipliers for the lower bound. A wrong
-answer shows as a gap that does not close, and the cutting-plane loop continues (with a cut at the
-polished point).
+The LP's active set (rows with non-zero duals, columns at a bound) with the cuts replaced by
+t_d = 1/B_d gives a square KKT system in the free columns, the active rows' multipliers and one
+multiplier per link, which Newton's method solves to machine precision in 2-5 steps (Nocedal and
+Wright 2006, "Numerical Optimization", §18.1), with a primal-dual active-set correction (§16.5). The
+rules (start on the links, wrong-sign rows leave, violated rows join, a run cut short by the
+fraction to the boundary more than :data:`MAX_DAMPED` times joins the rows it crosses, tied pieces
+leave one at a time, a repeated active set stops) are decision record 0002 (a Newton polish on the
+active set) and docs/explanation/solving.md. The result is never trusted by itself: the loop
+evaluates T at the polished B and takes the Lagrangian bound of :mod:`hieropt.solvers.dual_bound`
+at the polished multipliers.
 """
 
 from __future__ import annotations
@@ -231,17 +219,9 @@ def _start(
     if len(free) < len(cbl):
         ct, cb = ct[free], cb[free]
         nul = [nul[i] for i in free]
-    return (
-        np.array(xl, dtype=float),
-        np.array(active, dtype=bool),
-        tol,
-        np.array(nul, dtype=float),
-        ct,
-        cb,
-        np.array(at_bound, dtype=bool),
-        np.array([not f for f in fixed], dtype=bool),
-        np.array(wanted, dtype=bool),
-    )
+    return (np.array(xl, dtype=float), np.array(active, dtype=bool), tol,
+            np.array(nul, dtype=float), ct, cb, np.array(at_bound, dtype=bool),
+            np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
 
 
 def _changes(

@@ -1,11 +1,16 @@
 """Dense linear algebra on the tiny systems of the solvers (a handful to a few hundred unknowns),
-and exact rationals rounded to floats."""
+exact rational dot products and their rounding to floats, and the solvers' one ``INF`` and
+``EPS``."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
 import numpy as np
+
+INF = float("inf")
+EPS = float(np.finfo(float).eps)
+"""The machine epsilon of a float: the unit of every rounding margin of the solvers."""
 
 
 def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -15,6 +20,12 @@ def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
         return np.full(np.shape(b), np.nan)
+
+
+def exact_dot(coef, x) -> Fraction:
+    """sum_i coef_i x_i of two float vectors of one length (any units), in exact rationals."""
+    return sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(coef, x, strict=True)),
+               Fraction(0))
 
 
 def round_outwards(q: Fraction, up: bool) -> float:

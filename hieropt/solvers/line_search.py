@@ -14,21 +14,18 @@ import numpy as np
 from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
+from .linalg import EPS, exact_dot
 
 __all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_rows", "row_leak_usd",
            "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
-EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
 """Points of each round of the line search in :func:`meet_target`, one batched evaluation of T: the
 chord's root c (feasible, T being convex), c + (hi - c) 2^-(1 + 3k) (the distance from c to the
-boundary to a factor 8, however small), and a uniform grid of 7 points of the bracket [lo, hi]; the
-chord of the new, far smaller bracket is then closer still. A few rounds reach the 1e-15 bracket
-that 50 bisection steps would, or a bracket whose two times differ by round-off only (T is evaluated
-to its last bits there: a finer point would be chosen by rounding noise). 25 points a round: on a
-pipelined 1T model, whose T is a schedule graph evaluated per point, the 67 points of factor-2 steps
-and a 15-point grid made the line search 35 % slower for the same answers (to 1e-11)."""
+boundary to a factor 8, however small), and a uniform grid of 7 points of the bracket [lo, hi]. A
+few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times
+differ by round-off only."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators'
 sums)."""
@@ -83,21 +80,17 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget)
     that holds the design rows to round-off, or None.
 
-    An LP point meets the bounds, the design rows and the budget row only to HiGHS's tolerance.
-    Near the cheapest network (or wherever the budget row is almost parallel to a design row, as
-    ``sum(bw) == S`` and equal prices) the room a budget leaves is a sliver of the cost, and a row
-    missed by 1e-12 of its size frees more cost than that room (:func:`row_leak_usd`): such a design
-    is faster than every design exactly within the rows and the budget, and the loop's bound, valid
-    for those, lies above its time. So the candidate is ``bw`` clipped into its bounds, projected
-    onto the rows it misses or holds (:func:`onto_rows`) when they are worth more than
-    :data:`LEAK_ULPS` units in the last place of its cost, then, when over budget by a hair (at
-    most 1e-6 relative), moved onto the budget towards ``anchor()`` (a design on the rows to
-    round-off and within the budget: the cheapest network), c + f (x - c) with the largest f whose
-    cost is within the budget in exact rational arithmetic: both ends hold every row, so the point
-    does. Without an anchor the change above the lower bounds is scaled instead, bw' = lo + f (bw -
-    lo), kept only when its row misses stay round-off. A point that misses a design row
-    (:func:`meets_rows`; an LP point does unless its units hid a row) or is further over budget is
-    no candidate. ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
+    An LP point meets the rows only to HiGHS's tolerance, and near the cheapest network a row
+    missed by 1e-12 of its size frees more cost than the budget's room (:func:`row_leak_usd`; the
+    loop's bound, valid for exactly feasible designs, would lie above its time). So the candidate
+    is ``bw`` clipped into its bounds, projected onto the rows it misses or holds
+    (:func:`onto_rows`) when they are worth more than :data:`LEAK_ULPS` ulps of its cost, then,
+    when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (a
+    design on the rows and within the budget: the cheapest network), c + f (x - c) with the
+    largest f whose cost is within the budget in exact rational arithmetic (without an anchor,
+    bw' = lo + f (bw - lo), kept only when its row misses stay round-off). A point that misses a
+    design row (:func:`meets_rows`) or is further over budget is no candidate.
+    ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
         return None
     dm = instance.design_matrix
@@ -168,12 +161,6 @@ def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
     return x if meets_rows(instance, x) else None
 
 
-def _exact_cost(price_usd_per_gbps: np.ndarray, bw: np.ndarray) -> Fraction:
-    """The cost of ``bw`` ($), exact."""
-    return sum((Fraction(float(c)) * Fraction(float(b))
-                for c, b in zip(price_usd_per_gbps, bw, strict=True)), Fraction(0))
-
-
 def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
              budget_usd: float) -> np.ndarray | None:
     """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
@@ -181,13 +168,13 @@ def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
     if anchor is None:
         return None
     budget = Fraction(budget_usd)
-    base, cost = _exact_cost(p, anchor), _exact_cost(p, x)
+    base, cost = exact_dot(p, anchor), exact_dot(p, x)
     if base > budget or not cost > base:
         return None
     f = float((budget - base) / (cost - base))
     for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
         point = anchor + f * (x - anchor)
-        over = max(_exact_cost(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
+        over = max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
         if over <= 0:
             return point
         f -= max(2 * float(over / (cost - base)), 1e-12 * f)
@@ -227,17 +214,11 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
             found, whose last digits do not matter).
 
     Returns:
-        (D,) GB/s. It is the point :data:`ULP_STEPS` ulps inside the target when both evaluators
-        (the time model and the independent :func:`hieropt.model.timing.evaluate`) find it within
-        the target. Otherwise it
-        is the point that keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when
-        ``meets`` has it, so that the evaluator, which sums in another order, also finds T <= target
-        (not 1 ulp above).
-
-    The margin is only a fallback: a move towards ``meets`` costs about margin x T / (T(bw) -
-    T(meets)) of the way. For a target within 1e-6 of the fastest time, that is ~1e-6 of the cost
-    difference between ``bw`` and ``meets``, and min_cost would stall at that gap (3e-8 on a fuzz
-    case) with the exact optimum in hand."""
+        (D,) GB/s: the point :data:`ULP_STEPS` ulps inside the target when both evaluators (the
+        time model and the independent :func:`hieropt.model.timing.evaluate`) find it within the
+        target; else the point that keeps a margin of :data:`TARGET_MARGIN` (relative) below the
+        target when ``meets`` has it (a fallback only: near the fastest time the move that margin
+        costs would stall min_cost at a gap of ~1e-8)."""
     bw = within_rows(instance, bw, meets)
     target = target_ns
     if t_meets <= target_ns * (1 - TARGET_MARGIN):

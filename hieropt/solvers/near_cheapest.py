@@ -2,26 +2,19 @@
 1e-13 ... 1e-2)), where the cheapest network leaves a dimension that carries traffic without
 bandwidth (decision record: a budget a hair above the cheapest network).
 
-The starved dimensions get only what the slack (budget - cheapest) buys, and in the budget row
-sum_d p_d B_d <= budget that slack is a difference of two numbers that agree to 1e-9 and beyond,
-which no LP resolves. LP duality at the cheapest network (Dantzig's reduced costs) states the budget
-exactly: with the row multipliers y of the cheapest-network LP
-(:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced prices r = p - A'y, every design
-has p.B = y.(A B) + r.B identically, and within a budget
+LP duality at the cheapest network (Dantzig's reduced costs; row multipliers y of
+:func:`hieropt.solvers.cost_range.cheapest_vertex`, reduced prices r = p - A'y, so p.B = y.(A B) +
+r.B for every design) states the budget exactly, in rational arithmetic
+(:func:`reduced_budget_row`):
 
     sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d <= budget - y.b - sum_edge r_d
     edge_d
 
-(the exact row, :func:`reduced_budget_row`, in exact rational arithmetic): s_i >= 0 is the distance
-of an inequality row with a multiplier from the bound the cheapest network holds it at, sigma_d >= 0
-that of a dimension held at a bound other than 0 (its edge), and the dimensions the cheapest network
-fills have r_d = 0. Every term is >= 0 and the right-hand side is the room above the cheapest
-network itself. The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by
-that row alone, with share units that follow the slack on the starved dimensions, so its
-Lagrangian bound holds for every exactly feasible design (:func:`fastest_near_cheapest`); its points
-become designs by completing the cheapest network (:func:`complete`). Keeping the float share row
-instead fails at ties in price: the LP spends the row's tolerance, 1e-9 of the cost, on the tied
-split (tests/solve/test_near_cheapest_ties.py).
+with s_i >= 0 an inequality row's distance from the bound the cheapest network holds it at and
+sigma_d >= 0 that of a dimension held at a bound other than 0 (its edge); every term is >= 0. The
+cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone
+(:func:`fastest_near_cheapest`), and its points become designs by completing the cheapest network
+(:func:`complete`).
 """
 
 from __future__ import annotations
@@ -39,7 +32,7 @@ from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
-from .linalg import round_outwards
+from .linalg import EPS, exact_dot, round_outwards
 from .line_search import meets_rows, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
@@ -50,7 +43,6 @@ __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "ch
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network
 leaves a loaded dimension without bandwidth."""
-EPS = float(np.finfo(float).eps)
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound
 allows for."""
@@ -443,16 +435,12 @@ def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> f
     plus each row's violation weighted by the cheapest network's dual (a floor missed by round-off
     frees that much of the cheap dimension's cost)."""
     dm = instance.design_matrix
-    B = [Fraction(float(v)) for v in bw]
-
-    def dot(coef) -> Fraction:
-        return sum((Fraction(float(a)) * b for a, b in zip(coef, B, strict=True)), Fraction(0))
-
-    out = max(dot(cluster_cost_usd_per_gbps(instance)) - Fraction(reduced.budget_usd), Fraction(0))
+    out = max(exact_dot(cluster_cost_usd_per_gbps(instance), bw) - Fraction(reduced.budget_usd),
+              Fraction(0))
     for i, y in enumerate(reduced.vertex.row_duals):
         if y == 0:
             continue
-        lhs = dot(dm.A[i])
+        lhs = exact_dot(dm.A[i], bw)
         miss = Fraction(float(dm.lower[i])) - lhs if y > 0 else lhs - Fraction(float(dm.upper[i]))
         out += abs(Fraction(float(y))) * max(miss, Fraction(0))
     return float(out)
@@ -479,11 +467,9 @@ def sharpened(out: OAResult, case) -> OAResult:
     """The time LP's outcome ``out`` of a fastest-within-a-budget ``case``
     (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the case's gap target
     and the budget is a hair above a cheapest network that holds a loaded dimension at a bound
-    other than 0 (:func:`near_cheapest` with ``edges``), the outcome of
-    :func:`fastest_near_cheapest` on the exact reduced budget row when its proven gap is smaller.
-    There the room is a sliver of the cost that the LP's float budget row does not resolve (its
-    bound stalls 1e-7 below the time); the reduced row states it exactly. Both bounds are valid
-    for every exactly feasible design; the LPs of the second solve are added to ``case.core``."""
+    other than 0 (:func:`near_cheapest` with ``edges``; decision record 0007, "also where no
+    dimension starves"), the outcome of :func:`fastest_near_cheapest` when its proven gap is
+    smaller. The LPs of the second solve are added to ``case.core``."""
     core, budget = case.core, case.budget_usd
     if budget is None or not out.gap > case.rel_gap:
         return out

@@ -1,10 +1,7 @@
 """Time x cost (performance per cost, or a run's cost) within a budget a hair above the cheapest
 network, where the cost-share LP of :func:`hieropt.solvers.procurement.min_time_cost_product` does
-not resolve the room above that network (decision record: a budget a hair above the cheapest
-network): the fastest design within the budget, solved on
-:data:`hieropt.solvers.procurement.BUDGET_ROUTES`, which state such a budget exactly, bounds the
-product from both sides, since every design within the budget costs at least the cheapest network.
-"""
+not resolve the room: bounded from both sides by the fastest design within the budget (decision
+record: a budget a hair above the cheapest network)."""
 
 from __future__ import annotations
 
@@ -67,19 +64,14 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
     :func:`~hieropt.solvers.procurement.min_time_cost_product` does not resolve the room (its
     outcome ``out``: LIMIT, or None when it found no design and called the case infeasible).
 
-    The fastest design B_p within the budget U, solved on
-    :data:`~hieropt.solvers.procurement.BUDGET_ROUTES` (which state such a budget exactly), has
-    time T_p and a proven bound L_p <= T(B) for every design B within U; every
-    such B also costs at least C_lo (:func:`cheapest_cost_floor_usd`, or ``cost_floor_usd`` when
-    higher: the cheapest network meeting a time target). So T(B) x (A + C(B)) >= L_p x (A + C_lo)
-    for every feasible B, and B_p is feasible: a relative gap of at most (1 + gap_p) (A + U) / (A +
-    C_lo) - 1, at most ~1e-2 here. Splitting the costs in two (:func:`_split_bound`, one more
-    fastest-design solve) usually closes the part U / C_lo - 1 of it. The best design found (B_p,
-    the split's, ``out``'s) and the highest bound are kept; OPTIMAL when their gap meets
-    ``rel_gap``, else LIMIT with it. Where the room is within the round-off of a cost, a design
-    of ``out`` may meet the rows and the budget only to that round-off and so beat the bound here,
-    which holds for exactly feasible designs (or ``out``'s bound, the value here): the two do not
-    combine, and ``out`` is kept. Decision record: a budget a hair above the cheapest network.
+    The bound T(B) x (A + C(B)) >= L_p x (A + C_lo) (A = ``fixed_usd``; L_p the proven bound of
+    the fastest design within the budget U, on :data:`~hieropt.solvers.procurement.BUDGET_ROUTES`;
+    C_lo :func:`cheapest_cost_floor_usd`, or ``cost_floor_usd`` when higher: the cheapest network
+    meeting a time target), sharpened by a split of the costs (:func:`_split_bound`), is decision
+    record 0007 (a budget a hair above the cheapest network). The best design (the fastest one, the
+    split's, ``out``'s) and the highest bound are kept: OPTIMAL when their gap meets ``rel_gap``,
+    else LIMIT; ``out`` alone when its design beats that bound (it meets the budget only to the
+    round-off of a cost, the bound holds for exactly feasible designs).
 
     Returns:
         ``out`` unchanged when it is OPTIMAL, the instance has no budget, or the budget is not

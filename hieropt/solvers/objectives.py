@@ -110,20 +110,13 @@ def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
     unknown = sorted(set(old) - names)
     if unknown:
         raise TypeError(f"solve() got an unexpected keyword argument {unknown[0]!r}")
-    warnings.warn(
-        "solve(..., " + ", ".join(f"{k}=" for k in old) + ") is deprecated: pass "
-        "options=SolveOptions(...)",
-        DeprecationWarning,
-        stacklevel=_caller_level(),
-    )
+    warnings.warn("solve(..., " + ", ".join(f"{k}=" for k in old) + ") is deprecated: pass "
+                  "options=SolveOptions(...)", DeprecationWarning, stacklevel=_caller_level())
     update = {_OLD_NAMES.get(k, k): v for k, v in old.items()}
     if "budget_usd" in old and "max_network_cost_usd" in old:
-        raise InputError(
-            "budget_usd",
-            None,
-            "given together with max_network_cost_usd (its old name)",
-            "give one of them",
-        )
+        raise InputError("budget_usd", None,
+                         "given together with max_network_cost_usd (its old name)",
+                         "give one of them")
     return replace(options, **update)
 
 
@@ -339,8 +332,7 @@ def solve_fastest_cheapest(instance: Instance,
     except HieroptError as e:
         design = str(e)
     if kept is None and res.status is Status.OPTIMAL and not isinstance(design, str):
-        keep_outcome("fastest and cheapest", instance, tm, extra,
-                     (res, counts, cheap, cost_counts))
+        keep_outcome("fastest and cheapest", instance, tm, extra, (res, counts, cheap, cost_counts))
     return _shown(sol, design, counts.lps + cost_counts.lps), design
 
 

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..formulation.arrays import LPArrays
 from ..result import Status
+from .linalg import INF
 
 __all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
 
-INF = float("inf")
 STALL_ROUNDS = 4
 """Rounds without an improved bound before the next step of the stall rule
 (:meth:`LoopState.stall`)."""
@@ -92,11 +92,8 @@ class Loop:
             :class:`hieropt.model.cutmodel.CutModel`) and re-loads the LP.
         cut_first: when the first LP's point is not
             :meth:`hieropt.solvers.cut_lp.CutLP.trusted`, cut it once more before the polish (the
-            performance objective: one warm LP instead of up to four Newton runs from a guessed
-            active set on LIBRA's multiple_constraints cases). Off for the min-cost path, whose
-            loop re-uses the fastest solve's cuts: a different cut set there moved a fragile case
-            (tests/fuzz/test_solver_at_extreme_magnitudes.py, a target 1e-3 above the fastest
-            time) from optimal to LIMIT at 3.1e-8.
+            performance objective: one warm LP instead of up to four Newton runs). Off for the
+            min-cost path, whose loop re-uses the fastest solve's cuts.
     """
 
     costs: Callable[[], np.ndarray]

@@ -1,22 +1,14 @@
 """Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
 time-target form.
 
-- **Own optima** T_w* = min T_w(B) under the instance's rows, bounds and budget (without the budget
-  for the weights from shares of hours), one cutting-plane solve each
-  (:class:`hieropt.solvers.cutting.TimeLP`), proven in [L_w, U_w]; U_w is used as T_w*. When one
-  stops short of its gap the portfolio's answer is LIMIT, saying by how much, and a min-max
-  ratio's bound is scaled by min_w L_w / U_w.
-- **Min-max regret**: min z s.t. T_w(B) <= z U_w for every w, on the portfolio LP
-  (:mod:`hieropt.formulation.portfolio`) solved by the loop of :class:`hieropt.solvers.cut_lp.CutLP`
-  from the best own optimum's design: candidates max_w T_w(B) / U_w evaluated exactly, the bound
-  the Lagrangian bound on z (:mod:`hieropt.solvers.dual_bound`).
-- **Time-target form** (``min_cost`` with ``max_regret = x``): the cheapest network with T_w(B) <=
-  (1 + x) U_w for every w: z fixed at 1 + x and the cost objective; candidates are the LP's points
-  moved towards the min-max-regret optimum into the targets (bisection: max_w T_w / U_w is convex),
-  the bound the Lagrangian bound on the cost.
-
-A loop that stalls stops with LIMIT and the gap it proved. Every design is re-evaluated per workload
-by the independent evaluator (:func:`hieropt.model.timing.evaluate`).
+Own optima T_w* = min T_w(B) (one cutting-plane solve each, proven in [L_w, U_w]; U_w is used as
+T_w*); min-max regret, min z s.t. T_w(B) <= z U_w for every w; and its time-target form,
+``min_cost`` with ``max_regret = x``: z fixed at 1 + x. Both on the portfolio LP
+(:mod:`hieropt.formulation.portfolio`) and the loop of :class:`hieropt.solvers.cut_lp.CutLP`, with
+the Lagrangian bound on z or on the cost; their candidates, bounds and honest stops (an own optimum
+short of its gap makes the answer LIMIT) are docs/certificates.md's "One bound mechanism". Every
+design is re-evaluated per workload by the independent evaluator
+(:func:`hieropt.model.timing.evaluate`).
 """
 
 from __future__ import annotations

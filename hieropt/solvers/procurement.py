@@ -232,22 +232,17 @@ BUDGET_ROUTES: tuple[Route, ...] = (
           and c.uniform_gbps < 1e-2 * c.core.s, fastest_by_shares),
     Route("time_lp", lambda c: True, time_lp_within_budget))
 """The routes of the fastest design within a budget, in the order walked (the last accepts every
-case). ``budget_far_below_scale``: a budget whose uniform bandwidth (budget / sum of prices) is more
-than 100 x below the performance LP's unit (set by the instance's tightest upper limit, e.g. a cap
-far above what the budget buys): the time LP's cuts would sit under HiGHS's absolute tolerances, so
-the cost-share LP, whose units follow the budget, solves it (:func:`fastest_by_shares`; decision
-record: a budget far below the LP's scale)."""
+case); each one's condition and reason is decision record 0009 (routes as a table).
+``budget_far_below_scale``: a budget whose uniform bandwidth is more than 100 x below the
+performance LP's unit (:func:`fastest_by_shares`)."""
 
 
 TIE_BREAK_LPS = 3
 """LPs the tie-break of :func:`hieropt.solvers.objectives.solve_fastest_cheapest` (and of
 objective ``min_run_cost`` on a rented cluster) makes at most (then its design is the cheapest
 found, status LIMIT with its proven gap). Most close the gap in one or two; where the network's
-cost hardly moves the time (a pipelined 1T model on 4,096 NPUs: 1e-12 of the time is worth 4.5e-8
-of the cost), the cheapest design within 1e-8 of the fastest time cannot be certified to 1e-8 at
-the evaluators' round-off, and the loop ran 15-20 LPs to its stall rule for a gap of 3e-7, which
-its second LP had reached (3 LPs: 5e-7 there, $6 of $11M; on the co-design tie-break test's face
-of equally fast designs the same gaps as 16 LPs)."""
+cost hardly moves the time, the loop ran 15-20 LPs to its stall rule for the gap its second LP had
+reached."""
 
 
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,

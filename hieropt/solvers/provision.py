@@ -273,43 +273,23 @@ def provision(
             roundings = _roundings(solver, objective, instance, catalog, tm, milp, options,
                                    continuous.bw_gbps, value, limits)
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
-    message = (
-        "optimal within the gap target"
-        if status is Status.OPTIMAL
-        else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}"
-    )
+    message = ("optimal within the gap target" if status is Status.OPTIMAL else
+               f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
+    unit = UNITS[objective]  # (shares of hours: the hour-weighted ratio)
     return Provisioning(
-        status=status,
-        message=message,
-        objective=objective,
-        objective_unit=(UNITS[objective].replace("ns", RELATIVE_UNIT) if instance.relative_time
-                        else UNITS[objective]),  # (shares of hours: the hour-weighted ratio)
-        design=design,
-        bw_gbps=bd.bw_gbps,
-        iteration_time_ns=bd.iteration_time_ns,
-        network_cost_usd=float(sum(o.cost_usd for o in design)),
-        power_w=_power(design),
-        objective_value=value,
-        objective_bound=bound,
-        gap=gap,
-        max_iteration_time_ns=max_iteration_time_ns,
-        max_cost_usd=max_cost_usd,
-        max_power_w=max_power_w,
-        bom=tuple(line for o in design for line in o.bom),
-        breakdown=bd,
-        continuous=continuous,
-        continuous_note=cnote,
-        roundings=roundings,
-        catalog=catalog.name,
-        options=tuple(len(o) for o in options),
-        milp_solves=solver.solves,
-        milp_seconds=solver.seconds,
-        solve_seconds=time.perf_counter() - start,
-        method=_method(objective),
-        notes=tuple(notes),
+        status=status, message=message, objective=objective,
+        objective_unit=unit.replace("ns", RELATIVE_UNIT) if instance.relative_time else unit,
+        design=design, bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
+        network_cost_usd=float(sum(o.cost_usd for o in design)), power_w=_power(design),
+        objective_value=value, objective_bound=bound, gap=gap,
+        max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        max_power_w=max_power_w, bom=tuple(line for o in design for line in o.bom), breakdown=bd,
+        continuous=continuous, continuous_note=cnote, roundings=roundings, catalog=catalog.name,
+        options=tuple(len(o) for o in options), milp_solves=solver.solves,
+        milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
+        method=_method(objective), notes=tuple(notes),
         extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(),
-               "columns": m.nvariables()},
-    )
+               "columns": m.nvariables()})
 
 
 def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,

@@ -26,11 +26,10 @@ from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import cheapest_vertex
 from .cut_lp import CutLP, Loop
-from .linalg import round_outwards
+from .linalg import EPS, INF, round_outwards
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
 from .outcome import OAResult
 
-INF = float("inf")
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
 BOUND_SLACK = 1e-9
@@ -45,7 +44,6 @@ than a decade grid: the LP's point, where the Newton polish starts, is then clos
 (on the 12 LIBRA instances and the shipped ones, 132 Newton steps instead of 189)."""
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
-EPS = float(np.finfo(float).eps)
 
 
 class RatioCore(CutLP):

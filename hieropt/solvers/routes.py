@@ -195,10 +195,8 @@ def portfolio_objectives(case: Case) -> Solution:
     optima = own_optima(instance, min(gap, REL_GAP), limit)
     regret = min_max_regret(instance, optima, min(gap, REL_GAP), limit)
     lps = sum(r.iterations for r in optima) + regret.iterations
-    extra = {
-        "own_optima_ns": [r.upper for r in optima],
-        "own_optima_gap": max(r.gap for r in optima),
-    }
+    extra = {"own_optima_ns": [r.upper for r in optima],
+             "own_optima_gap": max(r.gap for r in optima)}
     if instance.objective == "min_max_regret":
         res, obj = regret, "min_max_regret"
     else:
@@ -214,8 +212,7 @@ def portfolio_objectives(case: Case) -> Solution:
             f"than its own optimum, above max_regret {instance.max_regret:g}"
         )
     method = REGRET_COST_METHOD if obj == "min_cost" else None
-    sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value,
-                   method)
+    sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value, method)
     notes = ("sensitivity: not computed for the portfolio objectives (each workload's regret "
              "is in the portfolio table)",) if case.sensitivity else ()
     return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start,
@@ -288,18 +285,15 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` and ``run_cost``: min T(B) x (A + cost(B)), the global optimum
-    of one convex program in cost shares x_d = p_d B_d / C (Charnes-Cooper) solved by cutting planes
+    of one convex program in cost shares
     (:func:`hieropt.solvers.procurement.min_time_cost_product`); with a time target, the cheapest
     network meeting it is solved first: its cost is a floor of the cost range.
     ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of one training run, run time x the
-    cluster's cost rate, affine in the network's capex C(B) (:func:`hieropt.model.run.cost_rate`):
-    F + C(B) / H ($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in
-    NPU-hour rate; H the amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x
-    T(B) (A + C(B)), A = F H (:func:`run_cost_terms`; I = tokens / tokens per iteration with a
-    token budget, else 1: $ per iteration); a larger A buys more network. Within a budget a hair
-    above the cheapest network, where the cost-share LP does not resolve the room, the fastest
-    design within the budget bounds the product from both sides (:func:`_product_or_near`).
-    Decision records: time x cost in cost shares; a budget a hair above the cheapest network.
+    cluster's cost rate F + C(B) / H ($ / h, :func:`hieropt.model.run.cost_rate`; H the amortisation
+    hours), so I iterations cost [I / (3.6e12 H)] x T(B) (A + C(B)) with A = F H
+    (:class:`RunCostTerms`). Within a budget a hair above the cheapest network, the fastest design
+    within the budget bounds the product from both sides (:func:`_product_or_near`). Decision
+    records: time x cost in cost shares; a budget a hair above the cheapest network.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
@@ -341,8 +335,7 @@ def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float 
     inst = case.instance
     try:
         res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
-                                    inst.max_iteration_time_ns, meets, case.time_limit_s,
-                                    fixed_usd)
+                                    inst.max_iteration_time_ns, meets, case.time_limit_s, fixed_usd)
     except (NoSolutionError, SolverError) as e:
         if isinstance(e, NoSolutionError) and e.kind != "infeasible":
             raise

@@ -8,18 +8,13 @@ the budget, the min_cost time target, or a free bonus delta_d of bandwidth on di
 B'_d + delta_d, every row, bound and the budget on B'). V is convex in each (the value function of a
 convex program in a right-hand side): its one-sided derivatives exist and are monotone.
 
-- **Multipliers** (:func:`sensitivity`): re-solves at theta +- h (h = :data:`STEP` of the
-  parameter's scale, certified to :data:`SENS_GAP`) and the multipliers of the loop's bound there
-  (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row (a row on
-  one dimension held at its limit also bounds that column in the LP,
-  :func:`hieropt.formulation.scale.upper_limits_gbps`, which may take part of its dual: the
-  bound's share is added), the budget or the target; for a bound of B_d or the bonus the
-  derivative of the Lagrangian's term of d, g_d - P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus),
-  g_d and P_d the reduced costs of B_d and t_d
-  (:mod:`hieropt.solvers.dual_bound`). They tend to V's one-sided derivatives: the value is their
-  mean (error O(h^2)) when they agree within :data:`KINK_TOL`, else each side is extrapolated from
-  +-h and +-2h (a kink). Both 0: not binding; no side feasible (equalities pin the design): binding,
-  no value.
+- **Multipliers** (:func:`sensitivity`; docs/procurement-design.md §1 states the method and its
+  formulas): re-solves at theta +- h (h = :data:`STEP` of the parameter's scale, certified to
+  :data:`SENS_GAP`) and the multipliers of the loop's bound there
+  (:class:`hieropt.solvers.cut_lp.Multipliers`; a row on one dimension held at its limit also
+  bounds that column in the LP, :func:`hieropt.formulation.scale.upper_limits_gbps`: the bound's
+  share is added); their mean when they agree within :data:`KINK_TOL`, else each side
+  extrapolated from +-h and +-2h (a kink).
 - **Differences** (:func:`near_sensitivity`), for a budget a hair above the cheapest network, where
   V grows like 1 / room (room = budget - cheapest cost, 1e-13 ... 1e-2 of it), which the
   multipliers at +-1e-6 neither resolve nor stay inside: theta moves by h changing the room by
@@ -31,15 +26,10 @@ convex program in a right-hand side): its one-sided derivatives exist and are mo
   room): V'(theta+) <= (V(theta + h) - V(theta)) / h and V'(theta-) >= (V(theta) - V(theta - h)) /
   h, up to the gaps and :data:`FD_TOL`. The bonus is not a parameter of the instance: not checked.
 
-**Ranges** (:func:`holds_over`): the largest of :data:`RANGE_STEPS` each way with the value within
-:data:`RANGE_TOL` of its value at the optimum ("at least": V' is monotone); exact for a slack row.
-
-**$ per ms along the time-cost front**: 1e6 / |dV/d budget| with a binding budget; 1e6 x |dV/d
-target| for min_cost; at the fastest network the secant over a relaxation of :data:`FRONT_STEP` of
-the time (two certified min_cost solves: where two dimensions tie as the slowest the front is C0 - k
-sqrt(dT), its slope unbounded there). **performance_per_cost**: V = T x C at kappa* = C(B*), so
-dV/dtheta = kappa* x df/dtheta (envelope theorem), f(kappa) the fastest time within budget kappa
-(first order only: no ranges).
+**Ranges** (:func:`holds_over`: :data:`RANGE_STEPS`, :data:`RANGE_TOL`), **$ per ms along the
+time-cost front** (at the fastest network the secant over :data:`FRONT_STEP` of the time) and
+**performance_per_cost** (kappa* x the performance values at budget kappa*: the envelope theorem)
+as docs/procurement-design.md §1 states them.
 """
 from __future__ import annotations
 
@@ -278,8 +268,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled unit
 
         def bound_slope(d: int, with_reduced_cost: bool = True) -> float:
-            # the Lagrangian's derivative in the bound of B_d (with the reduced cost of B_d), or
-            # in a bonus on d (without), per GB/s (module docstring)
+            # the Lagrangian's derivative in the bound of B_d, g_d - P_d / B_d^2 (g_d, P_d the
+            # reduced costs of B_d and t_d), or in a bonus on d, -P_d / B_d^2, per GB/s
             r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
             P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
             B = float(res.bw[d] / sc.bw_gbps[d])

@@ -1,10 +1,9 @@
 """The fastest network of a single-term time model: one exact LP in the term's rate
 (:mod:`hieropt.formulation.rate`), certified by the safe bound of its duals.
 
-The LP ``max u`` is the performance problem itself (no cuts, no polish), so its optimum, read back
-as B and evaluated exactly, is the fastest network up to HiGHS's 1e-9 tolerances; the lower bound
-does not inherit them. For any row multipliers y (HiGHS's duals, with those on an infinite bound set
-to 0), weak duality gives, for every feasible (B, u),
+The LP ``max u`` is the performance problem itself (decision record: one collective term, a rate
+LP). For any row multipliers y (those on an infinite bound set to 0), weak duality gives, for every
+feasible (B, u),
 
     -u  >=  sum_r bound_r(y_r) + sum_j min over column j's box of (c - A'y)_j x_j
 
@@ -12,9 +11,7 @@ with bound_r(y) = y lower_r (y > 0) or y upper_r (y < 0), the boxes those that e
 meets (the bounds, the limits a single design row or the budget implies, and u <= their rate;
 Neumaier and Shcherbina 2004, "Safe bounds in linear and mixed-integer programming"). So u* <= U and
 T* >= c + w / (U rate_unit), exact up to the rounding of this evaluation
-(:data:`hieropt.solvers.cut_lp.ROUNDING` is taken off). A result is returned only when that
-certificate meets the gap target; otherwise (and when the LP is not optimal) the caller solves by
-the general cutting-plane loop, which also explains infeasible and unbounded problems.
+(:data:`hieropt.solvers.cut_lp.ROUNDING` is taken off).
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ from ..result import Status
 from ..spec import Instance
 from .cut_lp import ROUNDING, OAResult
 from .dense_lp import DenseLP
+from .linalg import EPS
 from .line_search import within_budget
 
 __all__ = ["fastest_single_term", "METHOD"]
@@ -152,6 +150,3 @@ def _bound_arrays(arr: RateArrays) -> tuple:
                                          np.abs(arr.time_costs).tolist(), arr.col_lower.tolist(),
                                          loaded.tolist(), A[arr.rate, arr.u_col].tolist())
     return out
-
-
-EPS = float(np.finfo(float).eps)
