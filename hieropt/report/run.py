@@ -73,9 +73,24 @@ def calibration_note(accelerator: str | None) -> str | None:
     most runs err one way, its direction). A kernel-level default (no ``runs_file``, or a name
     the shipped catalog lacks): what the validation measured with the A100's kernel-level figures
     (:data:`UNCALIBRATED`): the maximum achievable matmul rate is above the 0.60-0.77 fitted on
-    measured runs (docs/validation.md)."""
+    measured runs (docs/validation.md).
+
+    A calibration used away from the number format, peak or HBM bandwidth it was fitted at (the
+    words after :data:`hieropt.io.npus.EXTRAPOLATED`) is said to be extrapolated first, with days
+    and $ per run unverified, then its note as fitted: ``"the H100-SXM compute calibration is
+    fitted in bf16 at 989.4 TFLOP/s and extrapolated to fp8 at 1,978.9 TFLOP/s: days and $ per run
+    are unverified (no measured run at these figures); the H100-SXM compute calibration is the
+    catalog's default, ..."``."""
+    from ..io.npus import EXTRAPOLATED
+
     if accelerator is None:
         return None
+    if EXTRAPOLATED in accelerator:
+        source, moved = accelerator.split(EXTRAPOLATED, 1)
+        base = calibration_note(source) or ""
+        name = _named(source)
+        return (f"the {name} compute calibration is {moved}: days and $ per run are unverified "
+                f"(no measured run at these figures); {base}")
     if Path(accelerator).is_absolute():
         return calibrated_note(accelerator)
     runs = _default_runs_file(accelerator)
@@ -102,6 +117,16 @@ def calibration_note(accelerator: str | None) -> str | None:
         "so days and $ per run are likely low and MFU high; fit it with 'hieropt calibrate' on "
         "measured runs"
     )
+
+
+def _named(source: str) -> str:
+    """The accelerator a calibration (a catalog name or a calibrated file's path) is of."""
+    if not Path(source).is_absolute():
+        return source
+    from ..io.npus import read_calibrated_npu
+
+    table = read_calibrated_npu(source)[0]
+    return str(table.get("accelerator") or table.get("name"))
 
 
 def _direction(f: dict[str, Any]) -> str:
