@@ -25,6 +25,20 @@ def fmt_money(usd: float | None) -> str:
     return f"${usd:,.0f}"
 
 
+def fmt_days(days: float) -> str:
+    """A run's wall time from days: ``5.3 days`` from 1 day up, ``7.5 hours`` below a day,
+    ``12.0 minutes`` below an hour, ``40 seconds`` below a minute (a short run is not ``0.0
+    days``)."""
+    if days >= 1:
+        return f"{days:,.1f} days"
+    hours = days * 24
+    if hours >= 1:
+        return f"{hours:.1f} hours"
+    if hours * 60 >= 1:
+        return f"{hours * 60:.1f} minutes"
+    return f"{hours * 3600:.3g} seconds"
+
+
 def fmt_tokens(n: float) -> str:
     """A token count with a suffix: ``15T``, ``300B``, ``3.1M``."""
     for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
@@ -249,7 +263,7 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
         )
     run = []
     if fig.time_to_train_days is not None:
-        run.append(f"{fig.time_to_train_days:,.1f} days")
+        run.append(fmt_days(fig.time_to_train_days))
     if fig.energy_mwh is not None:
         run.append(f"{fig.energy_mwh:,.0f} MWh")
     if fig.run_cost_usd is not None:
@@ -424,5 +438,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
 
 
 __all__ = ["run_lines", "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC",
-           "run_notes", "front_notes", "instance_calibration", "codesign_calibration", "fmt_money",
-           "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale", "bandwidth_effect", "row_bw"]
+           "fmt_days", "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
+           "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale",
+           "bandwidth_effect", "row_bw"]
