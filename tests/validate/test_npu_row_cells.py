@@ -75,3 +75,17 @@ def test_a_format_or_peak_cell_other_than_the_fit_s_is_refused(a100, tmp_path, c
     )
     same = runs_with(tmp_path, column, ["bf16" if column == "number_format" else "312"])
     assert run("validate", same, "--npu", a100).exit_code == 0  # (the fit's own: taken)
+
+
+def test_a_row_timed_away_from_the_default_s_figures_says_the_error_is_the_extrapolation(
+        tmp_path):
+    """Without --npu a ``number_format`` cell applies (the A100's TF32 peak, 156 TFLOP/s, with the
+    default fitted on BF16 runs at 312): the note names the row and says so; in BF16 none."""
+    path = runs_with(tmp_path, "number_format", ["tf32", "tf32", "bf16"])
+    r = run("validate", path, "--json", tmp_path / "v.json")
+    assert r.exit_code == 0, r.output
+    note = (f"note: {path}: line 2 (and 1 more): the A100-SXM-80GB compute calibration is fitted "
+            "in bf16 at 312 TFLOP/s and extrapolated to tf32 at 156 TFLOP/s: the error measures "
+            "that extrapolation, not the fit")
+    assert json.loads((tmp_path / "v.json").read_text())["notes"] == [note]
+    assert note in r.stderr

@@ -444,8 +444,33 @@ def validate(
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
-    notes = recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+    notes = (recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+             + extrapolated_notes(result.rows, fits))
     return replace(result, notes=notes)
+
+
+def extrapolated_notes(rows: Sequence[ValidationRow],
+                       calibrations: Sequence[Calibration] = ()) -> tuple[str, ...]:
+    """One note per calibration and figures a row is timed with away from those it was fitted at
+    (:func:`hieropt.io.npus.calibration_of`: a catalog default or a calibrated file in another
+    number format, at another peak or HBM bandwidth, e.g. a ``number_format`` cell of ``fp8``),
+    naming the first such row and how many: its error measures the extrapolation, not the fit."""
+    from ...io.npus import EXTRAPOLATED, calibration_of
+
+    fits = one_per_accelerator(calibrations)
+    found: dict[str, list[str]] = {}
+    for x in rows:
+        key = calibration_of(timed_params(x.run, fits.get(x.run.params.npu.name)).npu)
+        if key is not None and EXTRAPOLATED in key:
+            found.setdefault(key, []).append(x.run.where)
+    out = []
+    for key, where in found.items():
+        source, words = key.split(EXTRAPOLATED, 1)
+        name = Path(source).name if Path(source).is_absolute() else source
+        more = f" (and {len(where) - 1} more)" if len(where) > 1 else ""
+        out.append(f"note: {where[0]}{more}: the {name} compute calibration is {words}: the "
+                   "error measures that extrapolation, not the fit")
+    return tuple(out)
 
 
 __all__ = [
@@ -453,6 +478,7 @@ __all__ = [
     "GroupResult",
     "Validation",
     "validate",
+    "extrapolated_notes",
     "predict_runs",
     "summarise",
     "run_key",
