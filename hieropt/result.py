@@ -179,7 +179,8 @@ class Solution:
             "notes": list(self.notes),
             "extra": json_extra(self.extra),
             "breakdown": self.breakdown.to_dict(),
-            "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
+            "sensitivity": (None if self.sensitivity is None
+                            else self.sensitivity.to_dict(self.bw_gbps)),
             "portfolio": None if self.portfolio is None else self.portfolio.to_dict(),
             "run": None if run is None else run.to_dict(),
             "instance": None if inst is None else inst.summary_dict(),
@@ -318,6 +319,15 @@ class Marginal:
         return self.value is not None
 
 
+POINT_AT = (
+    "the fastest design found, before the tie-break to the cheapest design within the gap of its "
+    "time that bw_gbps_per_dim gives: each marginal's current is its value at this design; both "
+    "are equally fast (within the solve's gap)"
+)
+"""What a sensitivity's ``at`` says when its design is not the one printed
+(:meth:`Sensitivity.to_dict`)."""
+
+
 @dataclass(frozen=True)
 class Sensitivity:
     """The sensitivity of an optimum: one :class:`Marginal` per parameter, and the $ per ms of the
@@ -343,14 +353,47 @@ class Sensitivity:
     method: str
     seconds: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def point_gbps(self) -> list[float] | None:
+        """The bandwidths (GB/s per NPU per dimension, innermost first) of the design the marginals
+        were computed at: each ``bandwidth`` marginal's ``current``; None without one per
+        dimension."""
+        bw = {m.name: m.current for m in self.marginals if m.kind == "bandwidth"}
+        out = [bw.get(f"bandwidth of dimension {d}") for d in range(len(bw))]
+        return None if not out or any(x is None for x in out) else [float(x) for x in out]
+
+    def elsewhere(self, bw_gbps: Any) -> list[float] | None:
+        """:meth:`point_gbps` when it is not the design ``bw_gbps`` (GB/s per NPU per dimension,
+        the design printed: with the performance objective the cheapest design within the gap of
+        the fastest found, chosen after the marginals were computed at that fastest one), else
+        None (the same design within 1e-9 relative)."""
+        point = self.point_gbps()
+        if point is None or len(point) != len(bw_gbps):
+            return None
+        same = all(abs(a - float(b)) <= 1e-9 * max(abs(a), abs(float(b)), 1.0)
+                   for a, b in zip(point, bw_gbps, strict=True))
+        return None if same else point
+
+    def to_dict(self, bw_gbps: Any = None) -> dict[str, Any]:
         """JSON-ready sensitivity (marginal values in the unit each names; a range end of None is
-        unbounded)."""
+        unbounded). ``at_bw_gbps_per_dim``: the design the marginals (and each ``current``) are
+        of (GB/s per NPU per dimension; None without a bandwidth marginal per dimension); ``at``:
+        ``"the design printed (bw_gbps_per_dim)"``, or, when that differs from ``bw_gbps`` (the
+        solution's design: :meth:`elsewhere`), :data:`POINT_AT` (the fastest design found before
+        the tie-break to the cheapest equally fast one)."""
 
         def f(x: float | None) -> float | None:
             return None if x is None or abs(x) == float("inf") else float(x)
 
+        other = None if bw_gbps is None else self.elsewhere(bw_gbps)
+        if bw_gbps is None:
+            at, point = "the optimum the marginals were computed at", self.point_gbps()
+        elif other is None:
+            at, point = "the design printed (bw_gbps_per_dim)", [float(x) for x in bw_gbps]
+        else:
+            at, point = POINT_AT, other
         return {
+            "at": at,
+            "at_bw_gbps_per_dim": point,
             "objective": self.objective,
             "value_unit": self.value_unit,
             "method": self.method,

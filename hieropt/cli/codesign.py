@@ -52,7 +52,8 @@ def codesign_command(
             help="Write each of the --top best candidates to DIR as a self-contained instance file "
             "(model and plan, network, placement, step options, constraints, cost model) "
             "that 'hieropt solve' "
-            "re-solves to the same optimum.",
+            "re-solves to the same optimum; a calibrated accelerator file the model names is "
+            "named by its path relative to DIR (its note kept; keep the file there).",
         ),
     ] = None,
     catalog: Annotated[

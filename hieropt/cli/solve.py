@@ -211,7 +211,7 @@ def solve_command(
         out.print(table)
     from ..report.run import buyer_scale
 
-    for line in sensitivity_lines(sol.sensitivity, buyer_scale(inst, sol)):
+    for line in sensitivity_lines(sol.sensitivity, buyer_scale(inst, sol), sol.bw_gbps):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(0 if sol.success else 3)
 

@@ -79,8 +79,10 @@ def validate_command(
             "files' for the runs of that accelerator (a figure edited there is used, with a note "
             "on stderr), and the runs it was "
             "fitted on (its [calibration] files, relative to it; refused when gone or changed "
-            "since the fit) are marked (fit), as with --calibrate-on; a row giving a fitted "
-            "field is refused; repeatable, one file per accelerator.",
+            "since the fit) are marked (fit), as with --calibrate-on; a row's own cells apply "
+            "over the file's (with a note), but a row giving a fitted field, or a number_format "
+            "or peak_tflops other than the file's, is refused; repeatable, one file per "
+            "accelerator.",
         ),
     ] = None,
     loss: Annotated[

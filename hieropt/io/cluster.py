@@ -73,6 +73,14 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
     if not isinstance(refs, dict) or not all(isinstance(r, dict) for r in refs.values()):
         raise InputError(src, f"{field}.sources", "expected [cluster.sources.<key>] tables",
                          "write [cluster.sources.<key>] with ref, date and kind")
+    from .cluster_units import CLUSTER_RANGES, unit_problem
+
+    for key, rule in CLUSTER_RANGES.items():  # (a figure far above its range is a unit slip
+        v = figures.get(key)                 # before it is above the model's cap: 60 months)
+        if isinstance(v, int | float) and not isinstance(v, bool) and v > rule.high:
+            found = unit_problem(float(v), rule)
+            if found is not None:
+                raise InputError(src, f"{field}.{key}", *found)
     try:
         cluster = Cluster(**figures, sources=sources, references=refs,
                           require_sources=value.get("require_sources", False))

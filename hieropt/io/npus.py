@@ -209,24 +209,74 @@ def calibration_of(npu: Any) -> str | None:
     (:func:`hieropt.report.run.calibration_note`): the absolute path of the calibrated accelerator
     file it was filled from (:attr:`~hieropt.workloads.llm.NPU.calibrated`) when its fitted values
     are the file's; else the accelerator's name when it is timed with the shipped catalog's
-    default (:func:`default_calibration_of`); else None (a figure of the file's ``[params.npu]``
-    changed by the model file or ``--set``: a fitted value, the peak, the HBM bandwidth, the
-    number format; a calibration given inline, the flat model)."""
+    default calibration values (:func:`default_calibration_of`); else None (a fitted value changed
+    by the model file or ``--set``: a calibration given inline; the flat model).
+
+    When the fitted values are used at another number format, peak or HBM bandwidth than the fit's
+    (``--set number_format=fp8``, ``peak_tflops = 1200``, another runs row's cell), the name or
+    path is followed by :data:`EXTRAPOLATED` and the words saying so (:func:`extrapolation`): the
+    note then says the calibration is extrapolated and days and $ are unverified, never nothing.
+    """
     path = getattr(npu, "calibrated", None)
     if path is None:
-        return default_calibration_of(npu)
+        name = default_calibration_of(npu, figures=False)
+        if name is None:
+            return None
+        entry = read_npu_catalog().find(name)
+        # (the defaults are of 16-bit runs at the entry's peak and HBM bandwidth)
+        fmt = "fp16" if getattr(npu, "number_format", "bf16") == "fp16" else "bf16"
+        fitted = {"number_format": fmt, "peak_tflops": entry.peak_tflops.get(fmt),
+                  "hbm_gbps": entry.hbm_gbps}
+        verb = "fitted in" if entry.calibration.runs_file else "set for"
+        moved = extrapolation(fitted, npu, verb)
+        return name + EXTRAPOLATED + moved if moved else name
     table, _, values = read_calibrated_npu(path)
-    # (the fitted values, and the figures compute times rest on: the fit holds at its peak, HBM
-    # bandwidth and number format only; capacity, power and links do not time the compute)
-    timed = {k: v for k, v in table.items() if k in TIMED_FIGURES} | values
-    return path if all(getattr(npu, k, None) == v for k, v in timed.items()) else None
+    # (the fitted values must be the file's; the fit holds at its peak, HBM bandwidth and number
+    # format only: another is extrapolated; capacity, power and links do not time the compute)
+    if not all(getattr(npu, k, None) == v for k, v in values.items()) or getattr(
+            npu, "efficiency", None) != table.get("efficiency"):
+        return None
+    fitted = {k: table[k] for k in ("number_format", "peak_tflops", "hbm_gbps") if k in table}
+    fitted.setdefault("number_format", "bf16")
+    return path + EXTRAPOLATED + moved if (moved := extrapolation(fitted, npu)) else path
+
+
+EXTRAPOLATED = "\n"
+"""The separator in :func:`calibration_of`'s answer between the calibration (a name or a path) and
+the words of its extrapolation (:func:`extrapolation`)."""
+
+
+def extrapolation(fitted: dict[str, Any], npu: Any, verb: str = "fitted in") -> str:
+    """The words on a calibration used away from the figures it was fitted at, '' when ``npu``
+    (:class:`hieropt.workloads.llm.NPU`) has them all: ``fitted`` gives ``number_format``,
+    ``peak_tflops`` (TFLOP/s) and ``hbm_gbps`` (GB/s; either may be missing), e.g.
+    ``"fitted in bf16 at 989.4 TFLOP/s and extrapolated to fp8 at 1,978.9 TFLOP/s"``, or
+    ``"fitted in bf16 at 989.4 TFLOP/s with HBM at 3,350 GB/s and extrapolated to HBM at 4,000
+    GB/s"`` (``verb``: ``set for`` for kernel-level figures)."""
+    fmt, peak = fitted.get("number_format", "bf16"), fitted.get("peak_tflops")
+    hbm = fitted.get("hbm_gbps")
+    now_fmt, now_peak = getattr(npu, "number_format", "bf16"), getattr(npu, "peak_tflops", None)
+    now_hbm = getattr(npu, "hbm_gbps", None)
+    compute = now_fmt != fmt or (peak is not None and now_peak != peak)
+    memory = hbm is not None and now_hbm is not None and now_hbm != hbm
+    if not (compute or memory):
+        return ""
+    was = f"{verb} {fmt} at {_tflops(peak)}" + (f" with HBM at {hbm:,.6g} GB/s" * memory)
+    now = [f"{now_fmt} at {_tflops(now_peak)}"] * compute + [f"HBM at {now_hbm:,.6g} GB/s"] * memory
+    return f"{was} and extrapolated to {' with '.join(now)}"
+
+
+def _tflops(v: Any) -> str:
+    """``989.4 TFLOP/s`` ('an unknown peak' for None)."""
+    return "an unknown peak" if v is None else f"{float(v):,.6g} TFLOP/s"
 
 
 TIMED_FIGURES = ("peak_tflops", "number_format", "hbm_gbps", "efficiency", *CALIBRATION_NAMES)
-"""The fields of an accelerator that time its compute (:func:`calibration_of`)."""
+"""The fields of an accelerator that time its compute: its fitted values, and the figures they
+hold at (a calibration used at another is extrapolated: :func:`calibration_of`)."""
 
 
-def default_calibration_of(npu: Any) -> str | None:
+def default_calibration_of(npu: Any, figures: bool = True) -> str | None:
     """The accelerator's name when ``npu`` (:class:`hieropt.workloads.llm.NPU`) is timed by the
     roofline with exactly the shipped catalog's (:data:`DEFAULT_CATALOG`) default calibration of its
     ``accelerator``: kernel-level figures (the maximum achievable matmul rate, per-layer times), or
@@ -234,8 +284,9 @@ def default_calibration_of(npu: Any) -> str | None:
     :func:`hieropt.report.run.calibration_note` says of it differs). None for an NPU given
     inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, any
     calibration value that differs (given in the model file, or fitted by ``hieropt
-    calibrate``, or taken from a calibrated file: :func:`calibration_of`), and a peak, HBM
-    bandwidth or number format other than the 16-bit runs' the default was fitted on."""
+    calibrate``, or taken from a calibrated file: :func:`calibration_of`), and (``figures``) a
+    peak, HBM bandwidth or number format other than the 16-bit runs' the default was fitted on
+    (``figures=False``: the values alone; :func:`calibration_of` says it is extrapolated)."""
     name = getattr(npu, "accelerator", None)
     if name is None or getattr(npu, "efficiency", None) is not None or getattr(
             npu, "calibrated", None) is not None:
@@ -247,10 +298,11 @@ def default_calibration_of(npu: Any) -> str | None:
     same = all(getattr(npu, f) == getattr(entry.calibration, f) for f in CALIBRATION_NAMES)
     # (the fit was made on 16-bit runs at the entry's peak and HBM bandwidth: another format,
     # peak or bandwidth is no longer the calibration validated)
-    figures = (getattr(npu, "number_format", "bf16") in ("bf16", "fp16")
-               and npu.peak_tflops == entry.peak(npu.number_format)
-               and getattr(npu, "hbm_gbps", None) == entry.hbm_gbps)
-    return entry.name if same and figures else None
+    held = not figures or (
+        getattr(npu, "number_format", "bf16") in ("bf16", "fp16")
+        and npu.peak_tflops == entry.peak(npu.number_format)
+        and getattr(npu, "hbm_gbps", None) == entry.hbm_gbps)
+    return entry.name if same and held else None
 
 
 def default_runs_file(npu: Any) -> Path | None:
@@ -283,6 +335,8 @@ def default_runs_file(npu: Any) -> Path | None:
 
 __all__ = [
     "TIMED_FIGURES",
+    "EXTRAPOLATED",
+    "extrapolation",
     "read_npu_catalog",
     "fill_npu",
     "peak_note",

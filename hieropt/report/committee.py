@@ -21,7 +21,7 @@ from ..result import Portfolio, slowdown_ratio
 from ..units import RELATIVE_UNIT, fmt_relative
 from ..verify import FEAS_TOL
 from .committee_asked import Asked, time_words
-from .run import fmt_money, fmt_tokens
+from .run import fmt_days, fmt_money, fmt_tokens
 
 HEADLINE = (
     "plan",
@@ -80,7 +80,7 @@ def fmt_figure(key: str, value: Any, time_unit: str = "ns") -> str:
         return fmt_relative(value, 5)
     formats = {
         "npus": lambda v: f"{v:,} NPUs",
-        "time_to_train_days": lambda v: f"{v:,.1f} days",
+        "time_to_train_days": fmt_days,
         "run_cost_usd": lambda v: f"{fmt_money(v)} per run",
         "power_mw": lambda v: f"{v:,.2f} MW",
         "mfu": lambda v: f"{v:.1%}",

@@ -47,6 +47,23 @@ NO_SPACE = (
 )
 
 
+PAGE_RUN_COST = "least $ per run on this page"
+"""The label of the least $ per run among a co-design page's designs when the search minimised
+another objective: a design of a candidate the result did not rank can be cheaper per run
+(``codesign --objective min_run_cost`` finds the least over every candidate)."""
+
+
+def page_run_cost_why(why: str, objective: Any) -> str:
+    """The recommendation's ``why`` (:func:`hieropt.report.committee.recommend`) of the least $ per
+    run on a co-design page whose search minimised ``objective`` (not ``min_run_cost``): scoped to
+    the designs on the page, naming the search that finds the least over every candidate."""
+    return why.replace(
+        "the least $ per training run (run time x the whole cluster's cost rate)",
+        "the least $ per training run (run time x the whole cluster's cost rate) among the "
+        f"designs on this page, not over every candidate (the search ranked them by {objective}; "
+        "codesign --objective min_run_cost finds the least $ per run)", 1)
+
+
 def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) -> RunFigures:
     """The buyer's figures of a ranked row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): from
     its plan in ``space`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`) with ``tokens``
@@ -227,9 +244,10 @@ def codesign_alternatives(
         priced.append((knee, fig(knee)))
     if priced:
         r, f = min(priced, key=lambda rf: rf[1].run_cost_usd)
+        # (the least over every candidate only when the search minimised $ per run: its best)
+        label = "least $ per run" if data.get("objective") == "min_run_cost" else PAGE_RUN_COST
         alts.append(
-            _row_alt("min_run_cost", "least $ per run", f"the least $ per run {among_all}", r, f,
-                     npus)
+            _row_alt("min_run_cost", label, f"the least $ per run {among_all}", r, f, npus)
         )
     else:
         missing.append(Missing("min_run_cost", "least $ per run", _no_run_cost(space, tokens)))
@@ -340,6 +358,8 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     alts, missing, designs = codesign_alternatives(data, space, tokens, within, fixed, fixed_space)
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
+    if key == "min_run_cost" and data.get("objective") != "min_run_cost":
+        why = page_run_cost_why(why, data.get("objective"))
     alts_t, dropped = practical(alts_t, key)
     missing = [*missing, *dropped]
     limit = practical_limit(alts_t)
@@ -384,4 +404,4 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
 
 
 __all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus",
-           "result_tokens", "result_run", "NO_SPACE"]
+           "result_tokens", "result_run", "NO_SPACE", "PAGE_RUN_COST", "page_run_cost_why"]

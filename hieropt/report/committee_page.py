@@ -22,7 +22,7 @@ from .committee import (
     fmt_figure,
     workload_rows,
 )
-from .run import fmt_money
+from .run import fmt_days, fmt_money
 
 COLORS = {
     "min_run_cost": "#1b7837",
@@ -256,7 +256,7 @@ def pareto_html(c: Committee) -> str:
 
 def _xy(p: ParetoData, x: float, y: float) -> str:
     if p.axes == "run":
-        return f"{x:,.1f} days, {fmt_money(y)} per run"
+        return f"{fmt_days(x)}, {fmt_money(y)} per run"
     if p.x_label == RATIO_LABEL:  # (shares of hours: the hour-weighted ratio, not ms)
         return f"{x:,.5g} × the own optima, {fmt_money(y)}"
     return f"{x:,.1f} ms, {fmt_money(y)}"

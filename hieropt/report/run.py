@@ -25,6 +25,20 @@ def fmt_money(usd: float | None) -> str:
     return f"${usd:,.0f}"
 
 
+def fmt_days(days: float) -> str:
+    """A run's wall time from days: ``5.3 days`` from 1 day up, ``7.5 hours`` below a day,
+    ``12.0 minutes`` below an hour, ``40 seconds`` below a minute (a short run is not ``0.0
+    days``)."""
+    if days >= 1:
+        return f"{days:,.1f} days"
+    hours = days * 24
+    if hours >= 1:
+        return f"{hours:.1f} hours"
+    if hours * 60 >= 1:
+        return f"{hours * 60:.1f} minutes"
+    return f"{hours * 3600:.3g} seconds"
+
+
 def fmt_tokens(n: float) -> str:
     """A token count with a suffix: ``15T``, ``300B``, ``3.1M``."""
     for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
@@ -73,9 +87,24 @@ def calibration_note(accelerator: str | None) -> str | None:
     most runs err one way, its direction). A kernel-level default (no ``runs_file``, or a name
     the shipped catalog lacks): what the validation measured with the A100's kernel-level figures
     (:data:`UNCALIBRATED`): the maximum achievable matmul rate is above the 0.60-0.77 fitted on
-    measured runs (docs/validation.md)."""
+    measured runs (docs/validation.md).
+
+    A calibration used away from the number format, peak or HBM bandwidth it was fitted at (the
+    words after :data:`hieropt.io.npus.EXTRAPOLATED`) is said to be extrapolated first, with days
+    and $ per run unverified, then its note as fitted: ``"the H100-SXM compute calibration is
+    fitted in bf16 at 989.4 TFLOP/s and extrapolated to fp8 at 1,978.9 TFLOP/s: days and $ per run
+    are unverified (no measured run at these figures); the H100-SXM compute calibration is the
+    catalog's default, ..."``."""
+    from ..io.npus import EXTRAPOLATED
+
     if accelerator is None:
         return None
+    if EXTRAPOLATED in accelerator:
+        source, moved = accelerator.split(EXTRAPOLATED, 1)
+        base = calibration_note(source) or ""
+        name = _named(source)
+        return (f"the {name} compute calibration is {moved}: days and $ per run are unverified "
+                f"(no measured run at these figures); {base}")
     if Path(accelerator).is_absolute():
         return calibrated_note(accelerator)
     runs = _default_runs_file(accelerator)
@@ -102,6 +131,16 @@ def calibration_note(accelerator: str | None) -> str | None:
         "so days and $ per run are likely low and MFU high; fit it with 'hieropt calibrate' on "
         "measured runs"
     )
+
+
+def _named(source: str) -> str:
+    """The accelerator a calibration (a catalog name or a calibrated file's path) is of."""
+    if not Path(source).is_absolute():
+        return source
+    from ..io.npus import read_calibrated_npu
+
+    table = read_calibrated_npu(source)[0]
+    return str(table.get("accelerator") or table.get("name"))
 
 
 def _direction(f: dict[str, Any]) -> str:
@@ -224,7 +263,7 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
         )
     run = []
     if fig.time_to_train_days is not None:
-        run.append(f"{fig.time_to_train_days:,.1f} days")
+        run.append(fmt_days(fig.time_to_train_days))
     if fig.energy_mwh is not None:
         run.append(f"{fig.energy_mwh:,.0f} MWh")
     if fig.run_cost_usd is not None:
@@ -399,5 +438,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
 
 
 __all__ = ["run_lines", "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC",
-           "run_notes", "front_notes", "instance_calibration", "codesign_calibration", "fmt_money",
-           "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale", "bandwidth_effect", "row_bw"]
+           "fmt_days", "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
+           "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale",
+           "bandwidth_effect", "row_bw"]

@@ -113,18 +113,27 @@ def _line(m: Marginal, value_unit: str, scale: BuyerScale | None = None) -> str:
     return text + _range(m, what, unit)
 
 
-def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None) -> list[str]:
+def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None,
+                      bw_gbps: Any = None) -> list[str]:
     """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity.
     ``scale``: the buyer's units of each dimension's bandwidth
-    (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity, days and $ per run)."""
+    (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity, days and $ per run).
+    ``bw_gbps``: the design printed; when the marginals are of another design (the fastest found,
+    before the tie-break to the cheapest equally fast one: :meth:`Sensitivity.elsewhere`), the
+    heading names it (``at the fastest design found, 224.98, 138.05, ... GB/s per NPU, not the
+    cheapest equally fast one printed``)."""
     if sens is None:
         return []
     what = {"ns": "time", RELATIVE_UNIT: "hour-weighted ratio"}.get(sens.value_unit, "value")
     held = (", the weights h_w / T_w* held: a change of a row also moves the own optima T_w*, "
             "which these do not count; re-solve to see it" if sens.value_unit == RELATIVE_UNIT
             else "")
+    other = None if bw_gbps is None else sens.elsewhere(bw_gbps)
+    at = "" if other is None else (
+        "; at the fastest design found, " + ", ".join(f"{x:,.2f}" for x in other)
+        + " GB/s per NPU, not the cheapest equally fast one printed (the same time)")
     out = [f"sensitivity of the optimal {what} "
-           f"({sens.method}; {sens.seconds * 1e3:.0f} ms{held}):"]
+           f"({sens.method}; {sens.seconds * 1e3:.0f} ms{held}{at}):"]
     out += ["  " + _line(m, sens.value_unit, scale) for m in sens.marginals]
     budget = next((m for m in sens.marginals if m.kind == "budget" and m.binding), None)
     if sens.usd_per_ms is not None:

@@ -47,6 +47,11 @@ SLIPS = [
      "8.26 $ per kWh looks like cents per kWh; fix: give $ per kWh, e.g. 0.0826"),
     ('amortisation_years = { value = 5,', 'amortisation_years = { value = 48,',
      "cluster.amortisation_years", "48 years looks like months; fix: give years, e.g. 4"),
+    # (above the model's cap of 50 years: the months are still named, not the cap)
+    ('amortisation_years = { value = 5,', 'amortisation_years = { value = 60,',
+     "cluster.amortisation_years", "60 years looks like months; fix: give years, e.g. 5"),
+    ('amortisation_years = { value = 5,', 'amortisation_years = { value = 72,',
+     "cluster.amortisation_years", "72 years looks like months; fix: give years, e.g. 6"),
     ("[cluster]\nrequire_sources = true\n", "[cluster]\nmax_power_mw = 25000\n",
      "cluster.max_power_mw",
      "25000 MW looks like kW; fix: give the site's power cap in MW, e.g. 25"),

@@ -237,3 +237,19 @@ def test_plans_outside_the_validation_carry_its_caveat():
     fig3 = figures(z3, 4096, 10e9)
     assert fig3.to_dict()["caveats"] == [ZERO3_CAVEAT]
     assert run_notes(fig3, None) == [ZERO3_CAVEAT]  # (with or without the MFU shown)
+
+
+@pytest.mark.parametrize(("tokens", "words"), [
+    (300e9, "11.0 days"),            # 95,367.43 iterations of 10 s: 11.038 days
+    (3e9, "2.6 hours"),              # 953.67 iterations: 9,536.7 s
+    (100e6, "5.3 minutes"),          # 31.789 iterations: 317.9 s
+    (3_145_728, "10 seconds"),       # one iteration
+])
+def test_a_short_run_is_in_hours_minutes_or_seconds_not_zero_days(tokens, words):
+    from hieropt.report.run import fmt_days, run_lines
+
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": tokens})
+    fig = run_figures(inst, 10e9, network_cost_usd=5e6)
+    assert fmt_days(fig.time_to_train_days) == words
+    line = next(x for x in run_lines(fig) if x.startswith("run of "))
+    assert line.split(": ", 1)[1].split(",")[0] == words

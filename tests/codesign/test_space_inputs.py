@@ -203,3 +203,30 @@ def test_a_set_that_no_searched_plan_meets_is_refused_with_the_plans_reasons(tmp
         "micro_batch_size = 2 x 2 = 4 (4), plan.global_batch_size: 2 sequences are not a "
         "multiple of dp x micro_batch_size = 8 x 2 = 16 (2)); fix: widen the plan choices"
     )
+
+
+def test_a_switch_below_the_top_names_switch_only_at_top(tmp_path):
+    """Two Switch levels (an NVLink Switch under a scale-out Switch) on exactly two dimensions: with
+    switch_only_at_top = true (the default) no shape exists, and the error names that flag as the
+    cause and the fix; with it false the search runs."""
+    from tests.cli.util import error_line, run
+
+    text = (SPACE.replace("dims = [1, 2]\n", "dims = [2, 2]\n")
+            .replace('blocks = ["Ring", "FullyConnected"]', 'blocks = ["Switch"]')
+            .replace("max_dims = 2\n", "max_dims = 1\n")
+            .replace("[cost.A]\nlink_usd_per_gbps = 1.0\n",
+                     "[cost.A]\nlink_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\n"
+                     "nic_usd_per_gbps = 1.0\n"))
+    path = _files(tmp_path, text)
+    r = run("codesign", path, "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {path}: switch_only_at_top: no shape of 2 to 2 dimensions multiplies to 8 "
+        "NPUs within the levels' sizes and limits with switch_only_at_top = true (the default: a "
+        "Switch only as the last dimension), and a level below the top offers only Switch; fix: "
+        "set switch_only_at_top = false to allow a Switch below the top (e.g. an NVLink Switch "
+        "under a scale-out Switch), or give that level another block (Ring, FullyConnected)")
+    path.write_text(text.replace("dims = [2, 2]\n", "dims = [2, 2]\nswitch_only_at_top = false\n"))
+    r = run("codesign", path, "--workers", "1")
+    assert r.exit_code == 0, r.output
+    assert "a:SW2 b:SW4" in r.stdout or "a:SW4 b:SW2" in r.stdout

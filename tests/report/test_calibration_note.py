@@ -15,7 +15,7 @@ import json
 import pytest
 
 import hieropt
-from hieropt.io.npus import default_calibration_of, fill_npu
+from hieropt.io.npus import EXTRAPOLATED, calibration_of, default_calibration_of, fill_npu
 from hieropt.report.run import FITTED, UNCALIBRATED, calibration_note
 from hieropt.workloads.llm.npu import NPU
 from tests.cli.util import run
@@ -235,3 +235,59 @@ def test_a_zero3_plan_carries_its_caveat_beside_the_recommendation(tmp_path):
     beyond = "scale-up bandwidth of 300 GB/s per direction (catalog): no such NPU exists"
     notes = json.loads((tmp_path / "r1.json").read_text())["notes"]
     assert (beyond in page) == any(beyond in n for n in notes)
+
+
+H100_AS_FITTED = calibration_note("H100-SXM")
+
+
+@pytest.mark.parametrize(("other", "words"), [
+    ({"number_format": "fp8"},
+     "fitted in bf16 at 989.4 TFLOP/s and extrapolated to fp8 at 1,978.9 TFLOP/s"),
+    ({"peak_tflops": 1200.0},
+     "fitted in bf16 at 989.4 TFLOP/s and extrapolated to bf16 at 1,200 TFLOP/s"),
+    ({"hbm_gbps": 4800.0},
+     "fitted in bf16 at 989.4 TFLOP/s with HBM at 3,350 GB/s and extrapolated to HBM at "
+     "4,800 GB/s"),
+])
+def test_a_default_used_at_other_figures_says_it_is_extrapolated(other, words):
+    """The H100's default, fitted on BF16 runs at 989.4 TFLOP/s and 3,350 GB/s, used in FP8 (its
+    1,978.9 TFLOP/s peak), at a peak of 1,200 or with 4,800 GB/s of HBM: the note says so, that days
+    and $ are unverified, and then what it says of the default as fitted."""
+    npu = NPU(**fill_npu({"accelerator": "H100", **other}, "m.toml"))
+    assert calibration_of(npu) == "H100-SXM" + EXTRAPOLATED + words
+    assert calibration_note(calibration_of(npu)) == (
+        f"the H100-SXM compute calibration is {words}: days and $ per run are unverified (no "
+        f"measured run at these figures); {H100_AS_FITTED}")
+
+
+def test_a_kernel_level_default_in_fp8_is_extrapolated_too():
+    npu = NPU(**fill_npu({"accelerator": "B200", "number_format": "fp8"}, "m.toml"))
+    note = calibration_note(calibration_of(npu))
+    assert note == (
+        "the B200 compute calibration is set for bf16 at 2,250 TFLOP/s and extrapolated to fp8 at "
+        "4,500 TFLOP/s: days and $ per run are unverified (no measured run at these figures); "
+        + calibration_note("B200"))
+
+
+def test_workload_plan_and_solve_json_state_the_extrapolation(tmp_path):
+    """``workload plan --set number_format=fp8`` and an instance whose model is in FP8 (A100: no
+    FP8 peak, so TF32 at 156 TFLOP/s) print the extrapolation note and hold it in the JSON."""
+    r = run("workload", "plan", MODEL, "--set", "number_format=fp8")
+    assert r.exit_code == 2, r.output  # (the A100 has no FP8 peak)
+    r = run("workload", "plan", MODEL, "--set", "peak_tflops=400")
+    assert r.exit_code == 0, r.output
+    words = ("the A100-SXM-80GB compute calibration is fitted in bf16 at 312 TFLOP/s and "
+             "extrapolated to bf16 at 400 TFLOP/s: days and $ per run are unverified")
+    assert words in " ".join(r.stdout.split())
+    model = tmp_path / "model.toml"
+    line = 'accelerator = "A100-SXM-80GB"'
+    model.write_text(MODEL.read_text().replace(line, f'{line}\nnumber_format = "tf32"', 1))
+    inst = tmp_path / "inst.toml"
+    inst.write_text(PLAN.read_text().replace('"../models/gpt3-175b-llm.toml"', f'"{model}"'))
+    r = run("solve", inst, "--tokens", "300e9", "--json", tmp_path / "s.json")
+    assert r.exit_code == 0, r.output
+    tf32 = ("the A100-SXM-80GB compute calibration is fitted in bf16 at 312 TFLOP/s and "
+            f"extrapolated to tf32 at 156 TFLOP/s: days and $ per run are unverified (no measured "
+            f"run at these figures); {NOTE}")
+    assert f"note: {tf32}" in r.stdout
+    assert tf32 in json.loads((tmp_path / "s.json").read_text())["notes"]

@@ -31,7 +31,7 @@ from ...workloads.llm.lower import lower_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
 from ...workloads.llm.step import build_step
-from ..explore.enumerate import enumerate_shapes, shape_id, shape_network
+from ..explore.enumerate import enumerate_shapes, no_shape, shape_id, shape_network
 from .bounds import (
     bandwidth_cap,
     bandwidth_floor,
@@ -410,13 +410,9 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             continue
         found = shapes_of(space, placeholder, n)
         if not found:
-            raise InputError(
-                space.name,
-                "levels",
-                f"no shape of {space.min_dims} to {space.max_dims} dimensions "
-                f"multiplies to {n} NPUs within the levels' sizes and limits",
-                "widen the levels' npus ranges, max_dims or limits",
-            )
+            blocked = space.switch_only_at_top and bool(shapes_of(
+                space.model_copy(update={"switch_only_at_top": False}), placeholder, n))
+            raise no_shape(space.name, space.min_dims, space.max_dims, n, blocked)
         shapes += found
     return CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
 

@@ -91,17 +91,22 @@ def row_instance(space: CodesignSpace, row: dict[str, Any], net: Network) -> Ins
     )
 
 
-def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
+def instance_document(result: Codesign, row: dict[str, Any],
+                      folder: str | Path | None = None) -> dict[str, Any]:
     """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and
     plan inline (``workload = {generator = "llm", params = ...}``), the network, the placement as
     named groups, the step options (micro-batches, stages, virtual stages, ``overlap_dp`` = the
     plan's ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model, and the space's token budget and
-    ``[cluster]`` (its figures with their sources) when it has them."""
+    ``[cluster]`` (its figures with their sources) when it has them. An NPU from a calibrated
+    accelerator file is written as that file (:func:`npu_document`; ``folder``: where the
+    instance file goes, the file's path relative to it)."""
     space = result.space
     p = row_params(space, row)
     net = row_network(result, row)
     pl = p.plan
+    params = _clean(p.model_dump(mode="json"))
+    params["npu"] = npu_document(p.npu, params["npu"], folder)
     doc: dict[str, Any] = {
         "name": f"{space.name}-rank{row.get('rank') or 1}",
         "description": f"co-design candidate {row['id']} of {space.name} ({space.objective} "
@@ -112,7 +117,7 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         "group_bandwidth": space.group_bandwidth,
         "constraints": [resolve_top(t, net.n_dims) for t in space.constraints],
         "network": {"dims": [_clean(d.model_dump(mode="json")) for d in net.dims]},
-        "workload": {"generator": "llm", "params": _clean(p.model_dump(mode="json"))},
+        "workload": {"generator": "llm", "params": params},
         "mapping": {"groups": _groups(row["placement"])},
         "step": {
             "microbatches": pl.microbatches,
@@ -130,6 +135,39 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
     if space.cluster is not None:
         doc["cluster"] = cluster_table(space.cluster)
     return doc
+
+
+def npu_document(npu: Any, table: dict[str, Any],
+                 folder: str | Path | None = None) -> dict[str, Any]:
+    """The ``[workload.params.npu]`` of a written instance for ``npu``
+    (:class:`hieropt.workloads.llm.NPU`; ``table``: its fields, TOML-ready). An NPU filled from a
+    calibrated accelerator file (:func:`hieropt.io.npus.fill_calibrated`) whose fitted values, peak
+    and number format are the file's is written as ``calibrated = "FILE"`` (relative to
+    ``folder``, the instance file's; absolute without a folder or on another drive) and the fields
+    the model file set otherwise (``hbm_reserve_gib``, ...): read back, the plan has the same
+    figures and the note states the same fit. One whose fitted value, peak or number format was
+    changed by an override is written inline without the file (the same figures; a model file
+    may not give them beside the file, and the note then loses the fit's words). Any other NPU:
+    ``table`` as it is."""
+    import os
+
+    from ...io.npus import PINNED, read_calibrated_npu
+
+    path = getattr(npu, "calibrated", None)
+    if path is None:
+        return table
+    file_table, _, values = read_calibrated_npu(path)
+    own = {k: v for k, v in table.items() if k not in ("calibrated", "accelerator")
+           and (k not in file_table or file_table[k] != v)}
+    if any(k in own for k in (*values, *PINNED)):
+        return {k: v for k, v in table.items() if k != "calibrated"}
+    where = Path(path)
+    if folder is not None:
+        try:
+            where = Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve()))
+        except ValueError:  # (another drive)
+            pass
+    return {"calibrated": where.as_posix(), **own}
 
 
 def cluster_table(cluster: Cluster) -> dict[str, Any]:
@@ -229,7 +267,7 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
             f"iteration {row['iteration_time_ns']!r} ns, network ${row['network_cost_usd']!r}",
             *_design_lines(result.space.objective, row, path.name),
         ]
-        write_instance_file(path, instance_document(result, row), head)
+        write_instance_file(path, instance_document(result, row, folder), head)
         out.append(path)
     return out
 
@@ -308,6 +346,7 @@ __all__ = [
     "space_row_network",
     "codesign_knee",
     "instance_document",
+    "npu_document",
     "cluster_table",
     "instance_files",
     "write_instances",

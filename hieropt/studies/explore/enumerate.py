@@ -146,6 +146,25 @@ def enumerate_shapes(space: ShapeSpace) -> list[tuple[DimChoice, ...]]:
     return sorted(out, key=len)  # stable: keeps the recursion's order within one dimension count
 
 
+def no_shape(name: str, min_dims: int, max_dims: int, npus: int,
+             switch_blocked: bool = False) -> InputError:
+    """The error of a shape space with no shape on ``npus`` NPUs. ``switch_blocked``: the space has
+    shapes with ``switch_only_at_top = false`` (a Switch level below another level, e.g. an NVLink
+    Switch under a scale-out Switch): the error names that as the cause and the fix."""
+    problem = (f"no shape of {min_dims} to {max_dims} dimensions multiplies to {npus} NPUs "
+               "within the levels' sizes and limits")
+    if switch_blocked:
+        return InputError(
+            name, "switch_only_at_top",
+            problem + " with switch_only_at_top = true (the default: a Switch only as the last "
+            "dimension), and a level below the top offers only Switch",
+            "set switch_only_at_top = false to allow a Switch below the top (e.g. an NVLink "
+            "Switch under a scale-out Switch), or give that level another block (Ring, "
+            "FullyConnected)")
+    return InputError(name, "levels", problem,
+                      "widen the levels' npus ranges, max_dims or limits")
+
+
 def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:
     """The stable id of a shape, e.g. ``"chiplet:R4 package:FC8 node:R4 pod:SW32"``."""
     return " ".join(f"{space.levels[d.level].name}:{ABBR[d.block]}{d.npus}" for d in shape)

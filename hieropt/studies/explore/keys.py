@@ -27,6 +27,7 @@ from .enumerate import (
     Candidate,
     Enumeration,
     enumerate_shapes,
+    no_shape,
     shape_id,
     shape_mappings,
     shape_network,
@@ -47,13 +48,9 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
     prune = space.prune_symmetric if prune is None else prune
     shapes = enumerate_shapes(space)
     if not shapes:
-        raise InputError(
-            space.name,
-            "levels",
-            f"no shape of {space.min_dims} to {space.max_dims} dimensions "
-            f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
-            "widen the levels' npus ranges, max_dims or limits",
-        )
+        blocked = space.switch_only_at_top and bool(
+            enumerate_shapes(space.model_copy(update={"switch_only_at_top": False})))
+        raise no_shape(space.name, space.min_dims, space.max_dims, space.npus, blocked)
     reps: list[Candidate] = []
     equivalents: dict[str, list[str]] = {}
     by_key: dict[Any, str] = {}

@@ -123,6 +123,53 @@ def row_calibration_cells(run: Run) -> dict[str, tuple[str, str]]:
     return out
 
 
+def row_npu_cells(run: Run) -> dict[str, tuple[str, str]]:
+    """Every ``[params.npu]`` field ``run``'s row gives a value (field -> (column, value):
+    ``hbm_gbps`` -> (``hbm_gbps``, ``1000``)), fitted or not."""
+    out = {}
+    for o in run.overrides:
+        column, _, value = o.partition("=")
+        path = override_path(column.strip(), run.where)
+        if len(path) == 2 and path[0] == "npu":
+            out[path[1]] = (column.strip(), value)
+    return out
+
+
+FITTED_AT = ("number_format", "peak_tflops")
+"""The figures a calibrated file's fit was made at that a runs row's cell may not change under it
+(:func:`check_fitted_at_cells`): its fitted efficiencies are fractions of that peak in that format
+(the model file may not change them either: :data:`hieropt.io.npus.PINNED`)."""
+
+
+def check_fitted_at_cells(run: Run, timed: dict[str, object], file: str, by: str) -> None:
+    """Refuse a row cell of :data:`FITTED_AT` whose value is not the calibrated file's (``timed``:
+    the file's ``[params.npu]``, ``file``: its name, ``by``: how it applies, ``--npu FILE`` or
+    the model file's ``calibrated``): the row would time the run in another format or at another
+    peak than the fit, and the file's peak would stay (a ``number_format`` cell alone changes no
+    time).
+
+    Raises:
+        InputError: naming the run's line, the column, the values and the fix.
+    """
+    cells = row_npu_cells(run)
+    for name in FITTED_AT:
+        if name not in cells or name not in timed:
+            continue
+        column, value = cells[name]
+        mine = getattr(run.params.npu, name, None)
+        if mine == timed[name]:
+            continue
+        raise InputError(
+            run.where, column,
+            f"{value} given in the row, and {by} times the run with {file}'s "
+            f"{name} = {timed[name]!r}: its fit is of {timed.get('number_format', 'bf16')} at "
+            f"{timed.get('peak_tflops')!r} TFLOP/s (the fitted efficiencies are fractions of that "
+            "peak)",
+            f"leave the {column} cell empty to validate the fit as made, or give the run without "
+            f"{by} to time it with {value} (calibrate on runs at that figure to validate one)",
+        )
+
+
 def check_no_fitted_cells(runs: Sequence[Run], fitted: Sequence[str], by: str = "") -> None:
     """Refuse a run whose row gives a field that a fit sets: the row states what the run was timed
     with, and the fit would replace the cell's value without a word. ``by``: the option whose fit
@@ -327,6 +374,9 @@ __all__ = [
     "distinct_plans",
     "runs_text",
     "row_calibration_cells",
+    "row_npu_cells",
+    "FITTED_AT",
+    "check_fitted_at_cells",
     "check_no_fitted_cells",
     "contradictions",
     "check_fit_inputs",

@@ -26,12 +26,20 @@ from pathlib import Path
 
 from ...cache import Cache, scoped
 from ...errors import InputError
-from ...io.npus import default_runs_file
+from ...io.npus import default_runs_file, read_calibrated_npu
 from ...io.runs import Run, read_runs, row_params
 from ...model.memory import memory
 from ...workloads.llm.params import LLMParams
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, check_no_fitted_cells, measured_apart, plan_key, run_key
+from .checks import (
+    CALIBRATED,
+    check_fitted_at_cells,
+    check_no_fitted_cells,
+    measured_apart,
+    plan_key,
+    row_npu_cells,
+    run_key,
+)
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -152,6 +160,12 @@ def predict_runs(
         if c is not None:
             check_no_fitted_cells([r], list(c.values), f"--npu {c.source}" if c.source
                                   else "--calibrate-on")
+        if c is not None and c.source:
+            check_fitted_at_cells(r, dict(c.npu_fields), Path(c.source).name, f"--npu {c.source}")
+        elif c is None and r.params.npu.calibrated is not None:
+            cal = r.params.npu.calibrated
+            check_fitted_at_cells(r, read_calibrated_npu(cal)[0], Path(cal).name,
+                                  "the model file's [params.npu] calibrated")
         p = timed_params(r, c)
         t = predict_ms(r, params=p)
         room = memory(p).fits
@@ -241,24 +255,38 @@ def recorded_differences(
 ) -> tuple[str, ...]:
     """One note per calibrated file (``c.source``) and field of its ``[params.npu]`` that it did
     not fit (not in ``[calibration] fields``) whose value differs from a run of its accelerator
-    (the first such run named): that run is timed with the file's value (:func:`timed_params`),
-    while the fit was made with the value the file was written with. The name is a label; a fit
-    made here (no ``source``) has no file, so no note."""
+    (the first such run named): a model file's value is replaced by the file's
+    (:func:`timed_params`: ``the runs of H100-SXM are timed with the file's value``); a row's own
+    cell applies over the file's (``its hbm_gbps cell 1000 applies over ...: the run is timed with
+    the cell's value``, once per run and field). Either way the fit was made with the value the
+    file was written with. The name is a label; a fit made here (no ``source``) has no file, so no
+    note."""
     fits = {c.npu: c for c in calibrations if c.source}
-    out: dict[tuple[str, str], str] = {}
+    out: dict[tuple[str, ...], str] = {}
     for run in runs:
         c = fits.get(run.params.npu.name)
         if c is None:
             continue
         has = _flat(run.params.npu.model_dump(mode="json", exclude_none=True))
+        cells = row_npu_cells(run)
+        fitted = ", ".join(c.values)
         for k, v in _flat(c.npu_fields).items():
-            if k in c.values or k == "name" or has.get(k) == v or (c.source, k) in out:
+            if k in c.values or k == "name" or has.get(k) == v:
+                continue
+            if k in cells:
+                out[c.source, k, run.where] = (
+                    f"note: {run.where}: its {cells[k][0]} cell {cells[k][1]} applies over "
+                    f"{c.source}'s params.npu.{k} = {v!r}: the run is timed with the cell's "
+                    f"value, and the file's fit ({fitted}) was made with {v!r}"
+                )
+                continue
+            if (c.source, k) in out:
                 continue
             theirs = repr(has[k]) if k in has else "none"
             out[c.source, k] = (
                 f"note: {c.source}: params.npu.{k} = {v!r} where the runs' model file gives "
                 f"{theirs} ({run.where}): the runs of {c.npu} are timed with the file's value, "
-                f"and its fit ({', '.join(c.values)}) was made with the value it was written with"
+                f"and its fit ({fitted}) was made with the value it was written with"
             )
     return tuple(out.values())
 
@@ -416,8 +444,33 @@ def validate(
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
-    notes = recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+    notes = (recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+             + extrapolated_notes(result.rows, fits))
     return replace(result, notes=notes)
+
+
+def extrapolated_notes(rows: Sequence[ValidationRow],
+                       calibrations: Sequence[Calibration] = ()) -> tuple[str, ...]:
+    """One note per calibration and figures a row is timed with away from those it was fitted at
+    (:func:`hieropt.io.npus.calibration_of`: a catalog default or a calibrated file in another
+    number format, at another peak or HBM bandwidth, e.g. a ``number_format`` cell of ``fp8``),
+    naming the first such row and how many: its error measures the extrapolation, not the fit."""
+    from ...io.npus import EXTRAPOLATED, calibration_of
+
+    fits = one_per_accelerator(calibrations)
+    found: dict[str, list[str]] = {}
+    for x in rows:
+        key = calibration_of(timed_params(x.run, fits.get(x.run.params.npu.name)).npu)
+        if key is not None and EXTRAPOLATED in key:
+            found.setdefault(key, []).append(x.run.where)
+    out = []
+    for key, where in found.items():
+        source, words = key.split(EXTRAPOLATED, 1)
+        name = Path(source).name if Path(source).is_absolute() else source
+        more = f" (and {len(where) - 1} more)" if len(where) > 1 else ""
+        out.append(f"note: {where[0]}{more}: the {name} compute calibration is {words}: the "
+                   "error measures that extrapolation, not the fit")
+    return tuple(out)
 
 
 __all__ = [
@@ -425,6 +478,7 @@ __all__ = [
     "GroupResult",
     "Validation",
     "validate",
+    "extrapolated_notes",
     "predict_runs",
     "summarise",
     "run_key",
