@@ -284,9 +284,9 @@ def test_catalog_column_of_an_instance(tmp_path):
 
 @pytest.mark.heavy
 def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp_path):
-    """--catalog on gpt3-plan-4d: the continuous knee (6.1 GB/s scale-out, $7.6M) is no catalog
+    """--catalog on gpt3-plan-4d: the continuous knee (7.7 GB/s scale-out, $8.0M) is no catalog
     design (the smallest scale-out part is 25 GB/s per NPU); the page recommends the knee in whole
-    parts, the design `hieropt provision --within 1%` prints ($17,146,880, 0.62 % slower than the
+    parts, the design `hieropt provision --within 1%` prints ($17,146,880, 0.75 % slower than the
     catalog's fastest; TP's and DP's parts of the FullyConnected 8 priced by the links they
     reach)."""
     plan = REPO / "instances" / "gpt3-plan-4d.toml"
@@ -301,7 +301,7 @@ def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp
     assert knee["network_cost_usd"] == pytest.approx(17_146_880, abs=1)
     assert knee["iteration_time_ns"] <= fastest["iteration_time_ns"] * 1.01
     assert knee["iteration_time_ns"] / fastest["iteration_time_ns"] - 1 == pytest.approx(
-        0.0062, abs=5e-5)
+        0.0075, abs=5e-5)
     p = run("provision", plan, "--catalog", catalog, "--within", "1%", "--json", "-")
     assert p.exit_code == 0, p.output
     assert json.loads(p.stdout)["knee"]["knee_usd"] == pytest.approx(knee["network_cost_usd"],
