@@ -100,7 +100,7 @@ def test_iteration_time_moves_only_with_the_sends_that_cross_infiniband(tmp_path
     dT = (2 * SEND + TIED) * (1 / 2.5 - 1 / 25)
     assert dT == pytest.approx(117_776_056.32)
     assert slow.iteration_time_ns - fast.iteration_time_ns == pytest.approx(dT, rel=1e-9)
-    assert slow.iteration_time_ns == pytest.approx(488_661_278.6, abs=1.0)
+    assert slow.iteration_time_ns == pytest.approx(552_055_430.8, abs=1.0)  # (docstring)
     # stage 3's own input-gradient collectives do not depend on InfiniBand (its send stays on
     # node 1): the issued figures of the slowest stage are the same at 3000 and 2.5 GB/s there
     a = hieropt.evaluate(inst, [3000.0, 25.0])
