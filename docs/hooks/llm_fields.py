@@ -102,7 +102,12 @@ def markdown(text: str) -> str:
 
 
 def default_text(field: Any) -> str:
-    """The default as a TOML reader would write it, ``required`` without one, ``none`` for None."""
+    """The default as a TOML reader would write it, ``required`` without one, ``none`` for None; a
+    default resolved from other fields (``gradient_bytes``: the number format's) in the words of
+    the field's ``json_schema_extra["default_text"]``."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    if "default_text" in extra:
+        return str(extra["default_text"])
     if field.is_required():
         return "required"
     value = field.get_default(call_default_factory=True)

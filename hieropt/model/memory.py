@@ -2,7 +2,8 @@
 
 Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU,
 after TP and PP; dp x cp, edp = dp / ep the groups that replicate them; w, g: weight and gradient
-bytes; K optimizer bytes per parameter):
+bytes, g :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes` (by default 4, FP32 main
+gradients, for bf16 and fp8 training, 2 for fp16); K optimizer bytes per parameter):
 
 - **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered
   parameters of ``ZERO3_LIVE_LAYERS`` layers (the one computing and the one prefetched, FSDP's
@@ -10,7 +11,8 @@ bytes; K optimizer bytes per parameter):
 - **gradients** (P + X) g, divided by dp (edp) from ZeRO 2 on, which then also holds one layer's
   full gradient before its reduce-scatter;
 - **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv
-  1910.02054, §5: with mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
+  1910.02054, §5: with mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12; with FP32
+  gradients 2 + 4 + K);
 - **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores
   for its queries only) of the in-flight micro-batches
   (:func:`hieropt.workloads.llm.step.in_flight`: 1F1B keeps min(m, p - r), the interleaved
@@ -356,9 +358,9 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
     weights = split(3) * pr.weight_bytes
     if pl.zero_stage >= 3:
         weights += ZERO3_LIVE_LAYERS * largest * pr.weight_bytes
-    grads = split(2) * pr.gradient_bytes
+    grads = split(2) * p.gradient_bytes
     if pl.zero_stage >= 2:
-        grads += largest * pr.gradient_bytes
+        grads += largest * p.gradient_bytes
     optimizer = split(1) * pr.optimizer_bytes_per_param
     return weights, grads, optimizer, _activation_parts(p, layers, kind_bytes)
 

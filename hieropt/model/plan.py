@@ -113,9 +113,10 @@ class PlanFigures:
         return out
 
     def as_dict(self) -> dict:
-        """JSON-ready: plan, memory (per distinct stage and the peak), compute, collectives per
-        stage."""
-        pl, mem = self.params.plan, self.memory
+        """JSON-ready: plan, precision (bytes per element; ``gradient_bytes`` as resolved, given or
+        the number format's default, ``gradient_bytes_note`` saying which), memory (per distinct
+        stage and the peak), compute, collectives per stage."""
+        pl, mem, p = self.params.plan, self.memory, self.params
         return {
             "model": self.params.model.name,
             "plan": {
@@ -135,6 +136,12 @@ class PlanFigures:
                 "global_batch_size": pl.global_batch_size,
                 "microbatches": pl.microbatches,
                 "recompute": pl.recompute,
+            },
+            "precision": {
+                **p.precision.model_dump(),
+                "number_format": p.npu.number_format,
+                "gradient_bytes": p.gradient_bytes,
+                "gradient_bytes_note": p.gradient_bytes_note,
             },
             "memory": {
                 "fits": mem.fits,

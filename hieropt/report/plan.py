@@ -17,8 +17,19 @@ def _gb(b: float) -> str:
     return f"{b / GB:,.3f}"
 
 
+def precision_line(p) -> str:
+    """The bytes per element of ``p`` (:class:`~hieropt.workloads.llm.params.LLMParams`) in one
+    line, the gradients' with where they come from (given, or the number format's default:
+    :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`)."""
+    pr = p.precision
+    return (f"bytes per element ({p.npu.number_format} training): activations "
+            f"{pr.activation_bytes}, weights {pr.weight_bytes}, gradients {p.gradient_bytes_note}, "
+            f"optimizer {pr.optimizer_bytes_per_param} per parameter")
+
+
 def summary_lines(fig: PlanFigures) -> list[str]:
-    """The plan in one line, the memory verdict, and the compute figures."""
+    """The plan in one line, the bytes per element (:func:`precision_line`), the memory verdict,
+    and the compute figures."""
     p, pl = fig.params, fig.params.plan
     sched = pl.schedule + (f" v={pl.virtual_stages}" if pl.virtual_stages > 1 else "")
     lines = [
@@ -32,6 +43,7 @@ def summary_lines(fig: PlanFigures) -> list[str]:
         f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens"
         + (f"; {', '.join(own)} collectives on their own stream" if (own := own_stream_groups(pl))
            else ""),
+        precision_line(p),
         f"memory per NPU: {fig.memory.message()}",
     ]
     c = fig.compute()

@@ -57,7 +57,9 @@ def test_pruned_search_equals_brute_force(tmp_path, usd):
     pruned = hieropt.codesign(path, workers=1)
     rows: list[dict] = []
     brute = hieropt.codesign(path, workers=1, prune=False, on_row=rows.append)
-    assert brute.pruned == 0 and brute.solved == len(rows) == 12
+    # 12 plans, 11 fit: TP 4 x PP 4 with selective recompute needs 87.41 GB per NPU with the FP32
+    # gradients of bf16 training (81.60 GB available)
+    assert brute.pruned == 0 and brute.solved == len(rows) == 11
     best = min((r for r in rows if r["status"] == "optimal"), key=lambda r: r["objective_value"])
     assert pruned.best.id == best["id"]
     assert pruned.best.objective_value == pytest.approx(best["objective_value"], rel=1e-12)
@@ -76,7 +78,7 @@ def test_a_rented_cluster_space(tmp_path):
     pruned = hieropt.codesign(path, workers=1)
     rows: list[dict] = []
     brute = hieropt.codesign(path, workers=1, prune=False, on_row=rows.append)
-    assert brute.solved == len(rows) == 12
+    assert brute.solved == len(rows) == 11  # (12 plans, 11 fit: above)
     best = min((r for r in rows if r["status"] == "optimal"), key=lambda r: r["objective_value"])
     assert pruned.best.id == best["id"]
     for r in rows:

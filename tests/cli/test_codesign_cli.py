@@ -235,8 +235,9 @@ def test_a_nic_rating_in_gbit_is_refused_and_counted_when_written_as_gbit(tmp_pa
     r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--json", "-"])
     assert r.exit_code == 0, r.output
     best = json.loads(r.stdout)["best"]
-    # bw[top] <= 200 binds: 200 GB/s per NPU / 50 GB/s per NIC = 4 NICs on each of 2,304 NPUs
-    assert best["scaleout_gbps_per_npu"] == pytest.approx(200.0, rel=1e-6)
+    # bw[top] <= 200 binds the fastest design: 200 GB/s per NPU / 50 GB/s per NIC = 4 NICs on each
+    # of 2,304 NPUs (the row's design, the cheapest within 1e-8 of the fastest time, 199.99 GB/s)
+    assert best["scaleout_gbps_per_npu"] == pytest.approx(200.0, rel=1e-4)
     assert best["nics"] == 4 * 2304 == 9216
 
 

@@ -83,7 +83,7 @@ def test_plan_tables_and_exit_3_when_too_big():
     )
     assert r.exit_code == 3
     assert (
-        "does not fit: stage 0 needs 215.11 GB per NPU, 133.51 GB more than the 81.60 GB available"
+        "does not fit: stage 0 needs 237.00 GB per NPU, 155.40 GB more than the 81.60 GB available"
         in r.stdout
     )
     assert "Collectives of stage 0" in r.stdout and "ALLREDUCE" in r.stdout

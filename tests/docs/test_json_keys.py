@@ -21,8 +21,8 @@ GPT3 = REPO / "instances" / "gpt3-4d.toml"
 PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
 ONLY_PIPELINES = {"stage_times_ns", "slowest_stage"}
 KORTHIKANTI = REPO / "validation" / "korthikanti2022.csv"
-PLAN_TABLES = ("workload plan --json", "plan", "memory", "memory stages", "compute",
-               "compute stages", "collectives", "by_kind")
+PLAN_TABLES = ("workload plan --json", "plan", "precision", "memory", "memory stages",
+               "compute", "compute stages", "collectives", "by_kind")
 """The tables of ``workload plan --json``: the file's keys, then each part's."""
 ONE_NODE = REPO / "validation" / "calibration" / "a100-one-node.csv"
 
@@ -99,7 +99,7 @@ def test_the_documented_workload_plan_keys_are_those_written(args):
     plan = json.loads(r.stdout)
     assert (r.exit_code == 0) == plan["memory"]["fits"]
     assert list(plan) == doc["workload plan --json"]
-    for part in ("plan", "memory", "compute"):
+    for part in ("plan", "precision", "memory", "compute"):
         assert list(plan[part]) == doc[part], part
     assert list(plan["memory"]["peak"]) == doc["memory stages"]
     assert all(list(m) == doc["memory stages"] for m in plan["memory"]["stages"])

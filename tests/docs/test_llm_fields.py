@@ -55,8 +55,11 @@ def test_the_tables_give_types_bounds_defaults_and_meanings():
         "(GPT-3) or has its own (Llama). |",
         "| `schedule` | `\"1f1b\"` / `\"interleaved\"` | `\"1f1b\"` |",
         "| `top_k` | int, ≥ 1 | required | experts each token is routed to k (1 <= k <= E). |",
-        "| `gradient_bytes` | int, ≥ 1 | `2` | weight gradients and their reduction (2: bf16; 4 "
-        "for fp32 accumulation). |",
+        "| `gradient_bytes` | int or none, ≥ 1 | the number format's: `4` (fp32 reduce) for bf16, "
+        "fp8 and tf32, `2` for fp16 | weight gradients, as kept and reduced over data "
+        "parallelism; None (the default): the NPU's number format's (`GRADIENT_BYTES`: 4, an FP32 "
+        "reduction, for bf16, fp8 and tf32; 2 for fp16), resolved by `LLMParams.gradient_bytes`. "
+        "A value given wins. |",
         # one docstring entry for five fields, each with the description of its Field
         "| `kernel_overhead_us` | float or none, ≥ 0, ≤ 1000 | none | fixed time of every kernel "
         "launched",

@@ -165,16 +165,16 @@ def test_codesign_page(codesign_json, codesigned):
     # (solved for its least cost, cheaper than every row): never dearer than the knee
     assert alts["cheapest"]["network_cost_usd"] == min(
         alts["knee"]["network_cost_usd"], min(r["network_cost_usd"] for r in rows))
-    assert alts["cheapest"]["network_cost_usd"] == pytest.approx(109_703_065, abs=1)
+    assert alts["cheapest"]["network_cost_usd"] == pytest.approx(39_105_371, abs=1)
     assert "and the knee's network solved for its least cost" in alts["cheapest"]["how"]
     within = [
         r for r in rows if r["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01
     ]
     # the knee: each candidate within 1 % solved for its cheapest network at 1.01 x the fastest
-    # time's bound, hieropt solve's knee of the fastest candidate: $109.7M at 1 % slower, where the
+    # time's bound, hieropt solve's knee of the fastest candidate: $39.1M at 1 % slower, where the
     # rows' own designs (each at its optimum) offer no less than $156.8M
-    assert min(r["network_cost_usd"] for r in within) == pytest.approx(156_807_859, abs=1)
-    assert alts["knee"]["network_cost_usd"] == pytest.approx(109_703_065, abs=1)
+    assert min(r["network_cost_usd"] for r in within) == pytest.approx(156_802_245, abs=1)
+    assert alts["knee"]["network_cost_usd"] == pytest.approx(39_105_371, abs=1)
     assert alts["knee"]["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01
     best = alts["best"]
     for key in ("mfu", "tokens_per_s", "time_to_train_days"):
@@ -217,7 +217,7 @@ def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
 
 @pytest.mark.heavy
 def test_codesign_space_is_searched(tmp_path, codesign_json):
-    """A space file is searched here: the same best as `codesign` (59.3 % MFU with the A100's
+    """A space file is searched here: the same best as `codesign` (58.3 % MFU with the A100's
     catalog default fitted on one node of measured runs), the same figures."""
     out = tmp_path / "out"
     r = run("report", SPACE, "--tokens", "300e9", "-o", out, "--json", "-")
@@ -227,7 +227,9 @@ def test_codesign_space_is_searched(tmp_path, codesign_json):
     assert data["kind"] == "codesign" and alt(data, "best")["mfu"] == pytest.approx(
         run_figures["mfu"], rel=1e-12
     )
-    assert run_figures["mfu"] == pytest.approx(0.593, abs=5e-4)
+    # (TP 8 x PP 2 x DP 144, ZeRO 1, with bf16's FP32 gradients; 0.593 for TP 8 x DP 288, ZeRO 2,
+    # with 2-byte ones)
+    assert run_figures["mfu"] == pytest.approx(0.583, abs=5e-4)
 
 
 @pytest.mark.parametrize(
@@ -284,9 +286,9 @@ def test_catalog_column_of_an_instance(tmp_path):
 
 @pytest.mark.heavy
 def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp_path):
-    """--catalog on gpt3-plan-4d: the continuous knee (6.1 GB/s scale-out, $7.6M) is no catalog
+    """--catalog on gpt3-plan-4d: the continuous knee (7.7 GB/s scale-out, $8.0M) is no catalog
     design (the smallest scale-out part is 25 GB/s per NPU); the page recommends the knee in whole
-    parts, the design `hieropt provision --within 1%` prints ($17,146,880, 0.62 % slower than the
+    parts, the design `hieropt provision --within 1%` prints ($17,146,880, 0.75 % slower than the
     catalog's fastest; TP's and DP's parts of the FullyConnected 8 priced by the links they
     reach)."""
     plan = REPO / "instances" / "gpt3-plan-4d.toml"
@@ -301,7 +303,7 @@ def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp
     assert knee["network_cost_usd"] == pytest.approx(17_146_880, abs=1)
     assert knee["iteration_time_ns"] <= fastest["iteration_time_ns"] * 1.01
     assert knee["iteration_time_ns"] / fastest["iteration_time_ns"] - 1 == pytest.approx(
-        0.0062, abs=5e-5)
+        0.0075, abs=5e-5)
     p = run("provision", plan, "--catalog", catalog, "--within", "1%", "--json", "-")
     assert p.exit_code == 0, p.output
     assert json.loads(p.stdout)["knee"]["knee_usd"] == pytest.approx(knee["network_cost_usd"],

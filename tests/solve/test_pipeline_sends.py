@@ -15,7 +15,8 @@ One send is n h e / t = 2048 x 6144 x 2 / 4 = 6,291,456 bytes (the scatter-gathe
 - stage 3: input-gradient send 20,971.52 ns (no forward send).
 
 The tied-embedding exchange (stage 0 <-> 3, once per iteration, in W_0) crosses both dimensions:
-v / t x h x 2 = 12,800 x 6,144 x 2 = 157,286,400 bytes, 62,914,560 ns at 2.5 GB/s.
+v / t x h x g = 12,800 x 6,144 x 4 = 314,572,800 bytes (g = 4: bf16 training's FP32 gradients),
+125,829,120 ns at 2.5 GB/s.
 
 Iteration: 1F1B with m = 16 and the last stage the slowest (its output layer) is T = sum_r t_r +
 (m - 1) t_3 + W_0 (hieropt/model/pipeline.py). Lowering InfiniBand from 25 to 2.5 GB/s keeps
@@ -23,13 +24,13 @@ stage 3 the slowest and changes only the sends that cross it: stage 1's forward 
 2's input-gradient send (once each, in sum_r t_r; at 25 GB/s still InfiniBand-bound, 251,658.24
 ns) and the tied exchange in W_0:
 
-    dT = (2 x 6,291,456 + 157,286,400) x (1/2.5 - 1/25) = 169,869,312 x 0.36 = 61,152,952.32 ns.
+    dT = (2 x 6,291,456 + 314,572,800) x (1/2.5 - 1/25) = 327,155,712 x 0.36 = 117,776,056.32 ns.
 
 Charging every send at the slowest dimension (the old rule) gives 19 sends on the critical path
-(m + p - 1) instead: (19 x 6,291,456 + 157,286,400) x 0.36 = 99,656,663.04 ns. At (300, 2.5) the
-iteration is 488.661279 ms; ASTRA-sim 2.0 simulates 488.6646 ms for hieropt's own export
-(tests/fidelity/test_pipeline_sends.py), the old rule's 536.08 ms was 19 x (2,516,582.4 -
-20,971.52) ns = 47.42 ms above it.
+(m + p - 1) instead: (19 x 6,291,456 + 314,572,800) x 0.36 = 156,279,767.04 ns. At (300, 2.5) the
+iteration is 552.055431 ms (488.661279 ms with 2-byte gradients, when ASTRA-sim 2.0 simulated
+488.6646 ms for hieropt's own export, tests/fidelity/test_pipeline_sends.py; the old rule's 536.08
+ms was 19 x (2,516,582.4 - 20,971.52) ns = 47.42 ms above that).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from hieropt.spec import Collective
 from tests.cases import pp2d_instance
 
 SEND = 2048 * 6144 * 2 / 4  # bytes
-TIED = 12800 * 6144 * 2  # bytes
+TIED = 12800 * 6144 * 4  # bytes (4-byte gradients: bf16 training reduces them in FP32)
 NV, IB = SEND / 300, SEND / 2.5  # ns
 
 
@@ -97,9 +98,9 @@ def test_iteration_time_moves_only_with_the_sends_that_cross_infiniband(tmp_path
     slow = hieropt.evaluate(inst, [300.0, 2.5])
     fast = hieropt.evaluate(inst, [300.0, 25.0])
     dT = (2 * SEND + TIED) * (1 / 2.5 - 1 / 25)
-    assert dT == pytest.approx(61_152_952.32)
+    assert dT == pytest.approx(117_776_056.32)
     assert slow.iteration_time_ns - fast.iteration_time_ns == pytest.approx(dT, rel=1e-9)
-    assert slow.iteration_time_ns == pytest.approx(488_661_278.6, abs=1.0)
+    assert slow.iteration_time_ns == pytest.approx(552_055_430.8, abs=1.0)  # (docstring)
     # stage 3's own input-gradient collectives do not depend on InfiniBand (its send stays on
     # node 1): the issued figures of the slowest stage are the same at 3000 and 2.5 GB/s there
     a = hieropt.evaluate(inst, [3000.0, 25.0])

@@ -73,5 +73,6 @@ def test_a_row_on_one_dimension_has_its_whole_marginal(tmp_path):
     left = v - _solve(tmp_path, 399).iteration_time_ns  # (V(400) - V(399)) / 1
     right = _solve(tmp_path, 401).iteration_time_ns - v  # (V(401) - V(400)) / 1
     assert left <= row.value <= right
-    assert row.value == pytest.approx(-12.2258e6, rel=1e-4)  # ns per GB/s: 12.23 ms
-    assert right == pytest.approx(-12.1953e6, rel=1e-4)
+    # ns per GB/s: 12.24 ms (re-measured with bf16's FP32 gradients; 12.23 ms with 2-byte ones)
+    assert row.value == pytest.approx(-12.2363e6, rel=1e-4)
+    assert right == pytest.approx(-12.2058e6, rel=1e-4)

@@ -118,14 +118,14 @@ def test_the_siblings_take_the_fit_of_their_die():
 def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     """``hieropt validate validation/*.csv`` with the catalog's defaults gives the out-of-sample
     summary of ``--calibrate-on validation/calibration/a100-one-node.csv`` (the A100 default is
-    that fit, rounded to 4 digits): 39 runs, MAPE 13.5 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
+    that fit, rounded to 4 digits): 39 runs, MAPE 13.4 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
     1,536 GPUs), the two 22B rows of korthikanti2022.csv (the default's runs) in sample."""
     plain = validate(FILES)
     fitted = validate(FILES, calibrate_on=[CALIBRATION])
     assert [x.run.label for x in plain.rows if x.in_sample] == ["22B full", "22B selective+SP"]
     assert [x.in_sample for x in plain.rows] == [x.in_sample for x in fitted.rows]
     assert sum(not x.in_sample for x in plain.rows) == 39
-    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.135
+    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.134
     assert round(plain.worst, 3) == round(fitted.worst, 3) == 0.673
     for a, b in zip(plain.rows, fitted.rows, strict=True):
         assert a.predicted_ms == pytest.approx(b.predicted_ms, rel=1e-4)

@@ -19,7 +19,11 @@ from hieropt.workloads.llm.space import CodesignSpace, PlanChoices
 from .tiny import params
 
 # a slow NPU (0.1 GFLOP/s) makes compute dominate, as in real plans, so the bound prunes
-SLOW = params().model_copy(update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0)})
+FP16 = {"number_format": "fp16"}
+"""The co-design tests' NPUs train in fp16: 2-byte gradients, the figures below were found with them
+(bf16's default FP32 reduction is tested in test_gradient_bytes.py)."""
+SLOW = params().model_copy(update={
+    "npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0, **FP16)})
 LEVELS = (
     Level(name="a", blocks=("Ring", "FullyConnected"), npus=(2, 8), cost_class="A", max_dims=2),
     Level(name="b", blocks=("Switch",), npus=(2, 8), cost_class="B"),
@@ -197,7 +201,8 @@ def test_time_split_adds_up():
 
 
 def test_no_plan_fits():
-    tiny_hbm = SLOW.model_copy(update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1e-6)})
+    tiny_hbm = SLOW.model_copy(update={
+        "npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1e-6, **FP16)})
     with pytest.raises(NoSolutionError, match=r"no plan fits: the smallest needs 0.00 GB per NPU"):
         codesign(space(base=tiny_hbm), workers=1)
     with pytest.raises(InputError, match="none of the .* plan combinations is valid"):
@@ -224,7 +229,7 @@ def test_the_ranking_follows_the_slowest_stage():
     concurrent = {g: "concurrent" for g in ("tp", "pp", "dp")}
     base = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=32,
                   collective_algorithms=concurrent).model_copy(
-        update={"npu": NPU(peak_tflops=0.1, efficiency=1.0, hbm_gib=1.0)})
+        update={"npu": NPU(peak_tflops=0.1, efficiency=1.0, hbm_gib=1.0, **FP16)})
     sp = space(base=base, min_dims=2, constraints=("sum(bw) == 0.3",),
                plans=PlanChoices(tp=(1, 2, 4), pp=(2, 4), zero_stage=(0,), recompute=("none",)))
     pruned, brute = _check_pruned_equals_brute_force(sp)
@@ -308,7 +313,8 @@ def test_a_dimension_count_not_proven_shows_its_bound():
     2-dimension candidates whose bound (from 1,776.04 ns) is below their count's best found are
     not solved: the 2-dimension row is marked not proven, with the least bound of its pruned
     candidates (the count's optimum is at least it); the 1-dimension row is proven."""
-    fast = params().model_copy(update={"npu": NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0)})
+    fast = params().model_copy(update={
+        "npu": NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0, **FP16)})
     sp = space(base=fast, plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), recompute=("none", "full")))
     pruned, brute = _check_pruned_equals_brute_force(sp)
     rows = {e["n_dims"]: e["best"]["objective_value"] for e in brute.by_dims()}

@@ -5,7 +5,8 @@ TINY: b = 2 sequences, s = 4 tokens (n = b s = 8), h = 8, a = 4 heads of d = 2, 
 (GQA), SwiGLU FFN f = 16 (m = 3 matrices), vocabulary 32 (no padding), 4 layers, RMSNorm (h params),
 no biases, no dropout, rotary positions, untied embeddings; TP 2, PP 2, DP 2 (8 NPUs), micro-batch
 2, global batch 16 (m = 4 micro-batches); 1 TFLOP/s at efficiency 1 (1 FLOP = 1e-3 ns); 2-byte
-activations, weights and gradients, K = 12. Per NPU: a_t = 2, g_t = 1, q_t = a_t d = 4, kv_t = 2,
+activations and weights, 4-byte gradients (g, the default of bf16 training: an FP32 reduction),
+K = 12. Per NPU: a_t = 2, g_t = 1, q_t = a_t d = 4, kv_t = 2,
 f_t = 8, V_t = 16. Formulas: Narayanan et al. 2021 (FLOPs), Korthikanti et al. 2022 (activations,
 sequence parallelism, recompute), Rajbhandari et al. 2020 (ZeRO); as stated in
 hieropt/workloads/llm/{counts,step}.py and hieropt/model/memory.py.
@@ -171,12 +172,13 @@ def test_recompute_activation_memory():
 # stage 0 dense parameters per NPU: embedding V_t h = 128, 2 x (attention 104 + FFN 200) = 736;
 # largest layer 200
 @pytest.mark.parametrize("zero, weights, grads, optimizer", [
-    (0, 736 * 2, 736 * 2, 736 * 12),
-    (1, 736 * 2, 736 * 2, 736 * 12 / 2),
+    # (weights w = 2 bytes, gradients g = 4 bytes per parameter)
+    (0, 736 * 2, 736 * 4, 736 * 12),
+    (1, 736 * 2, 736 * 4, 736 * 12 / 2),
     # + one layer's full gradient before its reduce-scatter
-    (2, 736 * 2, 736 * 2 / 2 + 200 * 2, 736 * 12 / 2),
+    (2, 736 * 2, 736 * 4 / 2 + 200 * 4, 736 * 12 / 2),
     # + 2 gathered layers (current, prefetched)
-    (3, 736 * 2 / 2 + 2 * 200 * 2, 736 * 2 / 2 + 200 * 2, 736 * 12 / 2),
+    (3, 736 * 2 / 2 + 2 * 200 * 2, 736 * 4 / 2 + 200 * 4, 736 * 12 / 2),
 ])
 def test_zero_memory(zero, weights, grads, optimizer):
     m = memory(params(zero_stage=zero)).stages[0]
@@ -184,17 +186,18 @@ def test_zero_memory(zero, weights, grads, optimizer):
 
 
 def test_zero_collectives_and_phases():
-    # attention layer: 104 parameters, gradients 208 bytes, weight shard 104 * 2 / dp = 104 bytes
+    # attention layer: 104 parameters, gradients 104 * 4 = 416 bytes, weight shard 104 * 2 / dp =
+    # 104 bytes
     expect = {
-        0: {"weight_grad": [("dp", "ALLREDUCE", 208)]},
-        1: {"weight_grad": [("dp", "REDUCESCATTER", 208), ("dp", "ALLGATHER", 104)]},
+        0: {"weight_grad": [("dp", "ALLREDUCE", 416)]},
+        1: {"weight_grad": [("dp", "REDUCESCATTER", 416), ("dp", "ALLGATHER", 104)]},
         2: {
-            "input_grad": [("dp", "REDUCESCATTER", 208)],
+            "input_grad": [("dp", "REDUCESCATTER", 416)],
             "weight_grad": [("dp", "ALLGATHER", 104)],
         },
         3: {
             "forward": [("dp", "ALLGATHER", 104)],
-            "input_grad": [("dp", "ALLGATHER", 104), ("dp", "REDUCESCATTER", 208)],
+            "input_grad": [("dp", "ALLGATHER", 104), ("dp", "REDUCESCATTER", 416)],
         },
     }
     for zero, phases in expect.items():
@@ -205,14 +208,14 @@ def test_zero_collectives_and_phases():
 
 
 def test_optimizer_step_time():
-    # (2 K + g + w) = 28 bytes per parameter at 1 GB/s: attention 104 params -> 2912 ns; ZeRO 1
-    # halves it
+    # (2 K + g + w) = 24 + 4 + 2 = 30 bytes per parameter at 1 GB/s: attention 104 params ->
+    # 3120 ns; ZeRO 1 halves it
     p = params().model_copy(
         update={"npu": NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0, hbm_gbps=1.0)}
     )
-    assert op(build_step(p), "attn1").update_ns == 2912
+    assert op(build_step(p), "attn1").update_ns == 3120
     p1 = p.model_copy(update={"plan": Plan(**{**PLAN, "zero_stage": 1})})
-    assert op(build_step(p1), "attn1").update_ns == 1456
+    assert op(build_step(p1), "attn1").update_ns == 1560
 
 
 # ----------------------------------------------------------------------------------------------- EP
@@ -235,8 +238,9 @@ def test_moe_flops_params_and_alltoall():
         ("tp", "ALLREDUCE", 256),
     ]
     assert comms(moe, "input_grad")[:2] == [("ep", "ALLTOALL", 256), ("ep", "ALLTOALL", 256)]
-    # dense parameters all-reduced over dp = 2 (80 bytes); experts over edp = dp/ep = 1: none
-    assert comms(moe, "weight_grad") == [("dp", "ALLREDUCE", 80)]
+    # dense parameters all-reduced over dp = 2 (40 x 4 = 160 bytes); experts over edp = dp/ep = 1:
+    # none
+    assert comms(moe, "weight_grad") == [("dp", "ALLREDUCE", 160)]
     # activations: 2 n h e + n E e + 2 r h e + 2 r f_e/t e + r f_e/t e = 256 + 64 + 512 + 256 + 128
     assert moe_activation_bytes(p) == 1216
     # with sequence parallelism each TP rank dispatches its n/t tokens: 128 bytes
@@ -245,9 +249,9 @@ def test_moe_flops_params_and_alltoall():
 
 
 def test_expert_gradients_over_expert_dp():
-    # edp = 2: expert gradients 192 * 2 bytes all-reduced there
+    # edp = 2: expert gradients 192 * 4 bytes all-reduced there
     p = params(MOE, ep=2, dp=4, global_batch_size=32)
-    assert ("edp", "ALLREDUCE", 384) in comms(op(build_step(p), "moe1"), "weight_grad")
+    assert ("edp", "ALLREDUCE", 768) in comms(op(build_step(p), "moe1"), "weight_grad")
 
 
 # -------------------------------------------------------------------------------------- pipeline, v
@@ -297,11 +301,11 @@ def test_uneven_stages():
 
 def test_tied_embeddings_exchange():
     # tied with pp > 1: the last stage keeps a copy (norm 8 + V_t h 128) and both ends exchange V_t
-    # h g = 256 bytes
+    # h g = 16 x 8 x 4 = 512 bytes
     st = build_step(params({"tied_embeddings": True}))
     assert op(st, "output").dense_params == 136
-    assert ("pp", "P2P", 256) in comms(op(st, "embed"), "weight_grad")
-    assert ("pp", "P2P", 256) in comms(op(st, "output"), "weight_grad")
+    assert ("pp", "P2P", 512) in comms(op(st, "embed"), "weight_grad")
+    assert ("pp", "P2P", 512) in comms(op(st, "output"), "weight_grad")
     one = build_step(params({"tied_embeddings": True}, pp=1, global_batch_size=4))
     assert op(one, "output").dense_params == 8  # one stage: one matrix, counted in the embedding
 

@@ -25,10 +25,12 @@ derived by hand in the comment next to it from the formulas read in ``calculon/l
   rs_ag); DP: the block's weight bytes.
 
 hieropt uses the same assumptions here (no biases, LayerNorm, dropout, GeLU not fused, 2-byte
-activations, weights and gradients, K = 12) and compares a middle stage (Calculon models no
-embedding or output layer). Where the two differ by design the test asserts the stated difference
-(the table in docs/llm-training.md): the sequence-parallel checkpoint (hieropt divides it by t),
-gradients (hieropt: 2 bytes everywhere, ZeRO 2 adds one layer's unsharded gradient),
+activations, weights and gradients, K = 12: the NPU trains in fp16, whose gradients are reduced
+in 16 bits, as Calculon's DP bytes are; bf16 would reduce FP32 gradients, 4 bytes) and compares
+a middle stage (Calculon models no embedding or output layer). Where the two differ by design the
+test asserts the stated difference (the table in docs/llm-training.md): the sequence-parallel
+checkpoint (hieropt divides it by t), gradients (hieropt: 2 bytes everywhere in fp16, ZeRO 2 adds
+one layer's unsharded gradient),
 the working buffers Calculon adds to activations, the all-gather size convention (hieropt: the input
 shard).
 """
@@ -151,7 +153,8 @@ def _params(key: str, zero: int | None = None) -> LLMParams:
         virtual_stages=v,
         scatter_gather_sends=False,
     )  # (Calculon sends the whole activation without rs_ag)
-    return LLMParams(model=arch, plan=plan, npu=NPU(peak_tflops=312, efficiency=1.0, hbm_gib=80))
+    npu = NPU(peak_tflops=312, efficiency=1.0, hbm_gib=80, number_format="fp16")  # (2-byte grads)
+    return LLMParams(model=arch, plan=plan, npu=npu)
 
 
 def _middle(step):

@@ -79,31 +79,32 @@ def test_pipeline_plan_hand_computed_time():
     dim 0 each: 128 ns), the gradient send back 128 B (128 ns): t_1 = 1316.864 ns; the first stage:
     compute 30.72 ns (no output layer), 8 TP all-reduces and the embedding's, the activation send:
     t_0 = 1310.72 ns. 1F1B composes t_0 + t_1
-    + (m - 1) max(t_0, t_1), then the first stage's DP all-reduces once: 2 x (208 + 400) + 256 =
-      1472 ns."""
+    + (m - 1) max(t_0, t_1), then the first stage's DP all-reduces once, the gradients 4 bytes per
+    parameter (bf16 training's FP32 reduction): 2 x (416 + 800) + 512 = 2944 ns."""
     p = params()
     inst = instance_for(p, _net(2, 2, 2), COST)
     assert inst.mapping.groups["tp"] == (2, 1, 1) and inst.mapping.groups["pp"] == (1, 1, 2)
     assert inst.step == StepSchedule(microbatches=4, stages=2)
     t0, t1 = 30.72 + 9 * 128 + 128, 36.864 + 9 * 128 + 128
     assert evaluate(inst, [1.0, 1.0, 1.0]).iteration_time_ns == pytest.approx(
-        t0 + t1 + 3 * t1 + 1472, rel=1e-12
+        t0 + t1 + 3 * t1 + 2944, rel=1e-12
     )
     assert build_time_model(inst).time_ns(np.ones(3)) == pytest.approx(
-        t0 + t1 + 3 * t1 + 1472, rel=1e-12
+        t0 + t1 + 3 * t1 + 2944, rel=1e-12
     )
 
 
 def test_gradient_accumulation_and_dp_overlap_hand_computed():
     """TP 2 x DP 4 on Ring 2 x Ring 4, pp = 1, m = 2: per micro-batch forward 22.528 ns + 9
     all-reduces (1152 ns), backward 45.056 ns + 9 all-reduces (1197.056 ns in all); DP all-reduces
-    over 4 (1.5 S bytes on dim 1) once: embed 384, attention 312, FFN 600, output 408 ns."""
+    over 4 (1.5 S bytes on dim 1, S = parameters x 4 gradient bytes) once: embed 128 x 4 x 1.5 =
+    768, attention 104 x 6 = 624, FFN 200 x 6 = 1200, output 136 x 6 = 816 ns."""
     p = params(pp=1, dp=4)
     inst = instance_for(p, _net(2, 4), COST)
-    T = 2 * (1174.528 + 1197.056) + 384 + 4 * (312 + 600) + 408
+    T = 2 * (1174.528 + 1197.056) + 768 + 4 * (624 + 1200) + 816
     assert evaluate(inst, [1.0, 1.0]).iteration_time_ns == pytest.approx(T)
     # overlap: the DP stream starts with the output layer's all-reduce once its backward (132.096
-    # ns) is done and, being the slower stream, ends 132.096 + 4440 = 4572.096 ns into the last
+    # ns) is done and, being the slower stream, ends 132.096 + 8880 = 9012.096 ns into the last
     # backward pass
     over = instance_for(
         p.model_copy(update={"plan": p.plan.model_copy(update={"overlap_grad_reduce": True})}),
@@ -111,7 +112,7 @@ def test_gradient_accumulation_and_dp_overlap_hand_computed():
         COST,
     )
     assert evaluate(over, [1.0, 1.0]).iteration_time_ns == pytest.approx(
-        2 * 1174.528 + 1197.056 + 4572.096
+        2 * 1174.528 + 1197.056 + 9012.096
     )
     for inst_ in (inst, over):  # the LP's time model states the same function
         tm = build_time_model(inst_)

@@ -79,8 +79,9 @@ def test_same_as_transformer_generator_on_its_plan():
         vocab_size=50257,
         sequence_length=2048,
     )
+    # (fp16 training: 2-byte gradients, as the older generator's; bf16 would reduce 4-byte ones)
     p = LLMParams(model=arch, plan=Plan(tp=16, dp=256, global_batch_size=256),
-                  npu=NPU(peak_tflops=312, efficiency=0.5, hbm_gib=80))
+                  npu=NPU(peak_tflops=312, efficiency=0.5, hbm_gib=80, number_format="fp16"))
     new = [
         layer
         for layer in lower_stage(build_step(p)).layers

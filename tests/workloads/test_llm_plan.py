@@ -22,14 +22,15 @@ def test_collectives_per_group_on_the_last_stage():
     # input gradient
     assert got[("tp", "ALLREDUCE", "forward")] == (4, 512)
     assert got[("tp", "ALLREDUCE", "input_grad")] == (5, 640)
-    # DP all-reduce per iteration: 2 x (104 + 200) params + output 136 = 744 params x 2 bytes
-    assert got[("dp", "ALLREDUCE", "weight_grad")] == (5, 1488)
+    # DP all-reduce per iteration: 2 x (104 + 200) params + output 136 = 744 params x 4 bytes (bf16
+    # training's FP32 reduction)
+    assert got[("dp", "ALLREDUCE", "weight_grad")] == (5, 2976)
     # the pipeline send scatter-gathered over tp 2: n h e / t = 64 B each, the received 64 B shard
     # all-gathered over TP in the forward
     assert got[("pp", "P2P", "input_grad")] == (1, 64)
     assert got[("tp", "ALLGATHER", "forward")] == (1, 64)
     # per iteration: m = 4 micro-batches x per-micro-batch bytes + per-iteration bytes
-    assert fig.group_totals(1) == {"tp": 4 * (512 + 640 + 64), "dp": 1488, "pp": 4 * 64}
+    assert fig.group_totals(1) == {"tp": 4 * (512 + 640 + 64), "dp": 2976, "pp": 4 * 64}
 
 
 def test_compute_figures():
@@ -47,7 +48,7 @@ def test_compute_figures():
 
 def test_json_keys():
     d = json.loads(json.dumps(plan_figures(params()).as_dict()))
-    assert set(d) == {"model", "plan", "memory", "compute", "collectives"}
+    assert set(d) == {"model", "plan", "precision", "memory", "compute", "collectives"}
     assert set(d["memory"]["peak"]) == {
         "stage",
         "weights_bytes",

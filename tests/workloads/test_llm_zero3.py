@@ -30,11 +30,12 @@ def _zero3(**kw):
 
 def test_zero3_gather_bytes_and_time_by_hand():
     """An attention layer of the tiny model has 200 parameters: shard S = 200 x 2 B / 4 = 100 B,
-    gradients G = 400 B. All-gather (descending dimensions): over the nodes each NPU sends its
-    shard once, 100 B, then inside the node the node's 200 B, 200 B; the reduce-scatter
-    (ascending) 400 x 1/2 = 200 B inside the node, then 200 x 1/2 = 100 B between the nodes.
-    Each takes 200 / 300 + 100 / 25 = 4.667 ns at (300, 25) GB/s one dimension after the other,
-    14 ns per micro-batch for the three."""
+    gradients G = 200 x 4 B = 800 B (bf16 training's FP32 reduction). All-gather (descending
+    dimensions): over the nodes each NPU sends its shard once, 100 B, then inside the node the
+    node's 200 B, 200 B; the reduce-scatter (ascending) 800 x 1/2 = 400 B inside the node, then
+    400 x 1/2 = 200 B between the nodes. An all-gather takes 200 / 300 + 100 / 25 = 4.667 ns at
+    (300, 25) GB/s one dimension after the other, the reduce-scatter twice that, 18.667 ns per
+    micro-batch for the three."""
     inst = instance_for(_zero3(), NET, COST)
     assert inst.mapping.groups["dp"] == (2, 2)
     w = inst.workload.table
@@ -44,16 +45,16 @@ def test_zero3_gather_bytes_and_time_by_hand():
            for i in rows for j in range(3) if w.group[i, j] == "dp"]
     assert [k for k, _, _ in got] == ["ALLGATHER", "ALLGATHER", "REDUCESCATTER"]
     assert [(s, m) for _, s, m in got] == [(100.0, [200.0, 100.0]), (100.0, [200.0, 100.0]),
-                                         (400.0, [200.0, 100.0])]
+                                         (800.0, [400.0, 200.0])]
     each = 200 / 300 + 100 / 25
     assert each == pytest.approx(4.6667, abs=1e-4)
     fast = hieropt.evaluate(inst, [1e15, 1e15]).iteration_time_ns  # (collectives take no time)
     total = hieropt.evaluate(inst, BW).iteration_time_ns
     # every layer: shards 128 B (embedding 32 x 8 params), 100 B (attention), 196 B (FFN), 128 B
-    # (output layer) and its final norm (8 params: 4 B); three collectives of
-    # S x (2 / 300 + 1 / 25) ns each per micro-batch
+    # (output layer) and its final norm (8 params: 4 B); two all-gathers of S x (2 / 300 + 1 / 25)
+    # ns each per micro-batch and the reduce-scatter of G = 4 S, 2 S x (2 / 300 + 1 / 25) ns
     shards = 128 + 4 * 100 + 4 * 196 + 128 + 4
-    assert total - fast == pytest.approx(3 * shards * (2 / 300 + 1 / 25), rel=1e-6)
+    assert total - fast == pytest.approx(4 * shards * (2 / 300 + 1 / 25), rel=1e-6)
 
 
 def test_zero3_time_does_not_shrink_with_more_nodes():

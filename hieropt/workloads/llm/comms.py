@@ -93,7 +93,7 @@ def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> lis
     if size == 1 or params == 0:
         return []
     pr = p.precision
-    grads, shard = params * pr.gradient_bytes, params * pr.weight_bytes / size
+    grads, shard = params * p.gradient_bytes, params * pr.weight_bytes / size
     zero = p.plan.zero_stage
     if zero == 0:
         return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]

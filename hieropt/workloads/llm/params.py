@@ -339,13 +339,43 @@ class Plan(_Frozen):
         return self.dp // self.ep
 
 
+GRADIENT_BYTES: dict[str, int] = {"bf16": 4, "fp8": 4, "tf32": 4, "fp16": 2}
+"""Default bytes of a weight gradient, kept and reduced over data parallelism, per training number
+format (``NPU.number_format``), when the model file gives no ``gradient_bytes``:
+
+- bf16: 4. Megatron-LM forces FP32 gradient accumulation and all-reduce for bf16 (its
+  ``arguments.py``: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32";
+  ``--grad-reduce-in-bf16`` is an opt-in), NeMo follows it, PyTorch FSDP's ``MixedPrecision``
+  reduces in fp32 unless ``reduce_dtype`` is set, and the Llama 3 405B run accumulated and
+  reduce-scattered its gradients in FP32 (Llama Team 2024, "The Llama 3 Herd of Models", arXiv
+  2407.21783, §3.3.2 and §3.3.4).
+- fp8: 4. FP8 recipes (Transformer Engine under Megatron-LM / NeMo) run the GEMMs in fp8 and keep
+  the bf16 / fp32 master weights and FP32 main gradients of bf16 training.
+- tf32: 4. Training in fp32 (tf32 only rounds the GEMM inputs): fp32 gradients.
+- fp16: 2. Megatron-LM reduces fp16 gradients in 16 bits (the FP32 accumulation above is forced for
+  bf16 only; Narayanan et al. 2021, arXiv 2104.04473, train in fp16 so).
+"""
+
+
+def default_gradient_bytes(number_format: str) -> int:
+    """The gradient bytes of ``number_format`` (:data:`GRADIENT_BYTES`; its sources there).
+
+    Raises:
+        KeyError: a number format :data:`GRADIENT_BYTES` does not list (``NPU`` admits none).
+    """
+    return GRADIENT_BYTES[number_format]
+
+
 class Precision(_Frozen):
     """Bytes per element of each kind of data (mixed-precision training by default).
 
     Attributes:
         activation_bytes: stored activations and the TP / PP / EP messages (2: bf16).
         weight_bytes: the working copy of the weights and their all-gathers (2: bf16).
-        gradient_bytes: weight gradients and their reduction (2: bf16; 4 for fp32 accumulation).
+        gradient_bytes: weight gradients, as kept and reduced over data parallelism; None (the
+            default): the NPU's number format's (:data:`GRADIENT_BYTES`: 4, an FP32 reduction, for
+            bf16, fp8 and tf32; 2 for fp16), resolved by :attr:`LLMParams.gradient_bytes`. A value
+            given wins.
         optimizer_bytes_per_param: optimizer state per parameter (12: Adam's fp32 master weight,
             momentum and variance, Rajbhandari et al.'s K = 12).
         mask_bytes: one dropout-mask element (1, Korthikanti et al. 2022).
@@ -354,7 +384,8 @@ class Precision(_Frozen):
 
     activation_bytes: int = Field(default=2, ge=1)
     weight_bytes: int = Field(default=2, ge=1)
-    gradient_bytes: int = Field(default=2, ge=1)
+    gradient_bytes: int | None = Field(default=None, ge=1, json_schema_extra={"default_text": (
+        "the number format's: `4` (fp32 reduce) for bf16, fp8 and tf32, `2` for fp16")})
     optimizer_bytes_per_param: int = Field(default=12, ge=0)
     mask_bytes: int = Field(default=1, ge=0)
     logits_bytes: int = Field(default=4, ge=1)
@@ -407,6 +438,27 @@ class LLMParams(_Frozen):
     def workload_name(self) -> str:
         """``name``, or the model's name."""
         return self.name or self.model.name
+
+    @property
+    def gradient_bytes(self) -> int:
+        """Bytes of a weight gradient, as kept and reduced over data parallelism:
+        ``precision.gradient_bytes`` when given, else the default of the NPU's number format
+        (:data:`GRADIENT_BYTES`: 4 for bf16, fp8 and tf32, 2 for fp16)."""
+        given = self.precision.gradient_bytes
+        return given if given is not None else default_gradient_bytes(self.npu.number_format)
+
+    @property
+    def gradient_bytes_note(self) -> str:
+        """:attr:`gradient_bytes` with where it comes from, e.g. ``"4 (fp32 reduce, the default for
+        bf16)"``, ``"2 (16-bit reduce, the default for fp16)"``, ``"4 (given, as the default for
+        bf16)"`` or ``"2 (given; the default for bf16 is 4)"``."""
+        b, fmt = self.gradient_bytes, self.npu.number_format
+        default = default_gradient_bytes(fmt)
+        if self.precision.gradient_bytes is not None:
+            return (f"{b} (given, as the default for {fmt})" if b == default
+                    else f"{b} (given; the default for {fmt} is {default})")
+        kind = "fp32 reduce" if b == 4 else f"{8 * b}-bit reduce"
+        return f"{b} ({kind}, the default for {fmt})"
 
     @property
     def padded_vocab(self) -> int:
@@ -478,6 +530,8 @@ __all__ = [
     "Plan",
     "NPU",
     "Precision",
+    "GRADIENT_BYTES",
+    "default_gradient_bytes",
     "LLMParams",
     "SCHEDULES",
     "RECOMPUTE",

@@ -48,8 +48,11 @@ activation, n tokens, r routed token copies:
   embeddings with p > 1: the first and the last stage exchange the embedding gradient once per
   iteration (an all-reduce of two NPUs: one send each).
 - DP (Rajbhandari et al. 2020, ZeRO), per layer with P parameters (gradient bytes G = P x
-  gradient_bytes, shard S = P x weight_bytes / dp): ZeRO 0 all-reduces G once per iteration; ZeRO 1
-  reduce-scatters G once per iteration and all-gathers the updated shard S after the optimizer step;
+  gradient_bytes, shard S = P x weight_bytes / dp; gradient_bytes is
+  :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes`: by default 4, an FP32 reduction,
+  for bf16 and fp8 training as Megatron-LM, NeMo, FSDP and Llama 3 reduce, 2 for fp16): ZeRO 0
+  all-reduces G once per iteration; ZeRO 1 reduce-scatters G once per iteration and all-gathers the
+  updated shard S after the optimizer step;
   ZeRO 2 reduce-scatters G every micro-batch (in the input gradient: only the shard is kept) and
   all-gathers S after the step; ZeRO 3 all-gathers S before the forward and again before the
   backward and reduce-scatters G, every micro-batch. Expert parameters do the same over ``edp``.
@@ -416,7 +419,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
         "input_grad",
         "received activation-gradient all-gather (scatter-gather send)",
     )
-    tie = Comm("pp", P2P, x.v_t * x.h * p.precision.gradient_bytes, "weight_grad",
+    tie = Comm("pp", P2P, x.v_t * x.h * p.gradient_bytes, "weight_grad",
                "tied-embedding gradient exchange between the first and last stage")
     stages = []
     cache: dict[bool, list[Op]] = {}
