@@ -2,8 +2,8 @@
 8 layers, tp 4 x pp 4 on two nodes of 8 NPUs (tests/cases.py PP2D_*; hand numbers in
 tests/solve/test_pipeline_sends.py). Only the send between stages 1 and 2 crosses InfiniBand; the
 simulator runs hieropt's own export (every send on the link it crosses) and agrees with the model,
-which prices each stage boundary over the dimensions it crosses (hieropt/model/sends.py): 552.0554 ms
-against the simulator's 552.0588 ms at (300, 2.5) GB/s (bf16, gradients reduced in FP32)."""
+which prices each stage boundary over the dimensions it crosses (hieropt/model/sends.py): 552.0554
+ms against the simulator's 552.0588 ms at (300, 2.5) GB/s (bf16, gradients reduced in FP32)."""
 
 from __future__ import annotations
 
