@@ -4,11 +4,12 @@ co-design search keeps tensor parallelism inside the node (spaces/codesign-gpt3-
 With the collectives of LLM plans run ``sequential`` over the dimensions (the NVLink part, then the
 InfiniBand part), a TP group of 16 spanning two nodes pays its InfiniBand part on every layer; with
 the roofline compute model the best plan is TP 8 x PP 16 x DP 32, interleaved (3 virtual stages),
-sequence parallel, micro-batch 1, no recompute (5.369 s with the catalog's A100 default, fitted on
-one node of measured runs), and the fastest TP 16 plan (TP 16 x PP 8 x DP 32) is 19.6 % slower.
-Calculon (Isaev et al., SC'23, at caa4b11, its a100_80g system and gpt3-175B model, the same 281
-plans it accepts of the 303 that fit here) ranks that plan 2nd, 0.2 % behind its best (TP 8 x PP 32
-x DP 16), and the best TP 16 plan 109th (+108 %); docs/validation.md.
+sequence parallel, micro-batch 1, no recompute (5.489 s with the catalog's A100 default, fitted on
+one node of measured runs; bf16, gradients reduced in FP32), and the fastest TP 16 plan (TP 16 x
+PP 8 x DP 32) is 19.1 % slower. Calculon (Isaev et al., SC'23, at caa4b11, its a100_80g system and
+gpt3-175B model, the 266 plans it accepts of the 271 that fit here) ranks that plan 2nd, 0.2 %
+behind its best (TP 8 x PP 32 x DP 16, hieropt's 2nd), and the best TP 16 plan 101st (+108 %);
+docs/validation.md.
 """
 
 from __future__ import annotations
