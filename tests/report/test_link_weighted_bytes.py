@@ -1,9 +1,8 @@
 """The per-dimension table's bytes are what each NPU's bandwidth carries, each byte weighted by its
 link factor: under ``group_bandwidth = "links"`` a group reaching 1/g of the NPU's links on a
-dimension counts g x its bytes. The column was headed "GB sent" and described as the bytes each
-NPU sends, 5.5 x those on dimension 1 of gpt3-plan-4d (tp 2 of a FullyConnected 8: g = 7; dp 4 of
-it: g = 7/3): now it is headed "GB sent (link-weighted)" and says so, and stays "GB sent" where
-every factor is 1."""
+dimension counts g x its bytes: 5.1 x the bytes each NPU sends on dimension 1 of gpt3-plan-4d
+(tp 2 of a FullyConnected 8: g = 7; dp 4 of it: g = 7/3). Such a column is headed "GB sent
+(link-weighted)" and says so; it stays "GB sent" where every factor is 1."""
 
 from __future__ import annotations
 
@@ -41,10 +40,10 @@ def test_links_weighted_bytes_are_headed_and_described_as_such(tmp_path):
     assert ("GB sent (link-weighted): bytes each NPU sends on the dimension per iteration, each "
             "multiplied by its link factor") in flat
     links = _rows(r.stdout)
-    assert [links[d][5] for d in "0123"] == ["111.4343", "149.5898", "2.0982", "0.8328"]
+    assert [links[d][5] for d in "0123"] == ["111.4343", "159.3813", "3.1473", "1.2524"]
     data = json.loads((tmp_path / "e.json").read_text())
     assert [round(b / 1e9, 4) for b in data["breakdown"]["bytes_per_dim"]] == [
-        111.4343, 149.5898, 2.0982, 0.8328]
+        111.4343, 159.3813, 3.1473, 1.2524]
 
     w = run("evaluate", _whole(tmp_path), "--bw", BW)
     assert w.exit_code == 0, w.output
@@ -53,11 +52,11 @@ def test_links_weighted_bytes_are_headed_and_described_as_such(tmp_path):
         w.stdout.split())
     whole = _rows(w.stdout)
     # factors 1 on the Rings (whole groups) and the Switch: the same bytes either way
-    assert [whole[d][5] for d in "023"] == ["111.4343", "2.0982", "0.8328"]
+    assert [whole[d][5] for d in "023"] == ["111.4343", "3.1473", "1.2524"]
     # on the FullyConnected 8 every group's factor is 7 (tp 2) or 7/3 (dp 4): between the two
     sent = float(whole["1"][5])
-    assert sent == 26.9651
-    assert 7 / 3 * sent < 149.5898 < 7 * sent
+    assert sent == 31.1615
+    assert 7 / 3 * sent < 159.3813 < 7 * sent
 
 
 def test_a_network_whose_factors_are_all_1_keeps_gb_sent():
