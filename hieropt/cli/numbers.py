@@ -223,18 +223,20 @@ def _scaled(text: str, flag: str, units: dict[str, float], kind: str, fix: str) 
     return out
 
 
-def parse_time_ns(text: str | None, flag: str) -> float | None:
+def parse_time_ns(text: str | None, flag: str, fix: str | None = None) -> float | None:
     """A time given to ``flag`` as ns: ``1.3s``, ``1300ms``, ``90d``, ``2h``; a plain number is ns.
+    ``fix``: the error's hint (None: an iteration time's, ``1.3s``).
 
     Raises:
         InputError: an unknown unit, or a value that is not a finite number > 0.
     """
     if text is None:
         return None
-    fix = (
-        f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
-        "number is ns)"
-    )
+    if fix is None:
+        fix = (
+            f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
+            "number is ns)"
+        )
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
@@ -252,12 +254,18 @@ def parse_deadline_ns(text: str | None, flag: str = "--deadline") -> float | Non
     from ..errors import InputError
 
     t = text.strip()
+    units = "units: d, h, min, s; the unit is required"
     if PLAIN_NUMBER.fullmatch(t):
         raise InputError(
             flag, None, f"{t} has no unit (a run's wall time, not ns)",
-            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h (units: d, h, min, s)",
+            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h ({units})",
         )
-    return parse_time_ns(text, flag)
+    m = _SUFFIXED.fullmatch(t)
+    if m is not None and m[2] in ("w", "wk", "week", "weeks"):  # (weeks: the likeliest other unit)
+        days = f"{float(m[1]) * 7:g}d"
+        return parse_time_ns(
+            t, flag, f"for {m[1]} weeks write {flag} {days} ({units})")
+    return parse_time_ns(text, flag, f"write e.g. {flag} 90d or {flag} 2160h ({units})")
 
 
 def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
