@@ -74,7 +74,9 @@ def implausible_bw_notes(
 ) -> tuple[str, ...]:
     """Notes on per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension) that are implausible: one
     naming every dimension above :data:`MAX_PLAUSIBLE_BW_GBPS`, one naming every dimension that
-    ``carries_traffic`` below :data:`MIN_PLAUSIBLE_BW_GBPS`; each says that bandwidths are GB/s per
+    ``carries_traffic`` below :data:`MIN_PLAUSIBLE_BW_GBPS`, each compared as printed (to 6
+    significant digits: a bound ``bw[0] <= 0.001`` met a round-off below it, printed 0.001, is at
+    the threshold, not below it); each says that bandwidths are GB/s per
     NPU (1 GB = 1e9 bytes). Notes, not errors: such a network is solved (or evaluated) as stated.
     ``what``: what the bandwidths are (a solve's ``optimum``, ``evaluate``'s ``allocation``);
     ``example``: how 500 GB/s per NPU is written where they came from (a design constraint
@@ -83,8 +85,9 @@ def implausible_bw_notes(
     busy = list(carries_traffic)
     if len(busy) != len(bw):
         raise ValueError(f"{len(bw)} bandwidths but {len(busy)} traffic flags")
-    high = [d for d, b in enumerate(bw) if b > MAX_PLAUSIBLE_BW_GBPS]
-    low = [d for d, b in enumerate(bw) if busy[d] and b < MIN_PLAUSIBLE_BW_GBPS]
+    shown = [float(f"{b:.6g}") for b in bw]  # (as the note prints them)
+    high = [d for d, b in enumerate(shown) if b > MAX_PLAUSIBLE_BW_GBPS]
+    low = [d for d, b in enumerate(shown) if busy[d] and b < MIN_PLAUSIBLE_BW_GBPS]
     unit = "bandwidths, design constraints and bounds are in GB/s per NPU (1 GB = 1e9 bytes)"
     out = []
     for dims, how, hint in (

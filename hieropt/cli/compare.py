@@ -263,8 +263,9 @@ WithinOpt = Annotated[
     str,
     typer.Option(
         "--within",
-        help="The knee's slack: the cheapest design within this share of the fastest time (1% or "
-        "0.01; 0 turns the knee off).",
+        help="The knee's slack: the cheapest design within this percentage of the fastest time "
+        "(1% or 1; 0.5% for half a percent: a plain 0.5 is refused as a likely fraction; 0 turns "
+        "the knee off).",
     ),
 ]
 CatalogOpt = Annotated[

@@ -223,18 +223,20 @@ def _scaled(text: str, flag: str, units: dict[str, float], kind: str, fix: str) 
     return out
 
 
-def parse_time_ns(text: str | None, flag: str) -> float | None:
+def parse_time_ns(text: str | None, flag: str, fix: str | None = None) -> float | None:
     """A time given to ``flag`` as ns: ``1.3s``, ``1300ms``, ``90d``, ``2h``; a plain number is ns.
+    ``fix``: the error's hint (None: an iteration time's, ``1.3s``).
 
     Raises:
         InputError: an unknown unit, or a value that is not a finite number > 0.
     """
     if text is None:
         return None
-    fix = (
-        f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
-        "number is ns)"
-    )
+    if fix is None:
+        fix = (
+            f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
+            "number is ns)"
+        )
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
@@ -252,12 +254,18 @@ def parse_deadline_ns(text: str | None, flag: str = "--deadline") -> float | Non
     from ..errors import InputError
 
     t = text.strip()
+    units = "units: d, h, min, s; the unit is required"
     if PLAIN_NUMBER.fullmatch(t):
         raise InputError(
             flag, None, f"{t} has no unit (a run's wall time, not ns)",
-            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h (units: d, h, min, s)",
+            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h ({units})",
         )
-    return parse_time_ns(text, flag)
+    m = _SUFFIXED.fullmatch(t)
+    if m is not None and m[2] in ("w", "wk", "week", "weeks"):  # (weeks: the likeliest other unit)
+        days = f"{float(m[1]) * 7:g}d"
+        return parse_time_ns(
+            t, flag, f"for {m[1]} weeks write {flag} {days} ({units})")
+    return parse_time_ns(text, flag, f"write e.g. {flag} 90d or {flag} 2160h ({units})")
 
 
 def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
@@ -335,47 +343,60 @@ def with_run_tokens(inst, tokens: float | None, flag: str = "--tokens"):
     return inst.model_copy(update={"tokens": tokens})
 
 
-def parse_fraction(text: str | None, flag: str) -> float | None:
-    """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off)
-    or None.
+def parse_percent(text: str | None, flag: str) -> float | None:
+    """A slack given to ``flag`` in percent, ``5%`` or ``5`` alike: the fraction (0.05), or None
+    for ``0`` (off) or None.
 
     Raises:
-        InputError: not a number (with an optional %), or not below 100 %.
+        InputError: not a number (with an optional %); not below 100 %; or a plain number between
+            0 and 1 (``0.5``: a fraction or half a percent?), which must be written ``50`` or
+            ``0.5%``.
     """
     if text is None:
         return None
     from ..errors import InputError
 
-    fix = f"write e.g. {flag} 1% (or 0.01; 0 turns it off)"
+    fix = f"write e.g. {flag} 1% or {flag} 1 (both 1 %; 0 turns it off)"
     t = text.strip()
     pct = t.endswith("%")
     t = t.removesuffix("%").strip()
     if not PLAIN_NUMBER.fullmatch(t):
-        raise InputError(flag, None, f"{text!r} is not a fraction or a percentage", fix)
-    value = float(t) / (100 if pct else 1)
-    if value == 0:
+        raise InputError(flag, None, f"{text!r} is not a percentage", fix)
+    number = float(t)
+    if number == 0:
         return None
-    if not 0 < value < 1:
+    if not 0 < number < 100:
         raise InputError(flag, None, f"{text!r} is not between 0 and 100 %", fix)
-    return value
+    if not pct and number < 1:
+        as_pct = f"{number * 100:g}" + ("%" if number < 0.01 else "")
+        raise InputError(
+            flag, None, f"{t} looks like a fraction (a plain number is a percentage)",
+            f"write {flag} {as_pct} for {number * 100:g} % or {flag} {t}% for {t} %")
+    return number / 100
 
 
 def parse_within(text: str | None, flag: str = "--within") -> float | None:
-    """The knee's slack given to ``flag`` (``1%``, ``0.01``; :func:`parse_fraction`): the fraction,
+    """The knee's slack given to ``flag`` (``1%`` or ``1``; :func:`parse_percent`): the fraction,
     or None for ``0`` (off) or None, checked by :func:`hieropt.studies.knee.check_within` before
     any solve.
 
     Raises:
-        InputError: as :func:`parse_fraction`, or a slack below
+        InputError: as :func:`parse_percent`, or a slack below
             :data:`hieropt.studies.knee.MIN_WITHIN` (the fastest time's proven gap), naming ``flag``
             and the least slack accepted.
     """
-    value = parse_fraction(text, flag)
+    value = parse_percent(text, flag)
     if value is None:
         return None
     from ..errors import InputError
-    from ..studies.knee import check_within
+    from ..studies.knee import MIN_WITHIN, check_within
 
+    if value < MIN_WITHIN:  # (in percent, as the flag takes it)
+        raise InputError(
+            flag, None,
+            f"{value * 100:g} % is below {MIN_WITHIN * 100:g} %, the relative gap to which the "
+            "fastest time is proven: the knee within it is undecided",
+            f"give a slack of at least {MIN_WITHIN * 100:g}% (or 0 to turn the knee off)")
     try:
         return check_within(value)
     except InputError as e:

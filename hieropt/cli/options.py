@@ -66,7 +66,8 @@ TotalBudgetOpt = Annotated[
 ]
 WITHIN_HELP = (
     "With the performance objective: also the knee, the cheapest design within this slack of the "
-    "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off."
+    "fastest time in percent (1% or 1; 0.5% for half a percent: a plain 0.5 is refused as a "
+    "likely fraction), and what the last slack of speed costs; 0 turns it off."
 )
 """The help of ``--within`` (``solve`` and ``provision``)."""
 WithinOpt = Annotated[str, typer.Option("--within", help=WITHIN_HELP)]

@@ -235,13 +235,29 @@ def _int(value: Any, src: str, field: str, fix: str) -> int:
     return value
 
 
-def dims_entry(value: Any, src: str) -> tuple[int, int]:
-    """A ``dims`` entry: ``[min, max]`` or one number, as (min, max); InputError otherwise."""
-    fix = "write dims = [2, 5] (fewest and most dimensions) or dims = 4"
-    if isinstance(value, list) and len(value) == 2:
-        return _int(value[0], src, "dims[0]", fix), _int(value[1], src, "dims[1]", fix)
-    n = _int(value, src, "dims", fix)
+def _range(value: Any, src: str, field: str, fix: str) -> tuple[int, int]:
+    """``field``'s ``[min, max]``, ``[n]`` (a range of one value) or ``n`` as (min, max).
+
+    Raises:
+        InputError: a list of another length, or an entry that is not a whole number.
+    """
+    if isinstance(value, list):
+        if len(value) == 2:
+            return _int(value[0], src, f"{field}[0]", fix), _int(value[1], src, f"{field}[1]", fix)
+        if len(value) == 1:  # (a range of one value)
+            n = _int(value[0], src, f"{field}[0]", fix)
+            return n, n
+        raise InputError(src, field, f"expected [min, max] or one whole number, got a list of "
+                         f"{len(value)} values {value!r}", fix)
+    n = _int(value, src, field, fix)
     return n, n
+
+
+def dims_entry(value: Any, src: str) -> tuple[int, int]:
+    """A ``dims`` entry: ``[min, max]``, ``[n]`` or ``n`` (one dimension count), as (min, max);
+    InputError otherwise."""
+    return _range(value, src, "dims",
+                  "write dims = [2, 5] (fewest and most dimensions) or dims = 4 (or [4])")
 
 
 def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
@@ -254,15 +270,10 @@ def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
                                 f"use only {', '.join(_LEVEL_KEYS)}")
     out = dict(value)
     npus = value.get("npus")
-    fix = "write npus = [2, 8] (smallest and largest dimension at this level) or npus = 4"
-    if isinstance(npus, list) and len(npus) == 2:
-        out["npus"] = (
-            _int(npus[0], src, f"levels[{i}].npus[0]", fix),
-            _int(npus[1], src, f"levels[{i}].npus[1]", fix),
-        )
-    elif npus is not None:
-        n = _int(npus, src, f"levels[{i}].npus", fix)
-        out["npus"] = (n, n)
+    fix = ("write npus = [2, 8] (smallest and largest dimension at this level) or npus = 4 (or "
+           "[4])")
+    if npus is not None:
+        out["npus"] = _range(npus, src, f"levels[{i}].npus", fix)
     if isinstance(out.get("blocks"), str):
         out["blocks"] = [out["blocks"]]
     return out

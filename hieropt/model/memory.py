@@ -420,14 +420,37 @@ def require_fit(p: LLMParams, source: str) -> None:
         f"{source}: the plan does not fit in memory: stage {pk.stage} needs "
         f"{pk.total_bytes / GB:,.2f} GB per NPU, {rep.over_bytes / GB:,.2f} GB more than the "
         f"{rep.available_bytes / GB:,.2f} GB available ({rep.capacity_bytes / GIB:g} GiB HBM less "
-        f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory (recompute, flash_attention, "
-        "a higher zero_stage, more tp or pp, a smaller micro_batch_size) or use an NPU with more "
-        "HBM (hieropt workload plan shows each stage's parts)",
+        f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory "
+        f"({', '.join(memory_savers(p))}) or use an NPU with more HBM (hieropt workload plan "
+        "shows each stage's parts)",
     )
+
+
+def memory_savers(p: LLMParams) -> list[str]:
+    """The plan options that would save memory and are not already in effect in plan ``p``.
+
+    Returns:
+        phrases in a fixed order: ``recompute`` (``full recompute`` after ``selective``; none after
+        ``full``), ``flash_attention`` (unless on), ``a higher zero_stage`` (below 3), ``more tp or
+        pp`` (always) and ``a smaller micro_batch_size`` (above 1).
+    """
+    plan = p.plan
+    out = []
+    if plan.recompute != "full":
+        out.append("recompute" if plan.recompute == "none" else "full recompute")
+    if not plan.flash_attention:
+        out.append("flash_attention")
+    if plan.zero_stage < 3:
+        out.append("a higher zero_stage")
+    out.append("more tp or pp")
+    if plan.micro_batch_size > 1:
+        out.append("a smaller micro_batch_size")
+    return out
 
 
 __all__ = [
     "require_fit",
+    "memory_savers",
     "FLASH_STATS_BYTES",
     "StageMemory",
     "MemoryReport",

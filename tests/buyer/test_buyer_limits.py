@@ -289,7 +289,26 @@ def test_a_deadline_without_a_unit_is_a_slip_for_days(command):
     assert r.exit_code == 2
     assert error_line(r) == (
         "error: --deadline: 150 has no unit (a run's wall time, not ns); fix: did you mean "
-        "150d? write e.g. --deadline 90d or --deadline 2160h (units: d, h, min, s)"
+        "150d? write e.g. --deadline 90d or --deadline 2160h (units: d, h, min, s; the unit is "
+        "required)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("deadline", "fix"),
+    [
+        ("2w", "for 2 weeks write --deadline 14d"),
+        ("3y", "write e.g. --deadline 90d or --deadline 2160h"),
+    ],
+)
+def test_a_deadline_in_an_unknown_unit_is_hinted_in_days_and_hours(deadline, fix):
+    """A deadline's hint is a run's wall time in its accepted units (not an iteration time's
+    1.3 s, nor 'a plain number is ns', which --deadline refuses); weeks are given in days."""
+    r = run("solve", LLAMA, "--deadline", deadline)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: --deadline: unknown time unit '{deadline[-1]}' in '{deadline}'; fix: {fix} "
+        "(units: d, h, min, s; the unit is required)"
     )
 
 

@@ -63,7 +63,7 @@ def test_solve_prints_and_writes_the_knee():
     assert off["knee"] is None
 
 
-@pytest.mark.parametrize("text", ["1.5", "150%", "abc"])
+@pytest.mark.parametrize("text", ["0.5", "150%", "abc"])
 def test_a_bad_slack_is_one_line(text):
     assert "--within" in error_line(run("solve", GPT3, "--within", text))
 

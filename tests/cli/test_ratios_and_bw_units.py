@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from hieropt.units import implausible_bw_notes
+
 from .util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,6 +132,20 @@ def test_evaluate_notes_bandwidths_far_too_small():
         "GB/s per NPU (1 GB = 1e9 bytes), check their units (500 GB/s per NPU is --bw 500, not 0.5 "
         "or 500e-9)"
     ) in r.stdout.splitlines()
+
+
+def test_a_bandwidth_a_round_off_below_the_threshold_is_not_noted_below_it():
+    """A bound ``bw[0] <= 0.001`` met a round-off below 0.001 GB/s per NPU was noted "dim 0 0.001
+    GB/s per NPU, below 0.001 GB/s per NPU": the bandwidths are compared as printed (6 significant
+    digits), so 0.001 and 0.001 x (1 - 1e-9) are at the threshold (no note), as is 1e6 x (1 +
+    1e-9) at the upper one; 0.000999 is noted below it."""
+    for bw in (0.001, 0.001 * (1 - 1e-9)):
+        assert implausible_bw_notes([bw, 1e6 * (1 + 1e-9)], [True, True]) == ()
+    assert implausible_bw_notes([0.000999, 100], [True, True], "allocation", "--bw 500") == (
+        "implausible allocation: dim 0 0.000999 GB/s per NPU, below 0.001 GB/s per NPU; "
+        "bandwidths, design constraints and bounds are in GB/s per NPU (1 GB = 1e9 bytes), check "
+        "their units (500 GB/s per NPU is --bw 500, not 0.5 or 500e-9)",
+    )
 
 
 def test_evaluate_of_plausible_bandwidths_has_no_unit_note():

@@ -183,3 +183,21 @@ def test_a_json_path_in_a_missing_folder_is_refused_before_the_sweep(tmp_path):
     assert r.exit_code == 2
     assert error_line(r) == (f"error: --json {target}: the folder {target.parent} does not exist; "
                              "fix: create the folder first, or give a path in an existing folder")
+
+
+def test_a_one_element_list_is_a_range_of_one_value(tmp_path):
+    """``dims = [2]`` was refused with "expected a whole number, got [2]; fix: write dims = [2, 5]
+    ... or dims = 4": a one-element list is now the range of that one value, as ``dims = 2`` (and
+    ``npus = [4]`` as ``npus = 4``); a list of three values is refused as such."""
+    one = load_space(write_space(tmp_path, "one.toml", dims="[2]", a_npus="[4]"))
+    plain = load_space(write_space(tmp_path, "plain.toml", dims="2", a_npus="4"))
+    assert (one.min_dims, one.max_dims) == (plain.min_dims, plain.max_dims) == (2, 2)
+    assert one.levels[0].npus == plain.levels[0].npus == (4, 4)
+    assert candidates(one) == candidates(plain)
+    path = write_space(tmp_path, "three.toml", dims="[2, 3, 4]")
+    with pytest.raises(InputError) as e:
+        load_space(path)
+    assert str(e.value) == (
+        f"{path}: dims: expected [min, max] or one whole number, got a list of 3 values [2, 3, 4]; "
+        "fix: write dims = [2, 5] (fewest and most dimensions) or dims = 4 (or [4])"
+    )

@@ -236,12 +236,16 @@ def test_codesign_space_is_searched(tmp_path, codesign_json):
     ("args", "words"),
     [
         (
-            ["--within", "5"],
-            "--within: '5' is not between 0 and 100 %; fix: write e.g. --within 1% (or "
-            "0.01; 0 turns "
-            "it off)",
+            ["--within", "100"],
+            "--within: '100' is not between 0 and 100 %; fix: write e.g. --within 1% or --within "
+            "1 (both 1 %; 0 turns it off)",
         ),
-        (["--within", "x%"], "--within: 'x%' is not a fraction or a percentage"),
+        (
+            ["--within", "0.05"],
+            "--within: 0.05 looks like a fraction (a plain number is a percentage); fix: write "
+            "--within 5 for 5 % or --within 0.05% for 0.05 %",
+        ),
+        (["--within", "x%"], "--within: 'x%' is not a percentage"),
     ],
 )
 def test_bad_within(tmp_path, args, words):

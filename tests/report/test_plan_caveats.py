@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from hieropt.report.run import calibration_note
-from hieropt.workloads.llm.flops import MOE_CAVEAT, ZERO3_CAVEAT
+from hieropt.workloads.llm.flops import MOE_CAVEAT, ZERO3_CAVEAT, zero_pp_caveat
 from tests.cases import REPO, gpt3_step_instance
 from tests.cli.util import run
 
@@ -21,6 +21,14 @@ BEYOND_A100 = (
 )
 """The caveat on the step instance's designs (sum(bw) == 500 on A100s: more than NVLink's 300 GB/s
 per direction on dimension 0), after its dimension and bandwidth."""
+
+
+ZERO3_PP2 = (
+    "ZeRO stage 3 with pipeline parallelism (pp 2): DeepSpeed's pipeline engine refuses ZeRO "
+    "stages 2 and 3 with pipeline parallelism and Megatron-LM has no ZeRO-3; check that your "
+    "training software runs this combination"
+)
+"""The note on a ZeRO-3 plan with two pipeline stages."""
 
 
 def _notes(text: str) -> list[str]:
@@ -45,12 +53,14 @@ def test_pareto_prints_the_zero3_caveat_and_the_calibration_note(tmp_path):
     # the plan's caveat, the front's bandwidths beyond the A100 (its cheapest point puts all 500
     # GB/s per NPU on dimension 0), the calibration
     front = f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
-    assert notes[-3:] == [ZERO3_CAVEAT, front, A100]
-    assert json.loads((tmp_path / "f.json").read_text())["notes"][-3:] == notes[-3:]
+    assert notes[-4:] == [ZERO3_CAVEAT, ZERO3_PP2, front, A100]
+    assert json.loads((tmp_path / "f.json").read_text())["notes"][-4:] == notes[-4:]
     solve = run("solve", inst, "--tokens", "300B", "--no-sensitivity")
     assert solve.exit_code == 0, solve.output
     # (as solve says them, with its optimum's 380.5 GB/s per NPU on dimension 0)
-    assert _notes(solve.stdout)[-3:] == [ZERO3_CAVEAT, f"dimension 0: 380.5 {BEYOND_A100}", A100]
+    assert _notes(solve.stdout)[-4:] == [
+        ZERO3_CAVEAT, ZERO3_PP2, f"dimension 0: 380.5 {BEYOND_A100}", A100
+    ]
 
 
 def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
@@ -59,8 +69,8 @@ def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
     r = run("pareto", _zero3(tmp_path), "--points", "3")
     assert r.exit_code == 0, r.output
     assert "days" not in r.stdout.split("\nnote: ")[0]  # (the table, before the notes)
-    assert _notes(r.stdout)[-2:] == [
-        ZERO3_CAVEAT, f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
+    assert _notes(r.stdout)[-3:] == [
+        ZERO3_CAVEAT, ZERO3_PP2, f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
     ]
     assert A100 not in r.stdout
 
@@ -68,7 +78,7 @@ def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
 def test_workload_plan_prints_the_zero3_caveat():
     r = run("workload", "plan", GPT3, "--set", "zero_stage=3")
     assert r.exit_code == 0, r.output
-    assert _notes(r.stdout) == [ZERO3_CAVEAT, A100]
+    assert _notes(r.stdout) == [ZERO3_CAVEAT, zero_pp_caveat(3, 8), A100]
     plain = run("workload", "plan", GPT3)
     assert _notes(plain.stdout) == [A100]
 
@@ -82,3 +92,28 @@ def test_workload_plan_of_a_moe_model_prints_the_moe_caveat_and_its_json_has_it(
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["notes"] == [MOE_CAVEAT, H100]
     assert _notes(r.stderr) == [MOE_CAVEAT, H100]  # (the tables on stderr with --json -)
+
+
+def test_zero_2_or_3_with_pipeline_parallelism_is_noted_not_refused(tmp_path):
+    """DeepSpeed's pipeline engine refuses ZeRO 2 and 3 with PP > 1, Megatron-LM has no ZeRO-3: a
+    plan with either is run, with a note saying so in workload plan, evaluate and their JSON; ZeRO
+    2 or 3 without PP, or ZeRO 1 with PP, carries none."""
+    r = run("workload", "plan", GPT3, "--set", "zero_stage=3", "--set", "pp=2", "--set", "dp=256",
+            "--json", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+    assert ZERO3_PP2 in _notes(r.stdout)
+    assert ZERO3_PP2 in json.loads((tmp_path / "p.json").read_text())["notes"]
+    two = run("workload", "plan", GPT3, "--set", "zero_stage=2")
+    assert two.exit_code == 0, two.output
+    assert _notes(two.stdout)[0] == (
+        "ZeRO stage 2 with pipeline parallelism (pp 8): DeepSpeed's pipeline engine refuses ZeRO "
+        "stages 2 and 3 with pipeline parallelism; check that your training software runs this "
+        "combination (Llama 3's FSDP-based stack does)")
+    no_pp = run("workload", "plan", GPT3, "--set", "zero_stage=2", "--set", "pp=1",
+                "--set", "dp=512")
+    assert no_pp.exit_code == 0, no_pp.output
+    assert _notes(no_pp.stdout) == [A100]
+    ev = run("evaluate", _zero3(tmp_path), "--bw", "100,100", "--json", tmp_path / "e.json")
+    assert ev.exit_code == 0, ev.output
+    assert ZERO3_PP2 in _notes(ev.stdout)
+    assert ZERO3_PP2 in json.loads((tmp_path / "e.json").read_text())["notes"]

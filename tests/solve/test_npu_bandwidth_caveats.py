@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hieropt.workloads.llm.flops import zero_pp_caveat
 from tests.cases import REPO
 from tests.cli.util import error_line, run
 
@@ -72,7 +73,8 @@ def test_solve_prints_and_writes_the_caveats(tmp_path):
     out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     # (the cheapest design within 1e-8 of the fastest: 399.9994 GB/s, "400" at 4 digits)
     assert out["bw_gbps_per_dim"] == pytest.approx([900.0, 400.0], rel=1e-5)
-    assert out["run"]["caveats"] == [H100_DIM0, H100_DIM1]
+    # (the plan's ZeRO 2 with PP 16 first: zero_pp_caveat)
+    assert out["run"]["caveats"] == [zero_pp_caveat(2, 16), H100_DIM0, H100_DIM1]
     assert H100_DIM0 in out["notes"] and H100_DIM1 in out["notes"]
 
 

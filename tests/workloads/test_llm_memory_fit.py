@@ -13,7 +13,12 @@ from hieropt.cli import app
 from hieropt.errors import NoSolutionError
 from hieropt.io.llm import read_llm
 from hieropt.io.workload_file import read_model
-from hieropt.model.memory import FLASH_STATS_BYTES, attention_activation_bytes, memory
+from hieropt.model.memory import (
+    FLASH_STATS_BYTES,
+    attention_activation_bytes,
+    memory,
+    require_fit,
+)
 
 from .tiny import params
 
@@ -76,6 +81,25 @@ def test_a_plan_that_does_not_fit_is_refused(tmp_path):
         assert r.exit_code == 3, (args, r.output)
         assert "14.87 GB more than the 12.88 GB available" in r.output, r.output
         assert "Traceback" not in r.output
+
+
+def test_the_memory_fix_lists_only_options_not_in_effect(tmp_path):
+    """GPT-3's plan (selective recompute, ZeRO 1, micro-batch 1) is offered full recompute,
+    flash_attention, a higher zero_stage and more tp or pp; with flash_attention, full recompute
+    and ZeRO 3 already on (still short on 4 GiB of HBM) only more tp or pp and the smaller
+    micro-batch of a micro_batch_size 2 plan."""
+    _files(tmp_path, 16.0)
+    with pytest.raises(NoSolutionError) as e:
+        read_model(tmp_path / "model.toml")
+    assert "fix: save memory (full recompute, flash_attention, a higher zero_stage, more tp or " \
+        "pp) or use an NPU with more HBM" in str(e.value)
+    _files(tmp_path, 4.5)
+    p = read_llm(tmp_path / "model.toml", ["flash_attention=true", "recompute=full",
+                                           "zero_stage=3", "micro_batch_size=2"])
+    with pytest.raises(NoSolutionError) as e:
+        require_fit(p, "model.toml")
+    assert "fix: save memory (more tp or pp, a smaller micro_batch_size) or use an NPU with more " \
+        "HBM" in str(e.value)
 
 
 def test_a_plan_that_fits_is_solved(tmp_path):

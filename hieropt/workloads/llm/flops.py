@@ -91,13 +91,32 @@ MOE_CAVEAT = (
 """The caveat :func:`training_of` gives a plan with experts (``ep`` > 1 or a MoE model)."""
 
 
+def zero_pp_caveat(zero_stage: int, pp: int) -> str:
+    """The caveat :func:`plan_caveats` gives a plan with ZeRO stage ``zero_stage`` (2 or 3) and
+    ``pp`` > 1 pipeline stages: DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3 with
+    pipeline parallelism (``PipelineEngine`` asserts a stage below 2) and Megatron-LM has no
+    ZeRO-3, so the plan needs software that runs the combination (Llama 3's FSDP with PP does
+    ZeRO 2: Llama Team 2024, arXiv 2407.21783, §3.3.2)."""
+    known = (" and Megatron-LM has no ZeRO-3; check that your training software runs this "
+             "combination" if zero_stage == 3 else "; check that your training software runs "
+             "this combination (Llama 3's FSDP-based stack does)")
+    return (
+        f"ZeRO stage {zero_stage} with pipeline parallelism (pp {pp}): DeepSpeed's pipeline engine "
+        f"refuses ZeRO stages 2 and 3 with pipeline parallelism{known}"
+    )
+
+
 def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     """What the validation says of plan ``p``'s features it does not cover or predicts worst
-    (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), in that order; empty for the features the
-    measured runs cover (TP, PP, DP, CP, interleaving, recompute, ZeRO 1-2)."""
+    (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), and what common training software does not run
+    (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
+    with PP, experts; empty for the features the measured runs cover (TP, PP, DP, CP,
+    interleaving, recompute, ZeRO 1-2) in the combinations common software runs."""
     out = []
     if p.plan.zero_stage == 3:
         out.append(ZERO3_CAVEAT)
+    if p.plan.zero_stage >= 2 and p.plan.pp > 1:
+        out.append(zero_pp_caveat(p.plan.zero_stage, p.plan.pp))
     if p.plan.ep > 1 or p.model.moe is not None:
         out.append(MOE_CAVEAT)
     return tuple(out)
@@ -133,6 +152,7 @@ def _scaleup_source(npu) -> str:
 
 
 __all__ = [
+    "zero_pp_caveat",
     "attention_forward_flops",
     "ffn_forward_flops",
     "blocks_forward_flops",
