@@ -164,6 +164,7 @@ def test_solve_says_there_is_no_knee_a_hair_above_the_cheapest_network():
             "fastest") in " ".join(r.stdout.split())
 
 
+@pytest.mark.heavy
 def test_solve_report_and_pareto_name_one_fastest_design_and_one_knee(tmp_path):
     """gpt3-4d: solve's fastest design, the cheapest of the designs within 1e-8 of the fastest
     time, 1,166,511,737.01 ns at $13,659,960.54 (lower bound 1,166,511,725.34 ns), is the report's

@@ -118,6 +118,7 @@ def full_disk(tmp_path):
         subprocess.run(["umount", str(disk)], check=True)
 
 
+@pytest.mark.heavy
 def test_full_disk_keeps_the_earlier_solve_json(full_disk):
     """The second answer is larger than the first and than the free space: written in place it was
     cut after the first answer's pages (invalid JSON)."""
@@ -139,6 +140,7 @@ def test_full_disk_keeps_the_earlier_solve_json(full_disk):
     assert sorted(p.name for p in disk.iterdir()) == ["filler", "r.json"]
 
 
+@pytest.mark.heavy
 def test_full_disk_keeps_the_earlier_pareto_csv(full_disk):
     disk, fill = full_disk
     out = disk / "f.csv"
@@ -169,6 +171,7 @@ def test_full_disk_on_a_streamed_out_names_the_file(full_disk):
     ), r.stderr
 
 
+@pytest.mark.heavy
 def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
     """Every file of a bundle is written beside its place first and renamed only when all are
     written: a full disk leaves the earlier bundle as it was (its manifest, network and traces of
@@ -199,6 +202,7 @@ def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
     assert after == before
 
 
+@pytest.mark.heavy
 def test_full_disk_keeps_the_earlier_network_file(full_disk, tmp_path):
     """export of the network file alone: a full disk leaves the earlier file, and says so (it was
     removed)."""

@@ -221,6 +221,7 @@ def _nvl72(tmp_path: Path, old: str, new: str) -> Path:
     return path
 
 
+@pytest.mark.heavy
 def test_a_nic_rating_in_gbit_is_refused_and_counted_when_written_as_gbit(tmp_path):
     from tests.cli.util import error_line
 

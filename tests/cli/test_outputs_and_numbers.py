@@ -102,6 +102,7 @@ def infeasible_space(tmp_path: Path) -> Path:
     return p
 
 
+@pytest.mark.heavy
 def test_explore_exit_3_replaces_an_earlier_json(tmp_path):
     out = tmp_path / "ex.json"
     out.write_text('{"old": "answer from an earlier run"}')
@@ -312,6 +313,7 @@ def test_an_interrupted_sweep_replaces_an_earlier_json(
     )
 
 
+@pytest.mark.heavy
 def test_an_interrupt_after_the_answer_keeps_it(tmp_path, monkeypatch):
     """A Ctrl-C while the tables print, after the --json answer was written: exit 130, the answer
     stays."""

@@ -32,6 +32,7 @@ def unbounded(tmp_path_factory) -> tuple[dict, list[dict]]:
     return json.loads((tmp / "r.json").read_text()), rows
 
 
+@pytest.mark.heavy
 def test_a_time_target_below_the_fastest_says_the_fastest(tmp_path, unbounded):
     result, rows = unbounded
     fastest = result["best"]["iteration_time_ns"]
@@ -58,6 +59,7 @@ def test_a_time_target_below_the_fastest_says_the_fastest(tmp_path, unbounded):
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.heavy
 def test_a_deadline_says_its_target_and_the_best_days(tmp_path, unbounded):
     """--deadline 1d for 300B tokens: 300e9 / 4,718,592 = 63,578 iterations, a target of 1,359.0
     ms; the fastest possible takes 12,127.2241 ms x 63,578.3 iterations = 8.9239 days."""

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cases import REPO
 
 TUTORIAL = REPO / "docs" / "tutorial.md"
@@ -41,6 +43,7 @@ def test_tutorial_has_commands_and_outputs():
     assert sum(bool(expected) for _, expected in parsed) >= 7
 
 
+@pytest.mark.heavy
 def test_tutorial_commands_print_what_the_page_shows(tmp_path: Path):
     for name in ("models", "instances", "catalogs", "spaces"):
         (tmp_path / name).symlink_to(REPO / name)

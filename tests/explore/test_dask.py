@@ -27,6 +27,7 @@ def _table(result) -> list[tuple]:
     ]
 
 
+@pytest.mark.heavy
 def test_local_cluster_gives_the_serial_table(tmp_path):
     distributed = pytest.importorskip("distributed")
     space = load_space(write_space(tmp_path, tp=4, rule="all_placements"))

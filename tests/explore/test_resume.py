@@ -52,6 +52,7 @@ def _count(space_path: Path) -> int:
     return len(candidates(load_space(space_path)).candidates)
 
 
+@pytest.mark.heavy
 def test_kill_mid_sweep_and_resume(tmp_path, space_path):
     out, log, script = tmp_path / "results.csv", tmp_path / "solved.log", tmp_path / "sweep.py"
     script.write_text(SWEEP, encoding="utf-8")

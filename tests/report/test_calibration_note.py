@@ -175,6 +175,7 @@ def test_a_flat_efficiency_report_has_none(priced):
     assert not any("calibration" in n for n in data["notes"])
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("where", ["codesign", "page"])
 def test_codesign_carries_it(where, codesign_json, codesigned):
     if where == "codesign":

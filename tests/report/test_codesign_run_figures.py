@@ -50,6 +50,7 @@ def priced_result(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.heavy
 def test_the_json_alone_gives_every_figure(tmp_path, priced_result):
     """Days, MFU, tokens/s, MW and $ per run of every column from the JSON alone, equal to those
     with --space; the search's best has the figures codesign printed; the recommendation (least $

@@ -170,6 +170,7 @@ def test_performance_within_a_budget_recommends_the_fastest_within_it(tmp_path):
         assert "network capex <= $10M" in a["label"], a["key"]
 
 
+@pytest.mark.heavy
 def test_without_objective_the_page_rule_recommends_and_names_the_inputs_answer(tmp_path):
     """``--budget 10M`` alone: the caps bind every column, the knee is still recommended (no $ per
     run), and the head names the column that answers the input's objective (performance): the

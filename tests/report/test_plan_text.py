@@ -4,6 +4,8 @@ another factor)."""
 
 from __future__ import annotations
 
+import pytest
+
 import hieropt
 from hieropt.report.committee_answers import plan_text
 from tests.cli.util import run
@@ -29,6 +31,7 @@ def test_a_plan_with_context_and_expert_parallelism(tmp_path):
     )
 
 
+@pytest.mark.heavy
 def test_report_prints_the_plan(tmp_path):
     r = run("report", LLAMA, "-o", tmp_path / "r")
     assert r.exit_code == 0, r.output

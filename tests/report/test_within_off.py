@@ -14,6 +14,7 @@ from hieropt.solvers.objectives import solve_fastest_cheapest
 from tests.report.conftest import NVL, SPACE, TOKENS, report
 
 
+@pytest.mark.heavy
 def test_within_zero_has_no_knee_and_recommends_the_fastest(tmp_path):
     """The NVL72 instance (2,304 NPUs, no [cluster]): with the default 1 % the knee is recommended;
     with 0 the page's alternatives are the fastest design and the best performance per cost, and

@@ -90,6 +90,7 @@ def test_validate_refuses_a_fit_argument_without_runs_to_fit_on(given):
     )
 
 
+@pytest.mark.heavy
 def test_bad_fields_and_loss_name_the_arguments(fitted):
     runs = hieropt.load_runs(CAL)
     with pytest.raises(hieropt.InputError) as e:

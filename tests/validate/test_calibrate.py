@@ -52,6 +52,7 @@ def test_the_fit_recovers_a_known_efficiency(tmp_path: Path, loss: str):
     assert fit.npu_fields["peak_tflops"] == 1.0
 
 
+@pytest.mark.heavy
 def test_the_fit_recovers_two_parameters_that_trade_off(tmp_path: Path):
     # the optimizer step reads the state at hbm_gbps; its time does not grow with the batch
     model = MODEL + "hbm_gbps = 100.0\n"

@@ -373,6 +373,7 @@ def test_validate_with_a_calibrated_file_marks_its_own_runs_in_sample(tmp_path: 
     assert by["--npu"]["summary"]["mape"] == pytest.approx(0.031, abs=5e-4)
 
 
+@pytest.mark.heavy
 def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
     path = copy_of(tmp_path, ONE_NODE)
     out = tmp_path / "a100.toml"
@@ -385,6 +386,7 @@ def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
     )
 
 
+@pytest.mark.heavy
 def test_a_runs_file_entry_is_never_found_in_the_working_folder(tmp_path: Path, monkeypatch):
     # the NPU file moved away from its runs; a file of the same name in the working folder holds
     # other runs. Before, those were marked (fit) and the out-of-sample summary was wrong
@@ -427,6 +429,7 @@ def test_a_runs_file_edited_after_the_fit_is_refused_by_its_hash(tmp_path: Path)
     assert read_calibration(out)[2]["files"] == [str(path)]
 
 
+@pytest.mark.heavy
 def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path: Path):
     out = tmp_path / "a100.toml"
     assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0

@@ -206,6 +206,7 @@ def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Pat
     assert "0 runs out of sample" in r.stdout
 
 
+@pytest.mark.heavy
 def test_two_npu_files_of_one_accelerator_are_refused_naming_both(tmp_path: Path):
     # before: the last one applied, both reported as applied
     path = rewritten(tmp_path, "one.csv")

@@ -40,6 +40,7 @@ def runs_with(folder: Path, column: str, values: list[str]) -> Path:
     return path
 
 
+@pytest.mark.heavy
 def test_an_hbm_cell_applies_and_the_note_says_so(a100, tmp_path):
     path = runs_with(tmp_path, "hbm_gbps", ["1000", ""])
     r = run("validate", path, "--npu", a100, "--json", tmp_path / "v.json")

@@ -307,6 +307,7 @@ def test_the_settled_tail_is_counted_as_its_rows_say():
         }
 
 
+@pytest.mark.heavy
 def test_a_dimension_count_not_proven_shows_its_bound():
     """A 1 TFLOP/s NPU: communication matters and one dimension beats two (1,724.84 ns against
     2,508.68 ns per iteration, the brute force's rows). Pruned against the overall best, the
