@@ -88,6 +88,25 @@ pp [2, 2] placed lowest first, so stages 0 and 1 sit on node 0, 2 and 3 on node 
 1 -> 2 boundary crosses InfiniBand."""
 
 
+LLAMA2_7B_TOML = """generator = "llm"
+[params.model]
+name = "llama2-7b"
+layers = 32
+hidden_size = 4096
+heads = 32
+ffn_size = 11008
+gated_ffn = true
+vocab_size = 32000
+sequence_length = 4096
+norm = "rmsnorm"
+biases = false
+position_embedding = "rotary"
+tied_embeddings = false
+"""
+"""The head of an LLM model file: Llama 2 7B's architecture (Touvron et al. 2023, arXiv
+2307.09288, Table 1 and section 2.2; its plan and NPU tables follow in each test)."""
+
+
 def gpt3_step_instance(folder: Path, replacements: tuple[tuple[str, str], ...]) -> Path:
     """GPT-3's model file (``models/gpt3-175b-llm.toml``) with each (old, new) of ``replacements``
     applied, as ``folder/model.toml``, and :data:`STEP_INSTANCE_TOML` with sequential dimensions

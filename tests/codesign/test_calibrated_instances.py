@@ -11,25 +11,11 @@ import tomllib
 
 import pytest
 
-from tests.cases import REPO
+from tests.cases import LLAMA2_7B_TOML, REPO
 from tests.cli.util import run
 
 H100_RUNS = REPO / "validation" / "calibration" / "h100-one-node.csv"
-MODEL = """generator = "llm"
-[params.model]
-name = "llama2-7b"
-layers = 32
-hidden_size = 4096
-heads = 32
-ffn_size = 11008
-gated_ffn = true
-vocab_size = 32000
-sequence_length = 4096
-norm = "rmsnorm"
-biases = false
-position_embedding = "rotary"
-tied_embeddings = false
-[params.plan]
+MODEL = LLAMA2_7B_TOML + """[params.plan]
 tp = 1
 pp = 1
 dp = 16

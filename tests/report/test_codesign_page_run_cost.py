@@ -12,6 +12,7 @@ import json
 import pytest
 
 from hieropt.report.committee_codesign import PAGE_RUN_COST
+from tests.cases import LLAMA2_7B_TOML
 from tests.cli.util import run
 
 SPACE = """name = "llama7b-512"
@@ -48,21 +49,7 @@ electricity_usd_per_kwh = 0.08
 facility_usd_per_mw = 11.7e6
 amortisation_years = 5
 """
-MODEL = """generator = "llm"
-[params.model]
-name = "llama2-7b"
-layers = 32
-hidden_size = 4096
-heads = 32
-ffn_size = 11008
-gated_ffn = true
-vocab_size = 32000
-sequence_length = 4096
-norm = "rmsnorm"
-biases = false
-position_embedding = "rotary"
-tied_embeddings = false
-[params.plan]
+MODEL = LLAMA2_7B_TOML + """[params.plan]
 tp = 1
 pp = 1
 dp = 512
