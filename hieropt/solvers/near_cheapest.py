@@ -1,20 +1,7 @@
-"""The fastest network within a budget a hair above the cheapest network (budget = cheapest x (1 +
-1e-13 ... 1e-2)), where the cheapest network leaves a dimension that carries traffic without
-bandwidth (decision record: a budget a hair above the cheapest network).
-
-LP duality at the cheapest network (Dantzig's reduced costs; row multipliers y of
-:func:`hieropt.solvers.cost_range.cheapest_vertex`, reduced prices r = p - A'y, so p.B = y.(A B) +
-r.B for every design) states the budget exactly, in rational arithmetic
-(:func:`reduced_budget_row`):
-
-    sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d <= budget - y.b - sum_edge r_d
-    edge_d
-
-with s_i >= 0 an inequality row's distance from the bound the cheapest network holds it at and
-sigma_d >= 0 that of a dimension held at a bound other than 0 (its edge); every term is >= 0. The
-cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone
-(:func:`fastest_near_cheapest`), and its points become designs by completing the cheapest network
-(:func:`complete`).
+"""The fastest network within a budget a hair above a cheapest network that starves a loaded
+dimension (decision record 0007): the budget stated exactly from the cheapest network's duals
+(:func:`reduced_budget_row`), held by the cost-share LP of :class:`hieropt.solvers.ratio.RatioCore`
+(:func:`fastest_near_cheapest`), its points completed into designs (:func:`complete`).
 """
 
 from __future__ import annotations
@@ -41,30 +28,24 @@ __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "ch
            "near_budget", "near_cheapest", "complete", "fastest_near_cheapest", "sharpened"]
 
 NEAR_SLACK = 1e-2
-"""Budgets within this relative slack above the cheapest network are solved here when that network
-leaves a loaded dimension without bandwidth."""
+"""Relative room above the cheapest network's cost within which a budget is solved here."""
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound
 allows for."""
 STRICT = 1e-13
-"""Relative row violation the designs here may have (round-off): a floor met only to HiGHS's 1e-9
-would leave 1e-9 of its cost to a slack that may be smaller than that."""
+"""Relative row violation the designs here may have (round-off, not HiGHS's 1e-9)."""
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
-    """The cheapest network of ``instance`` with its LP duals
-    (:func:`hieropt.solvers.cost_range.cheapest_vertex`), moved onto the rows and bounds active
-    there (to round-off, not to the LP's 1e-9, which would eat a slack of 1e-9 of the cost) when it
-    then still meets them; computed once per instance (a Pareto front asks for every budget)."""
+    """:func:`hieropt.solvers.cost_range.cheapest_vertex` of ``instance``, moved onto the rows and
+    bounds active there to round-off when it then still meets them; memoised per instance."""
     key = (instance.constraints, instance.bounds, instance.network, instance.cost)
     return instance.memo("_cheapest_vertex", key,
                          lambda: _polished(instance, cheapest_vertex(instance)))
 
 
 def cheapest_anchor(instance: Instance) -> np.ndarray | None:
-    """The cheapest network's bandwidth (GB/s, shape (D,); :func:`vertex_of`, on its rows to
-    round-off), or None when it cannot be found: the anchor of
-    :func:`hieropt.solvers.line_search.within_budget`."""
+    """(D,) GB/s of :func:`vertex_of`, or None when it cannot be found."""
     try:
         return vertex_of(instance).bw_gbps
     except (NoSolutionError, SolverError):
@@ -116,13 +97,10 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
 
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
                   edges: bool = False) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) when it is within :data:`NEAR_SLACK` above the
-    cheapest network's cost and that network leaves a dimension that carries traffic without
-    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); with
-    ``edges``, also when it holds a dimension that carries traffic at a bound other than 0 with a
-    reduced price (bw[d] = lower + what the room buys: the room is a sliver of the cost, and the
-    budget row, a float of the cost's size, does not resolve it; the reduced row does, exactly);
-    else None."""
+    """The reduced budget row at ``budget_usd`` ($) when :func:`near_budget` and the cheapest
+    network starves a loaded dimension with a reduced price (not a tie in price); with ``edges``,
+    also when it holds a loaded dimension at a nonzero bound with a reduced price (decision record
+    0007, "also where no dimension starves"); else None."""
     v = vertex_of(instance)
     if not near_budget(instance, budget_usd):
         return None
@@ -140,8 +118,8 @@ def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
 
 @dataclass(frozen=True)
 class ReducedBudget:
-    """The reduced budget row sum_d coef_d B_d <= room_usd on the starved dimensions (the exact row
-    of the module docstring without its slack terms), valid for every design within the budget.
+    """The reduced budget row sum_d coef_d B_d <= room_usd on the starved dimensions (decision
+    record 0007, without its slack terms), valid for every design within the budget.
 
     Attributes:
         vertex: the cheapest network whose duals state the row; budget_usd: the budget, $.
@@ -163,15 +141,10 @@ class ReducedBudget:
 
 def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
                        budget_usd: float) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex``, or None when a
-    dimension has no price (its bandwidth, and so the rounding margin, would be unbounded).
-
-    In exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions): the duals
-    are first corrected so that the reduced prices of the dimensions the cheapest network fills are
-    exactly 0 (HiGHS leaves 1e-16 of the price there: the whole slack of a budget 1e-16 above the
-    cheapest), then each reduced price is rounded to a float and the rounding, at the most bandwidth
-    the row allows that dimension, is added to the right-hand side, which is rounded up: the float
-    row holds for every design within the budget."""
+    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (LP duality,
+    Dantzig's reduced prices r = p - A'y; exact rationals: the duals corrected so that r = 0
+    exactly where the cheapest network fills, each float r's rounding at the most bandwidth it
+    allows added to the right-hand side, rounded up), or None when a dimension has no price."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     if not (p > 0).all():
@@ -263,14 +236,10 @@ def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] |
 
 
 def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list[np.ndarray]:
-    """Designs within the rows and the budget from an LP point ``bw`` (GB/s): the starved dimensions
-    (those of the reduced row) take ``bw``'s values; the others at a bound of the cheapest network
-    stay there (or, in a second design, take ``bw``'s values: the LP holds them only to 1e-9 of
-    their size); the rest follow the rows active at the cheapest network (least squares: each at
-    its bound, or, in another design, an inequality row as far off it as at ``bw``), and the change
-    from the cheapest network is scaled down onto the budget when it costs more. Also the segment
-    from the cheapest network towards ``bw`` (moved inside the rows). Only designs that meet every
-    row to :data:`STRICT` count; returns [] when none does."""
+    """Designs (GB/s) within the rows to :data:`STRICT` and the budget from an LP point ``bw``
+    (GB/s): the cheapest network with the starved dimensions at ``bw``'s values, the dimensions it
+    holds at a bound kept there or moved with ``bw``, the rest on the rows active there (least
+    squares), the change scaled onto the budget; also the segment towards ``bw``. [] when none."""
     dm = instance.design_matrix
     b0 = reduced.vertex.bw_gbps
     rows, at_bound, A, floor, bound = _held(instance, b0)
@@ -300,11 +269,8 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
 
 def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
                  fill: bool) -> np.ndarray | None:
-    """b0 + s delta with the largest s <= 1 (tried down to 8 steps of 1e-9) whose cost is within
-    ``budget_usd`` as every float sum of it evaluates (a dot product and numpy's pairwise sum round
-    differently; the exact excess is counted by :func:`_excess_usd`); ``fill``: with s above 1
-    where the change leaves budget unused (an LP point held to its tolerance may leave part of a
-    room of 1e-9 of the cost unspent), the whole room spent; None when there is nothing to fill."""
+    """b0 + s delta with the largest s <= 1 (``fill``: s > 1, the whole room spent) whose cost is
+    within ``budget_usd`` under a dot product and a pairwise sum alike; None when none is."""
     base = float(p @ b0)
     extra = float(p @ delta)
     s = 1.0
@@ -326,16 +292,11 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
                           time_limit_s: float = 60.0) -> tuple[OAResult, int]:
-    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`), a hair above its
-    cheapest network: (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
-
-    Two passes on one cost-share LP (its cuts are valid for both): 1. the budget held by the exact
-    row alone (the share row, a float of the cost's size, left free; the design rows without
-    rounding, ``exact_rows``), so the Lagrangian bound holds for every exactly feasible design;
-    2. only if that does not prove the gap (HiGHS failed, or the LP's tolerance on a row the room
-    depends on is too coarse for it), the same LP with the share row, its bound allowing for that
-    row's rounding (:data:`ROW_ROUNDING`). Designs are ranked by their time over what the bound
-    gives up for them (:func:`_excess_usd`), so the best certified gap is the answer.
+    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`):
+    (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved). Two passes on one cost-share LP:
+    the budget held by the exact row alone, then, if that misses the gap, with the share row too
+    (its rounding, :data:`ROW_ROUNDING`, taken off the bound); designs ranked by their time over
+    what the bound gives up for them (:func:`_excess_usd`).
 
     Raises:
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the
@@ -417,9 +378,8 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
-    """One outcome from the passes (``upper``: the score): the design of the least score, its time,
-    and the best bound, each lowered by the share its pass allows for its rows, then by ``share``
-    of the design (T of the starved dimensions falls at most as fast as the room grows)."""
+    """One outcome of the passes: the design of least score with its time, and the best bound
+    lowered by its pass's rounding share and by ``share`` of the design."""
     found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
     best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
     lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
@@ -431,9 +391,8 @@ def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAR
 
 
 def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> float:
-    """How much more than the budget ``bw`` may use, exactly ($, >= 0): its cost above the budget,
-    plus each row's violation weighted by the cheapest network's dual (a floor missed by round-off
-    frees that much of the cheap dimension's cost)."""
+    """$ (>= 0, exact) ``bw`` may use beyond the budget: its cost above it plus each row's
+    violation weighted by the cheapest network's dual."""
     dm = instance.design_matrix
     out = max(exact_dot(cluster_cost_usd_per_gbps(instance), bw) - Fraction(reduced.budget_usd),
               Fraction(0))
@@ -447,10 +406,8 @@ def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> f
 
 
 def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
-    """(D,) GB/s: the share units near the cheapest network b0: on a dimension with a reduced price,
-    b0_d plus its square-root split of the row's room (B_d - b0_d proportional to sqrt(M_d / r_d)
-    with sum_d r_d (B_d - b0_d) = room, M_d the bytes on d); elsewhere b0_d (or the largest unit
-    where b0_d is 0)."""
+    """(D,) GB/s share units near the cheapest network b0: b0_d plus the square-root split of the
+    room (sqrt(M_d / r_d), M_d the bytes on d) where r_d > 0; elsewhere b0_d (or the largest)."""
     r = reduced.coef
     M = bytes_per_dim(tm)
     room = max(reduced.room_usd, 0.0)
@@ -464,12 +421,10 @@ def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
 
 
 def sharpened(out: OAResult, case) -> OAResult:
-    """The time LP's outcome ``out`` of a fastest-within-a-budget ``case``
-    (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the case's gap target
-    and the budget is a hair above a cheapest network that holds a loaded dimension at a bound
-    other than 0 (:func:`near_cheapest` with ``edges``; decision record 0007, "also where no
-    dimension starves"), the outcome of :func:`fastest_near_cheapest` when its proven gap is
-    smaller. The LPs of the second solve are added to ``case.core``."""
+    """The time LP's outcome ``out`` of a budget ``case``
+    (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the gap on a budget of
+    :func:`near_cheapest` with ``edges``, :func:`fastest_near_cheapest`'s when its gap is smaller
+    (decision record 0007); its LPs are added to ``case.core``."""
     core, budget = case.core, case.budget_usd
     if budget is None or not out.gap > case.rel_gap:
         return out

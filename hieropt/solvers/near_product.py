@@ -1,7 +1,5 @@
-"""Time x cost (performance per cost, or a run's cost) within a budget a hair above the cheapest
-network, where the cost-share LP of :func:`hieropt.solvers.procurement.min_time_cost_product` does
-not resolve the room: bounded from both sides by the fastest design within the budget (decision
-record: a budget a hair above the cheapest network)."""
+"""Time x cost within a budget a hair above the cheapest network, bounded from both sides by the
+fastest design within the budget (decision record 0007, "time x cost within such a budget")."""
 
 from __future__ import annotations
 
@@ -34,16 +32,10 @@ NEAR_PRODUCT_METHOD = (
 
 
 def cheapest_cost_floor_usd(instance: Instance, budget_usd: float) -> float | None:
-    """A proven lower bound ($) on the cost of every design within ``budget_usd`` ($) that meets
-    the design rows and bounds, when the budget is within
-    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network; else None.
-
-    Weak LP duality at the cheapest network, in exact rational arithmetic: with its row multipliers
-    y and reduced prices r = p - A'y, every design has p.B = y.(A B) + r.B, and each term is at
-    least its value at the bound the cheapest network holds it at, so p.B >= budget - room, the
-    room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row` (rounded up, with the margin
-    of every rounded reduced price). The cheapest network's own cost is only HiGHS's float of it.
-    None also when a dimension has no price or the cheapest network cannot be found."""
+    """A proven lower bound ($) on the cost of every feasible design within ``budget_usd`` ($):
+    ``budget_usd`` minus the room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row`
+    (weak LP duality, exact); None unless :func:`~hieropt.solvers.near_cheapest.near_budget`, or
+    when a dimension has no price or the cheapest network cannot be found."""
     try:
         if not near_budget(instance, budget_usd):
             return None
@@ -59,25 +51,15 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
                           rel_gap: float, time_limit_s: float, counts: Counts,
                           fixed_usd: float = 0.0, cost_floor_usd: float | None = None,
                           ) -> OAResult | None:
-    """Min T(B) x (``fixed_usd`` + cost(B)) (ns x $) within a budget a hair above the cheapest
-    network, where the cost-share LP of
-    :func:`~hieropt.solvers.procurement.min_time_cost_product` does not resolve the room (its
-    outcome ``out``: LIMIT, or None when it found no design and called the case infeasible).
-
-    The bound T(B) x (A + C(B)) >= L_p x (A + C_lo) (A = ``fixed_usd``; L_p the proven bound of
-    the fastest design within the budget U, on :data:`~hieropt.solvers.procurement.BUDGET_ROUTES`;
-    C_lo :func:`cheapest_cost_floor_usd`, or ``cost_floor_usd`` when higher: the cheapest network
-    meeting a time target), sharpened by a split of the costs (:func:`_split_bound`), is decision
-    record 0007 (a budget a hair above the cheapest network). The best design (the fastest one, the
-    split's, ``out``'s) and the highest bound are kept: OPTIMAL when their gap meets ``rel_gap``,
-    else LIMIT; ``out`` alone when its design beats that bound (it meets the budget only to the
-    round-off of a cost, the bound holds for exactly feasible designs).
+    """Min T(B) x (``fixed_usd`` + cost(B)) (ns x $) within the instance's budget a hair above the
+    cheapest network, from the cost-share LP's outcome ``out`` (None: it found no design), by
+    decision record 0007: T x (A + C) >= L_p x (A + C_lo), sharpened by :func:`_split_bound`;
+    C_lo is :func:`cheapest_cost_floor_usd` or ``cost_floor_usd`` ($) when higher.
 
     Returns:
-        ``out`` unchanged when it is OPTIMAL, the instance has no budget, or the budget is not
-        within :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network (or
-        None then); else the combined :class:`OAResult` (its ``iterations``: the LPs of the
-        fastest-design solves; ``counts`` gets them and their cuts).
+        ``out`` when it is OPTIMAL or the budget is not near the cheapest network; else the best
+        design and the highest bound (OPTIMAL within ``rel_gap``, else LIMIT), or ``out`` alone
+        when its design beats that bound. The LPs and cuts are added to ``counts``.
 
     Raises:
         NoSolutionError: ``out`` is None and the fastest design within the budget has none either
@@ -133,15 +115,10 @@ def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float
 def _split_bound(instance: Instance, tm: TimeModel, lower_ns: float, value: float, c_lo: float,
                  rel_gap: float, time_limit_s: float, counts: Counts,
                  fixed_usd: float) -> tuple[float, np.ndarray | None]:
-    """A bound on min T x (A + C) (ns x $) within the budget U by splitting the costs [c_lo, U] at
-    c_m: a design that costs at least c_m has T >= L_U (``lower_ns``, the fastest time's bound
-    within U, ns), so T x (A + C) >= L_U (A + c_m); one that costs at most c_m has T >= L_m, the
-    fastest time's bound within the budget c_m, so T x (A + C) >= L_m (A + c_lo). The bound is the
-    smaller of the two. c_m is chosen so that the first meets half the gap target against
-    ``value`` (the fastest design's T x (A + C), ns x $); the second holds where the time grows
-    fast as the budget nears the cheapest network (a starved dimension: T ~ 1 / (C - c_lo)).
-    Returns (the bound, the fastest design within c_m), or (-inf, None) when c_m falls outside
-    (c_lo, U) or that solve fails; its LPs and cuts are added to ``counts``."""
+    """(bound on min T x (A + C), ns x $; the fastest design within c_m) from splitting the costs
+    [c_lo, U] at c_m (decision record 0007): min(L_U (A + c_m), L_m (A + c_lo)), L_U =
+    ``lower_ns``, c_m set for half the gap against ``value``; (-inf, None) when c_m is outside
+    (c_lo, U) or its solve fails. LPs and cuts are added to ``counts``."""
     c_m = value * (1 - 0.5 * rel_gap) / lower_ns - fixed_usd if lower_ns > 0 else 0.0
     if not c_lo < c_m < instance.max_network_cost_usd:
         return -INF, None
