@@ -1,11 +1,6 @@
-"""Cutting planes on the procurement LP (:mod:`hieropt.formulation.ratio`, compiled by
-:mod:`hieropt.formulation.ratio_arrays`): one persistent HiGHS LP in cost-share variables for time x
-cost (global, one convex solve) and for the fastest network within a budget.
-
-The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s, with the links ``r_d >= 1/x_d`` and
-``kap >= 1/u``; the LP's shares and cost level give the candidate designs. Every loop is bounded by
-an LP count (:data:`MAX_LPS`); when it stops short of its gap target, or HiGHS fails on every retry,
-the result is LIMIT with the bounds proven so far, never a claim beyond them.
+"""Cutting planes on the procurement LP in cost shares (:mod:`hieropt.formulation.ratio_arrays`;
+decision record 0005): time x cost, and the fastest network within a budget, on the loop of
+:class:`hieropt.solvers.cut_lp.CutLP` with the links r_d >= 1/x_d and kap >= 1/u.
 """
 
 from __future__ import annotations
@@ -33,15 +28,15 @@ from .outcome import OAResult
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
 BOUND_SLACK = 1e-9
-"""Relative slack the procurement solvers take off an LP's own value before it counts as a proven
-bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
+"""Relative round-off allowed between a proven bound and a value: taken off an LP's own value
+before it counts as a bound, and how far a loop's bound may exceed the evaluator's value of its
+answer before the answer is not certified."""
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this
 fraction of the upper (well apart from 0 in the LP's units)."""
 SHARE_SEEDS = (0.05, 0.3, 1.0, 3.0, 20.0)
-"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth). Denser near 1
-than a decade grid: the LP's point, where the Newton polish starts, is then closer to the optimum
-(on the 12 LIBRA instances and the shipped ones, 132 Newton steps instead of 189)."""
+"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth); denser near 1
+than a decade grid (132 Newton steps instead of 189 on the LIBRA and shipped instances)."""
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 
@@ -58,20 +53,13 @@ class RatioCore(CutLP):
         budget_usd: with ``prune``, a cap on the network cost of every design the core will search
             ($).
         prune: leave out the design rows and bounds no design within the dearest feasible network
-            (and the budget) can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; the
-            exact cost range, two LPs over B, is then computed first when the rows' own cost bounds
-            are far apart). Only for searches that never go above that cap.
+            and the budget can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`).
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
         share_units_gbps: (D,) a bandwidth unit per dimension (GB/s) for the shares, in place of
             ``bw_unit_gbps``.
-        exact_rows: design and bound rows without rounding
-            (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`), for bounds that must hold
-            for exactly feasible designs.
-        slacks: rows with a slack column of their own
-            (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`), for implied rows on them
-            (:meth:`add_rows`).
-        fixed_usd: a fixed cost ($) added to the network's in the product (:meth:`min_product` only:
-            objective ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
+        exact_rows, slacks, fixed_usd: as
+            :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp` (rows without rounding; rows
+            with a slack column, for :meth:`add_rows`; a fixed cost, $, for :meth:`min_product`).
     """
 
     max_lps = MAX_LPS
@@ -89,9 +77,7 @@ class RatioCore(CutLP):
         self._cheapest_bw: np.ndarray | None = None
         self._unit_gbps = float(bw_unit_gbps)
         cap = INF
-        # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are
-        # wide)
-        if prune:
+        if prune:  # (the rows' cost ceiling, the budget, the exact dearest when the rows' are wide)
             cap = min(self._cost_bounds[1], budget_usd if budget_usd is not None else INF)
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
@@ -129,8 +115,7 @@ class RatioCore(CutLP):
         self._set_row(self.lp.share_row, 1.0 if share_equal else -INF, 1.0)
 
     def _design(self, x: np.ndarray, cost_usd: float) -> np.ndarray | None:
-        """The design of shares x at network cost ``cost_usd``, if it meets every design row and
-        bound (to :data:`ROW_TOL` relative); else None."""
+        """The design of shares x at network cost ``cost_usd`` if it meets the rows, else None."""
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
         bw = self.lp.bandwidth(x, cost_usd)
@@ -153,9 +138,8 @@ class RatioCore(CutLP):
 
     # --------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
-        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs
-        over B alone in this core's bandwidth unit
-        (:func:`hieropt.solvers.cost_range.cheapest_vertex`; computed once).
+        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded;
+        :func:`hieropt.solvers.cost_range.cheapest_vertex`, computed once).
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
@@ -167,12 +151,9 @@ class RatioCore(CutLP):
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
-        """(cheapest, dearest) network cost in $ for the time x cost search: without a budget, the
-        bounds the single rows imply (:func:`hieropt.formulation.scale.cost_bounds_usd`) when they
-        are finite and at least :data:`BOUNDS_SPREAD` apart (they contain every feasible cost, so
-        the search and its optimum are the same; two LPs saved), else :meth:`cost_range` (two LPs; a
-        budget is checked against the exact cheapest) within those bounds (an LP can lose a floor
-        far below its ceiling to its tolerances; the rows' own floor stays).
+        """(cheapest, dearest) network cost in $ for the time x cost search: the single rows' cost
+        bounds (:func:`hieropt.formulation.scale.cost_bounds_usd`) when :meth:`_rows_bound_costs`,
+        else :meth:`cost_range` within those bounds.
 
         Raises:
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
@@ -193,19 +174,12 @@ class RatioCore(CutLP):
     # ----------------------------------------------------------------------------------- objectives
     def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
                  slack_coef: list[dict] | None = None, slack_cap: dict | None = None) -> None:
-        """Add the rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B
-        in GB/s, the bounds in the unit of coef x GB/s, e.g. $ for a row in $ per GB/s;
-        ``slack_coef[i]``: c_ik by slack key, s_k a row's distance from its bound in its own units,
-        :attr:`RatioArrays.slack_factor`) to the LP of :meth:`fastest_within` at ``budget_usd``;
-        ``slack_cap``: upper limits on s_k by key (same units). Every row must hold for every design
-        within the budget (implied rows, e.g.
-        :func:`hieropt.solvers.near_cheapest.reduced_budget_row`): the bounds stay valid (they are
-        evaluated on these arrays, whatever HiGHS drops).
-
-        In the share columns (B_d = x_d s_d / u, u = K / budget) a row reads sum_d coef_d s_d x_d in
-        [lower u, upper u]. With the units s_d powers of two (``exact_rows``) its coefficients,
-        divided by a power of two, are exact, and its bounds are rounded outwards (exact rational
-        arithmetic): the exact image of a design that meets the row meets the float row."""
+        """Add the implied rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef``
+        (m, D), B in GB/s, bounds in coef x GB/s; ``slack_coef[i]``: c_ik by slack key, s_k a row's
+        distance from its bound; ``slack_cap``: caps on s_k) to the LP of :meth:`fastest_within`
+        at ``budget_usd``. Each must hold for every design within the budget. Coefficients are
+        scaled by powers of two and bounds rounded outwards (exact), so with ``exact_rows`` every
+        exactly feasible design meets the float rows."""
         if slack_cap:
             self._slack_units(slack_cap, budget_usd)
         lp = self.lp
@@ -244,11 +218,8 @@ class RatioCore(CutLP):
         self._reload()
 
     def _slack_units(self, caps: dict, budget_usd: float) -> None:
-        """Give each slack column the unit (a power of two, its coefficient in its own row) that
-        puts its cap, in LP units, at the geometric mean of 1 and its size in its row: a slack of
-        1e-9 of its row's size (a floor a cheapest network holds, which the room lets move by 1e-9
-        of it) then enters both its row and an implied row on it with coefficients HiGHS keeps (it
-        drops those below 1e-9)."""
+        """Give each slack column a power-of-two unit putting its cap, in LP units, at the geometric
+        mean of 1 and its size in its row (HiGHS drops coefficients below 1e-9)."""
         lp = self.lp
         arr = lp.arr
         u = self.K / budget_usd
@@ -270,14 +241,10 @@ class RatioCore(CutLP):
                        repair: Callable[[np.ndarray], list[np.ndarray]] | None = None,
                        budget_row: bool = True,
                        score: Callable[[np.ndarray], float] | None = None) -> OAResult:
-        """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by
-        the budget. ``repair``: LP point (GB/s) -> further candidate designs (each within the rows
-        and the budget). ``budget_row=False``: the share row (the budget itself) is left free, for a
-        caller that has added implied rows which hold the budget better (:meth:`add_rows`; the LP is
-        then a relaxation, and its bound still valid for the exactly feasible designs when the core
-        has ``exact_rows``). ``score``: design -> the value (>= its time, ns) by which the loop
-        ranks designs and closes its gap (default: the time); the outcome's ``upper`` is then that
-        value.
+        """f(kappa): the fastest design costing at most ``budget_usd`` (ns). ``repair``: LP point
+        (GB/s) -> candidate designs within the rows and the budget. ``budget_row=False``: the share
+        row left free (implied rows of :meth:`add_rows` hold the budget). ``score``: design -> the
+        value (>= its time, ns) the loop ranks and bounds by (default: the time).
 
         Raises:
             NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension
@@ -325,16 +292,10 @@ class RatioCore(CutLP):
 
     def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float,
                     target_ns: float | None = None, meets: np.ndarray | None = None) -> OAResult:
-        """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if
-        given, with T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the
-        range too includes it).
-
-        A time target enters as the cost floor ``cost_lo`` (a proven lower bound on the cheapest
-        design meeting it: min T x cost over T <= T* equals the minimum of kappa f(kappa) over kappa
-        >= that cheapest cost, since f is non-increasing); designs of the LP that miss the target
-        are moved towards ``meets`` (a design that meets it) before they count. kap >= 1/u is exact
-        at the optimum because every coefficient of kap is >= 0, so kap may be bounded by the cost
-        range too."""
+        """min T(B) x cost(B) (ns x $; cost = ``fixed_usd`` + the network's) over designs costing
+        within [cost_lo, cost_hi] $ and, if given, with T <= ``target_ns``: the target enters as
+        the cost floor ``cost_lo`` (f is non-increasing), and LP designs that miss it are moved
+        towards ``meets`` (a design that meets it) before they count."""
         u_lo = self.K / cost_hi if np.isfinite(cost_hi) else 0.0
         u_hi = self.K / cost_lo if cost_lo > 0 else INF
         self._set(u=(u_lo, u_hi), kap=(cost_lo / self.K, cost_hi / self.K))

@@ -1,14 +1,5 @@
-"""The routes of :func:`hieropt.solvers.objectives.solve`: one
-:class:`~hieropt.solvers.routing.Route` per way an objective is solved, walked in the order of
-:data:`ROUTES` (the first route that accepts the case and does not decline answers it). The fastest
-design within a budget has routes of its own (:data:`hieropt.solvers.procurement.BUDGET_ROUTES`),
-which :func:`fastest_by_cutting_planes` walks.
-
-Every route ends in :func:`verified`: the solver's point re-checked by the independent evaluator
-(:mod:`hieropt.verify`), its objective value re-evaluated, its gap restated from that value, and
-the notes a user should read: the same certificate whichever route answered. An objective route
-also says whether its Solution is ``complete`` (the caller then adds no portfolio table, notes or
-sensitivity). The decision records (docs/decisions) state why each special route exists.
+"""The routes of :func:`hieropt.solvers.objectives.solve` (:data:`ROUTES`; decision record 0009
+lists each route's condition and reason), each ending in the same certificate, :func:`verified`.
 """
 
 from __future__ import annotations
@@ -42,6 +33,7 @@ from .procurement import (
     min_time_cost_product,
     tie_break_target_ns,
 )
+from .ratio import BOUND_SLACK
 from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
@@ -77,11 +69,6 @@ UNITS = OBJECTIVE_UNITS
 """Unit of each objective's value with plain weights (:func:`hieropt.units.objective_unit`:
 with shares of hours)."""
 
-
-BOUND_SLACK = 1e-9
-"""How far (relative) a loop's proven bound may exceed the evaluator's value of its answer: the
-bound rests on the LP's arithmetic and the value on the evaluator's; beyond this, the two
-contradict each other and the answer is not certified."""
 
 _GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
 """The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08
@@ -176,12 +163,8 @@ class Case:
 
 
 def portfolio_objectives(case: Case) -> Solution:
-    """Route ``portfolio``: ``min_max_regret``, or ``min_cost`` with ``max_regret``: every
-    workload's own optimum first (the regret is relative to it), then the min-max-regret optimum,
-    then (target form) the cheapest network within the regret; separate loops on the portfolio
-    model (:mod:`hieropt.solvers.portfolio`, Pyomo loaded only here). Its Solution carries the
-    portfolio table and is final; sensitivity is not computed (each workload's regret is in that
-    table).
+    """Route ``portfolio`` (:mod:`hieropt.solvers.portfolio`): own optima, min-max regret, then
+    (target form) the cheapest network within the regret; the Solution carries the portfolio table.
 
     Raises:
         NoSolutionError: no fabric keeps every workload within ``max_regret``; infeasible or
@@ -227,13 +210,8 @@ def is_single_term(case: Case) -> bool:
 
 
 def single_term_rate(case: Case) -> Solution | None:
-    """Route ``single_term_rate``: ``performance`` when the time model has a single collective
-    term, T = c + w / u(B): linear-fractional, so one exact LP in the term's rate u (Charnes-Cooper)
-    gives the optimum, certified by the safe bound of its duals
-    (:mod:`hieropt.solvers.single_term`); no cuts, no polish. Declines (None: the next route solves
-    the case) when the LP is not optimal or its certificate misses the gap target; infeasible and
-    unbounded cases are explained by the general route. Decision record: one collective term, a
-    rate LP.
+    """Route ``single_term_rate`` (decision record 0004, :mod:`hieropt.solvers.single_term`); None
+    (declines) when the LP is not optimal or its certificate misses the gap target.
 
     Raises:
         NoSolutionError: the instance's time target is below the optimum (or within its gap).
@@ -249,12 +227,8 @@ def single_term_rate(case: Case) -> Solution | None:
 
 
 def fastest_by_cutting_planes(case: Case) -> Solution:
-    """Route ``fastest_cutting_planes``: ``performance`` in general, Kelley's cutting planes on the
-    performance LP with the Lagrangian bound, within the instance's budget by the routes of
-    :data:`hieropt.solvers.procurement.BUDGET_ROUTES`, the time target checked against the optimum
-    (:func:`hieropt.solvers.procurement.fastest_once`); LIMIT with the proven gap when the target
-    was not reached. A large workload's T is itself cut (:class:`hieropt.model.cutmodel.CutModel`).
-    Decision records: cutting planes with a Lagrangian bound; large workloads of distinct layers.
+    """Route ``fastest_cutting_planes`` (decision records 0001, 0008):
+    :func:`hieropt.solvers.procurement.fastest_once`, walking its ``BUDGET_ROUTES``.
 
     Raises:
         NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of) the
@@ -268,11 +242,8 @@ def fastest_by_cutting_planes(case: Case) -> Solution:
 
 
 def cheapest_meeting_target(case: Case) -> Solution:
-    """Route ``cheapest_meeting_target``: ``min_cost``, the cheapest network meeting the time
-    target, by cutting planes from a design that meets it
-    (:func:`hieropt.solvers.procurement.cheapest_meeting`); without an upper limit on bandwidth,
-    such a design is found first within growing budgets and caps the cost. Decision record: min
-    cost without a bandwidth cap.
+    """Route ``cheapest_meeting_target`` (decision record 0006):
+    :func:`hieropt.solvers.procurement.cheapest_meeting`.
 
     Raises:
         NoSolutionError: infeasible constraints, budget or target.
@@ -284,16 +255,9 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 
 def time_cost_product(case: Case) -> Solution:
-    """Routes ``time_cost_product`` and ``run_cost``: min T(B) x (A + cost(B)), the global optimum
-    of one convex program in cost shares
-    (:func:`hieropt.solvers.procurement.min_time_cost_product`); with a time target, the cheapest
-    network meeting it is solved first: its cost is a floor of the cost range.
-    ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of one training run, run time x the
-    cluster's cost rate F + C(B) / H ($ / h, :func:`hieropt.model.run.cost_rate`; H the amortisation
-    hours), so I iterations cost [I / (3.6e12 H)] x T(B) (A + C(B)) with A = F H
-    (:class:`RunCostTerms`). Within a budget a hair above the cheapest network, the fastest design
-    within the budget bounds the product from both sides (:func:`_product_or_near`). Decision
-    records: time x cost in cost shares; a budget a hair above the cheapest network.
+    """Routes ``time_cost_product`` (A = 0) and ``run_cost`` (A and the factor of
+    :class:`RunCostTerms`): min T(B) x (A + cost(B)) (decision records 0005, 0007;
+    :func:`_product_or_near`); a time target's cheapest network is solved first as a cost floor.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
@@ -321,13 +285,9 @@ def time_cost_product(case: Case) -> Solution:
 
 def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float | None,
                      meets: np.ndarray | None) -> tuple[OAResult, bool]:
-    """The outcome of :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), its LPs
-    and cuts added to ``counts``; when it is not OPTIMAL or finds no design (infeasible, or the
-    LP failed) and the budget is a hair above the cheapest network, the better of it and the
-    fastest design within the budget, with the higher bound
-    (:func:`hieropt.solvers.near_product.near_cheapest_product`): there the cost-share LP does not
-    resolve the room above the cheapest network, and would call a feasible budget infeasible.
-    Returns the outcome and whether that near-cheapest step gave it.
+    """(outcome, whether the near-cheapest step gave it) of
+    :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), passed through
+    :func:`hieropt.solvers.near_product.near_cheapest_product`; LPs and cuts added to ``counts``.
 
     Raises:
         NoSolutionError, SolverError: as :func:`time_cost_product`.
@@ -451,14 +411,9 @@ def is_rented_run_cost(case: Case) -> bool:
 
 
 def rented_run_cost(case: Case) -> Solution:
-    """Route ``rented_run_cost``: ``min_run_cost`` on a rented cluster
-    (:attr:`RunCostTerms.rented`): a run of I iterations costs I x T(B) x N x rate / 3.6e12 $, a
-    constant times T(B), so its optimum is the fastest time within the constraints, the budget and
-    the time target, its value and bound that factor times the fastest time's. Equally fast designs
-    then run for the same $ and their networks' prices differ: the answer is the cheapest network
-    whose time meets :func:`~hieropt.solvers.procurement.tie_break_target_ns`, the
-    tie-break of the performance objective (:func:`hieropt.solvers.objectives.
-    solve_fastest_cheapest`; :func:`cheapest_of_fastest`).
+    """Route ``rented_run_cost`` (:attr:`RunCostTerms.rented`): the run costs a constant times
+    T(B), so the answer is the fastest time's, on the cheapest of the equally fast networks
+    (:func:`cheapest_of_fastest`), its value and bound times that constant.
 
     Raises:
         InputError: several workloads, or a rate of $0 (:func:`run_cost_terms`).
@@ -479,12 +434,9 @@ def rented_run_cost(case: Case) -> Solution:
 
 
 def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarray, tuple]:
-    """The fastest design of ``case`` within its budget and time target (an OAResult in ns, its
-    gap at most the case's and :data:`~hieropt.solvers.cutting.REL_GAP`), the cheapest design whose
-    time is within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of it and within the case's
-    gap of the proven bound (found on the same cutting-plane LP, at most
-    :data:`~hieropt.solvers.procurement.TIE_BREAK_LPS` LPs; the fastest design when that min-cost
-    solve fails) and a note when it failed. LPs and cuts are added to ``counts``.
+    """(the fastest design's OAResult in ns, the cheapest design (GB/s) whose time meets
+    :func:`~hieropt.solvers.procurement.tie_break_target_ns`, or the fastest when that solve
+    fails, a note when it failed); LPs and cuts are added to ``counts``.
 
     Raises:
         NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`.
@@ -521,6 +473,4 @@ ROUTES: tuple[Route, ...] = (
     Route("time_cost_product", lambda c: c.objective == "performance_per_cost", time_cost_product),
     Route("rented_run_cost", is_rented_run_cost, rented_run_cost),
     Route("run_cost", lambda c: c.objective == "min_run_cost", time_cost_product))
-"""The objective routes, walked in this order: the portfolio objectives first (they take
-``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may
-decline to."""
+"""The objective routes, most special first (decision record 0009)."""
