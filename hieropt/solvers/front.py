@@ -1,16 +1,8 @@
-"""The exact time-cost Pareto front (:func:`pareto`): budgets from the cheapest feasible network to
-the fastest, each point the fastest network within its budget
-(:func:`hieropt.solvers.procurement.fastest_design`), all on one persistent LP, every point
-re-verified.
-
-The right end is the cheapest network within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of
-the minimum time; without an upper limit on bandwidth, where the minimum time is only approached,
-the first budget 4^j x kappa_0 (kappa_0 twice the cheapest network, or $1) beyond which 4 x the
-budget saves less than :data:`TAIL_GAIN` of the time, at most 4^10 x kappa_0. The left end is
-:data:`CHEAPEST_SLACK` above the cheapest feasible network (exact, from
-:func:`hieropt.solvers.cost_range.cheapest_vertex`); when that network leaves a loaded dimension
-without bandwidth (infinite time), the first budget :data:`STARVED_SLACKS` above it whose fastest
-design is certified, else 1 % of the way to the right end.
+"""The exact time-cost Pareto front (:func:`pareto`): each point the fastest network within its
+budget (:func:`hieropt.solvers.procurement.fastest_design`), all on one LP, every point re-verified.
+The right end is the cheapest of the fastest networks (without an upper limit on bandwidth,
+:func:`_tail_budget`); the left end :data:`CHEAPEST_SLACK` above the cheapest network, or, when
+that network starves a loaded dimension, :func:`_starved_start`.
 """
 
 from __future__ import annotations
@@ -45,9 +37,8 @@ TAIL_GAIN = 0.01
 """Without an upper limit on bandwidth the front is cut where 4 x the budget saves less than this
 share of the iteration time."""
 CHEAPEST_SLACK = 1e-6
-"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly
-that cost the feasible designs are one face of the rows, which the LPs meet only to their
-tolerances."""
+"""Relative room of the front's cheapest point above the cheapest network's cost (at that cost
+exactly the designs are one face of the rows, met by the LPs only to their tolerances)."""
 STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
 """Relative rooms above a cheapest network that starves a loaded dimension, tried in turn."""
 
@@ -92,8 +83,8 @@ class Front:
 def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
            spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
            cache: Cache | None = None) -> Front:
-    """The exact time-cost Pareto front of ``instance`` (module docstring) at ``points`` (>= 2)
-    budgets, each point proven to 1e-8.
+    """The exact time-cost Pareto front of ``instance`` at ``points`` (>= 2) budgets, each proven
+    to 1e-8.
 
     Args:
         time_limit_s: time limit of each LP, s.
@@ -147,10 +138,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
 
 
 def _ending_at(front: list[FrontPoint], fastest: Solution) -> list[FrontPoint]:
-    """``front`` whose last point, the cheapest of the equally fast designs, is the design
-    ``hieropt solve`` prints (``fastest``, the same definition solved once more: the two solves'
-    designs may differ in the last digits of the fastest time), its budget the front's last (or its
-    own cost, when a hair above: the budgets stay in ascending order)."""
+    """``front`` whose last point is ``fastest``, the design ``hieropt solve`` prints (the same
+    definition, solved once more), at the larger of its cost and the last budget."""
     last = front[-1]
     if fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
         return front  # (the front was cut below the fastest network: no upper limit)
@@ -226,8 +215,9 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
 
 def _starved_start(core: TimeLP, k_min: float, k_hi: float,
                    rel_gap: float) -> tuple[float, OAResult | None]:
-    """The left end above a starving cheapest network (module docstring; k_hi x s when it costs
-    $0) and its certified fastest design, or the budget 1 % of the way to ``k_hi`` and None."""
+    """The first budget :data:`STARVED_SLACKS` above a starving cheapest network (of ``k_hi`` when
+    it costs $0) with a certified fastest design, and that design; else 1 % of the way to ``k_hi``
+    and None."""
     for slack in STARVED_SLACKS:
         budget = k_min * (1 + slack) if k_min > 0 else k_hi * slack
         if budget >= k_hi:
@@ -242,7 +232,9 @@ def _starved_start(core: TimeLP, k_min: float, k_hi: float,
 
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
-    """The right end without an upper limit on bandwidth (module docstring)."""
+    """The right end without an upper limit on bandwidth: the first budget 4^j x kappa_0 (twice the
+    cheapest network, or $1), j <= 10, beyond which 4 x the budget saves less than
+    :data:`TAIL_GAIN` of the time."""
     kappa = 2.0 * k_min if k_min > 0 else 1.0
     prev = None
     for _ in range(11):

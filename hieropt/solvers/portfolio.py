@@ -1,14 +1,7 @@
-"""Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
-time-target form.
-
-Own optima T_w* = min T_w(B) (one cutting-plane solve each, proven in [L_w, U_w]; U_w is used as
-T_w*); min-max regret, min z s.t. T_w(B) <= z U_w for every w; and its time-target form,
-``min_cost`` with ``max_regret = x``: z fixed at 1 + x. Both on the portfolio LP
-(:mod:`hieropt.formulation.portfolio`) and the loop of :class:`hieropt.solvers.cut_lp.CutLP`, with
-the Lagrangian bound on z or on the cost; their candidates, bounds and honest stops (an own optimum
-short of its gap makes the answer LIMIT) are docs/certificates.md's "One bound mechanism". Every
-design is re-evaluated per workload by the independent evaluator
-(:func:`hieropt.model.timing.evaluate`).
+"""Portfolios of workloads on one fabric: own optima T_w* (proven in [L_w, U_w], U_w used),
+min-max regret (min z s.t. T_w(B) <= z U_w) and its time-target form (``min_cost`` with
+``max_regret = x``: z = 1 + x), on the portfolio LP (:mod:`hieropt.formulation.portfolio`) and
+the loop of :class:`hieropt.solvers.cut_lp.CutLP`; docs/certificates.md, "One bound mechanism".
 """
 
 from __future__ import annotations
@@ -46,11 +39,7 @@ def single_job(instance: Instance, w: int) -> Instance:
 def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0, *,
                within_budget: bool = True) -> list[OAResult]:
     """T_w* of every workload under the instance's rows and bounds, and its budget when
-    ``within_budget`` (one solve each, never a time target; a solve that stops short of its gap
-    target is kept with status LIMIT and its proven bound: the portfolio is then LIMIT too). The
-    weights from shares of hours (:func:`hours_weighted`) take them without the budget, so that the
-    objective of an instance does not depend on the budget a command asks about; min-max regret and
-    its time-target form within it (the regret's start designs must meet the budget).
+    ``within_budget`` (never a time target); a solve short of its gap is kept, LIMIT.
 
     Raises:
         NoSolutionError: a workload has no optimum (infeasible or unbounded constraints).
@@ -72,16 +61,10 @@ def hours_weighted(instance: Instance,
     export, simulate) calls this first; the time model refuses the raw shares
     (:meth:`hieropt.spec.Instance.require_resolved_weights`).
 
-    Returns ``instance`` with each share h_w (summing to 1) turned into the weight h_w / T_w*
-    (1/ns), T_w* the workload's own optimum under the instance's rows and bounds, without its
-    budget or time targets (:func:`own_optima` with ``within_budget=False``: a $10M budget on
-    the network must not make the optima slower and every network look better), weights
-    ``"relative"``, and a note giving the weights; ``instance`` itself and no note when its
-    weights are plain or already relative (calling it twice is calling it once). A job with the
-    share h_w of the hours H runs h_w H / T_w* iterations at its own optimum; on a fabric B that
-    work takes H sum_w h_w T_w(B) / T_w* hours, so the weighted time is the hour-weighted
-    relative iteration time: dimensionless (:data:`hieropt.units.RELATIVE_UNIT`), 1 when every
-    job runs at its own optimum.
+    Returns ``instance`` with each share h_w turned into the weight h_w / T_w* (1/ns; T_w* by
+    :func:`own_optima` without the budget), weights ``"relative"``, and a note; ``instance`` and
+    no note when its weights are not shares (idempotent). The weighted time is then the
+    hour-weighted relative iteration time (:data:`hieropt.units.RELATIVE_UNIT`, 1 at the optima).
 
     Raises:
         InputError: the instance also gives a time target in ns (``max_iteration_time_ns``), which
@@ -233,13 +216,9 @@ class RegretLP(TimeLP):
             self._set_budget(budget)
 
     def _inside(self, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
-        """An LP's ``bw`` (GB/s, (D,)) clipped into the bounds, then moved towards ``meets`` (a
-        design inside them) into the design rows (:func:`hieropt.solvers.line_search.within_rows`).
-        The LP meets a bound only to its solver's tolerance (DAQP's point may lie 6e-9 relative
-        above a bound of 1.79 GB/s), and under a tight regret cap that sliver of a dimension the
-        workloads' times hinge on lets the other dimensions drop by far more: a design outside the
-        bounds that costs 2 % less than any inside them. Every point of the segment to ``meets``
-        then stays inside the bounds."""
+        """An LP's ``bw`` (GB/s, (D,)) clipped into the bounds (met by the LP only to its tolerance,
+        which a tight regret cap turns into 2 % of the cost), then moved towards ``meets`` into
+        the design rows (:func:`hieropt.solvers.line_search.within_rows`)."""
         dm = self.instance.design_matrix
         return within_rows(self.instance, np.minimum(np.maximum(bw, dm.bw_lower), dm.bw_upper),
                            meets)
