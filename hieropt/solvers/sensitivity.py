@@ -1,35 +1,11 @@
-"""Sensitivity of an optimum: what each design row, bound, GB/s, the budget and the time target is
-worth, every value from re-solves with one parameter moved, held against exact solves before it is
-reported (:func:`with_sensitivity`).
-
-V(theta) is the optimal value (ns for ``performance``, $ for ``min_cost``) as a function of one
-parameter theta (:func:`parameters`): a design row's right-hand side, a bound the optimum sits at,
-the budget, the min_cost time target, or a free bonus delta_d of bandwidth on dimension d (B_d =
-B'_d + delta_d, every row, bound and the budget on B'). V is convex in each (the value function of a
-convex program in a right-hand side): its one-sided derivatives exist and are monotone.
-
-- **Multipliers** (:func:`sensitivity`; docs/procurement-design.md §1 states the method and its
-  formulas): re-solves at theta +- h (h = :data:`STEP` of the parameter's scale, certified to
-  :data:`SENS_GAP`) and the multipliers of the loop's bound there
-  (:class:`hieropt.solvers.cut_lp.Multipliers`; a row on one dimension held at its limit also
-  bounds that column in the LP, :func:`hieropt.formulation.scale.upper_limits_gbps`: the bound's
-  share is added); their mean when they agree within :data:`KINK_TOL`, else each side
-  extrapolated from +-h and +-2h (a kink).
-- **Differences** (:func:`near_sensitivity`), for a budget a hair above the cheapest network, where
-  V grows like 1 / room (room = budget - cheapest cost, 1e-13 ... 1e-2 of it), which the
-  multipliers at +-1e-6 neither resolve nor stay inside: theta moves by h changing the room by
-  :data:`NEAR_STEP` of itself (at most NEAR_STEP of the parameter's size), V solved exactly at +-h
-  and +-2h; one-sided values 2 D(h) - D(2h) of the secants D, the two-sided value (4 C(h) - C(2h))
-  / 3 of the central differences C where the sides agree (Richardson).
-- **Check** (:func:`check_marginals`): every binding value against two exact solves at +-h (h =
-  :data:`FD_STEP` of the parameter's size; near the cheapest network :data:`CHECK_STEP` of the
-  room): V'(theta+) <= (V(theta + h) - V(theta)) / h and V'(theta-) >= (V(theta) - V(theta - h)) /
-  h, up to the gaps and :data:`FD_TOL`. The bonus is not a parameter of the instance: not checked.
-
-**Ranges** (:func:`holds_over`: :data:`RANGE_STEPS`, :data:`RANGE_TOL`), **$ per ms along the
-time-cost front** (at the fastest network the secant over :data:`FRONT_STEP` of the time) and
-**performance_per_cost** (kappa* x the performance values at budget kappa*: the envelope theorem)
-as docs/procurement-design.md §1 states them.
+"""Sensitivity of an optimum (:func:`with_sensitivity`): what each design row, bound, GB/s, the
+budget and the time target is worth, from re-solves with one parameter theta moved, each value
+checked against exact solves (:func:`check_marginals`) before it is reported. The method, its
+formulas and constants (:data:`STEP`, :data:`KINK_TOL`, :data:`RANGE_STEPS`, :data:`FRONT_STEP`,
+...) are docs/procurement-design.md §1: multipliers of certified re-solves at theta +- h
+(:func:`sensitivity`); near the cheapest network (decision record 0007), where V grows like
+1 / room, Richardson differences of exact re-solves whose steps are :data:`NEAR_STEP` of the room
+(:func:`near_sensitivity`).
 """
 from __future__ import annotations
 
