@@ -1,9 +1,7 @@
 """The cheapest and the dearest network the design rows and bounds allow, from two small LPs over B
-alone (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`: columns in a bandwidth unit
-near the rows' cost floor, each row divided by its largest coefficient), exact to HiGHS's tolerance
-however far apart the two ends lie (the performance and cost-share LPs, in units chosen for the
-optimum, resolve a cost far from it only to their absolute tolerances); and, on the same rows, each
-dimension's reach and whether it has an upper limit at all."""
+alone (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`, in units of their own, so
+exact to HiGHS's tolerance however far apart the ends lie); on the same rows, each dimension's
+reach and whether it has an upper limit."""
 
 from __future__ import annotations
 

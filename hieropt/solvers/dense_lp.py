@@ -1,14 +1,7 @@
-"""Small LPs by a dense active-set solver (DAQP), with HiGHS behind it: the same interface as
-:class:`hieropt.solvers.highs.HighsLP`, for the cutting-plane loops and the single-term LP.
-
-DAQP (Arnström, Bemporad and Axehill 2022, "A dual active-set solver for embedded quadratic
-programming using recursive LDL' updates", IEEE TAC 67(8); LPs by proximal-point iterations, its
-``eps_prox``) while the LP is small (:data:`MAX_COLS`, :data:`MAX_ROWS`); any exit but an optimum, a
-tightened tolerance or an LP grown past the limits hands the LP, as it stands, to HiGHS for good
-(decision record: small LPs on a dense active-set solver). Points are only candidates and duals
-enter only the safe bounds (:mod:`hieropt.solvers.dual_bound`, :mod:`hieropt.solvers.single_term`).
-The row duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's lower bound when
-minimising).
+"""Small LPs by DAQP (Arnström, Bemporad and Axehill 2022, IEEE TAC 67(8); LPs by proximal-point
+iterations) with HiGHS behind it for good once DAQP fails or the LP outgrows :data:`MAX_COLS`,
+:data:`MAX_ROWS` (decision record 0003); the interface of :class:`hieropt.solvers.highs.HighsLP`,
+its row duals in HiGHS's sign convention.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one
-persistent highspy object, re-solved in place as rows, bounds and objectives change.
-
-The arrays go to HiGHS directly (``addVars`` / ``addRows``: Pyomo's interface cost 100x HiGHS's
-own time on these LPs); every change re-solves warm from the previous basis. One thread, presolve
-off, highspy objects re-used per thread (each option a solve may change is set again when an
-object is handed out), all measured on these LPs.
-
-:meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold,
-with the primal simplex, and with the interior-point method (crossover on) before it is reported.
+persistent highspy object (added directly: Pyomo's interface cost 100x HiGHS's own time), re-solved
+warm as rows, bounds and objectives change; one thread, presolve off, objects re-used per thread.
+:meth:`HighsLP.solve` retries a failure cold, with the primal simplex, then with the interior-point
+method, before it reports it.
 """
 
 from __future__ import annotations

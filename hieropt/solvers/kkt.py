@@ -1,16 +1,8 @@
-"""Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense
-Newton steps.
-
-The LP's active set (rows with non-zero duals, columns at a bound) with the cuts replaced by
-t_d = 1/B_d gives a square KKT system in the free columns, the active rows' multipliers and one
-multiplier per link, which Newton's method solves to machine precision in 2-5 steps (Nocedal and
-Wright 2006, "Numerical Optimization", §18.1), with a primal-dual active-set correction (§16.5). The
-rules (start on the links, wrong-sign rows leave, violated rows join, a run cut short by the
-fraction to the boundary more than :data:`MAX_DAMPED` times joins the rows it crosses, tied pieces
-leave one at a time, a repeated active set stops) are decision record 0002 (a Newton polish on the
-active set) and docs/explanation/solving.md. The result is never trusted by itself: the loop
-evaluates T at the polished B and takes the Lagrangian bound of :mod:`hieropt.solvers.dual_bound`
-at the polished multipliers.
+"""Active-set Newton polish of a cutting-plane LP's solution (decision record 0002): the LP's
+active set with the cuts replaced by t_d = 1/B_d is a square KKT system, solved by Newton's method
+(Nocedal and Wright 2006, "Numerical Optimization", §18.1) with primal-dual active-set corrections
+(§16.5; the rules: docs/explanation/solving.md). Never trusted by itself: the loop evaluates T at
+the polished B and bounds with :mod:`hieropt.solvers.dual_bound` at the polished multipliers.
 """
 
 from __future__ import annotations

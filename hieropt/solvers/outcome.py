@@ -84,16 +84,12 @@ class Loop:
         start: a known feasible design, or None.
         slope: the bound's multiplier of the budget row -> d bound / d budget in native units
             (0: none).
-        on_empty: called with the LP's point (empty when the first LP is infeasible) while no
-            candidate, or only one with a dimension (almost) without bandwidth, has been found;
-            raises NoSolutionError with the reason, or returns True to have the LP solved again.
-        refine: called after every LP that did not close the gap with its point and the polished
-            point (or None): adds the model's own cuts (pieces of T for
-            :class:`hieropt.model.cutmodel.CutModel`) and re-loads the LP.
-        cut_first: when the first LP's point is not
-            :meth:`hieropt.solvers.cut_lp.CutLP.trusted`, cut it once more before the polish (the
-            performance objective: one warm LP instead of up to four Newton runs). Off for the
-            min-cost path, whose loop re-uses the fastest solve's cuts.
+        on_empty: x -> raises NoSolutionError with the reason, or True to solve again; called
+            while no finite candidate was found (x empty when the first LP is infeasible).
+        refine: (x, polished x or None) -> adds the model's own cuts (pieces of T for
+            :class:`hieropt.model.cutmodel.CutModel`) after each LP short of the gap.
+        cut_first: cut the first LP's point once more before the polish when it is not
+            :meth:`hieropt.solvers.cut_lp.CutLP.trusted` (one warm LP instead of Newton runs).
     """
 
     costs: Callable[[], np.ndarray]

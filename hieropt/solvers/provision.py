@@ -1,19 +1,7 @@
-"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface
-(docs/how-to/provision.md).
-
-1. Every option of every dimension (part x unit count x switch model,
-   :func:`hieropt.model.options.dimension_options`) within the instance's bounds, the cheapest of
-   each bandwidth kept (:func:`hieropt.solvers.provision_milp.instance_options`).
-2. The unary MILP of :mod:`hieropt.formulation.milp` (B_d and 1/B_d linear in the binaries, exact)
-   with the design rows, and the time target, budget and power budget rows when given.
-3. HiGHS to a relative gap of 1e-9, its proven bound read back; ``performance``, ``min_cost`` and
-   ``min_power`` then break ties (the cheapest design of that time, the fastest of that cost or
-   power); ``performance_per_cost`` linearises time x cost exactly (binary x continuous).
-4. The design re-checked by the independent evaluator and :mod:`hieropt.verify`
-   (:func:`hieropt.solvers.provision_milp.verify_design`): a disagreement is a SolverError.
-5. The continuous optimum over the catalog's bandwidth ranges (a lower bound on the time) and the
-   best roundings of it to whole units (down / up / either per dimension, the part choice among
-   them by the same MILP).
+"""Integer provisioning from a parts catalog (:func:`provision`; docs/how-to/provision.md): the
+exact unary MILP of :mod:`hieropt.formulation.milp` on HiGHS over every part option
+(:mod:`hieropt.solvers.provision_milp`), ties broken by a second solve, the design re-checked by
+the independent evaluator, compared with the continuous optimum and its roundings.
 """
 
 from __future__ import annotations

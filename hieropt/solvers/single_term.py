@@ -1,9 +1,6 @@
-"""The fastest network of a single-term time model: one exact LP in the term's rate
-(:mod:`hieropt.formulation.rate`), certified by the safe bound of its duals.
-
-The LP ``max u`` is the performance problem itself (decision record: one collective term, a rate
-LP). For any row multipliers y (those on an infinite bound set to 0), weak duality gives, for every
-feasible (B, u),
+"""The fastest network of a single-term time model (decision record 0004): the exact LP ``max u``
+in the term's rate (:mod:`hieropt.formulation.rate`), certified by the safe bound of its duals: for
+any row multipliers y (0 on an infinite bound), weak duality gives, for every feasible (B, u),
 
     -u  >=  sum_r bound_r(y_r) + sum_j min over column j's box of (c - A'y)_j x_j
 
