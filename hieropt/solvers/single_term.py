@@ -13,8 +13,8 @@ T* >= c + w / (U rate_unit), exact up to the rounding of this evaluation
 
 from __future__ import annotations
 
-import math
 from contextlib import closing
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..result import Status
 from ..spec import Instance
 from .cut_lp import ROUNDING, OAResult
 from .dense_lp import DenseLP
-from .linalg import EPS
+from .dual_bound import lagrangian_bound
 from .line_search import within_budget
 
 __all__ = ["fastest_single_term", "METHOD"]
@@ -91,59 +91,22 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
 
 
 def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
-    """U >= u* (scaled) from the row multipliers ``duals`` (module docstring); ``cap``: (D,) upper
-    limits on the scaled B columns that every feasible point meets. inf when a column the bound
-    needs has no finite limit.
-
-    U includes the worst-case floating-point error of its own evaluation: (rows + columns + 2) x eps
-    x the sum of the magnitudes of every product it adds up (a dual-weighted sum whose terms cancel
-    to a small rate, as near the cheapest network, then gets a margin to match, and the caller's gap
-    test refuses it). In Python floats (a few rows and columns: fewer numpy calls), the sums by
-    ``math.fsum``."""
-    lo, hi, lo_finite, hi_finite, rows, costs, abs_c, col_lower, loaded, a_rate = _bound_arrays(arr)
-    r, r_size = list(costs), list(abs_c)  # reduced costs c - A'y and the size of each one's sum
-    row_terms = []
-    for i, y in enumerate(duals[:arr.n_rows].tolist()):
-        up = y > 0
-        # a multiplier on an infinite bound (or not finite itself) counts as 0: each row's term is y
-        # x its bound
-        if y == 0 or not math.isfinite(y) or not (lo_finite[i] if up else hi_finite[i]):
-            continue
-        row_terms.append(y * (lo[i] if up else hi[i]))
-        for j, a in rows[i]:
-            r[j] -= y * a
-            r_size[j] += abs(y * a)
-    D = arr.u_col
-    top = [min(u, c) for u, c in zip(arr.col_upper[:D].tolist(), cap.tolist(), strict=True)]
-    # rate rows: a_d u <= B_d <= top_d
-    box_hi = top + [min(top[j] / a for j, a in zip(loaded, a_rate, strict=True))]
-    at = []  # the box corner each column's term is at
-    for j, rj in enumerate(r):
-        if rj < 0 and not math.isfinite(box_hi[j]):
-            return math.inf
-        at.append(box_hi[j] if rj < 0 else (col_lower[j] if rj > 0 else 0.0))
-    col_terms = [rj * a for rj, a in zip(r, at, strict=True)]
-    value = math.fsum(row_terms) + math.fsum(col_terms)
-    magnitude = math.fsum(abs(t) for t in row_terms)
-    magnitude += math.fsum(z * abs(a) for z, a in zip(r_size, at, strict=True))
-    return -value + (arr.n_rows + arr.n_cols + 2) * EPS * magnitude
-
-
-def _bound_arrays(arr: RateArrays) -> tuple:
-    """What :func:`_rate_bound` reads of ``arr`` alone, once per LP (kept in ``arr.cache``), as
-    Python floats: the row bounds with the infinite ones as 0 and their finiteness, each row's
-    nonzero (column, coefficient) pairs, the costs and their magnitudes, the column lower bounds,
-    the loaded columns and their rate-row coefficients."""
-    out = arr.cache.get("rate_bound")
-    if out is None:
-        lo, hi = arr.row_lower, arr.row_upper
-        lo_finite, hi_finite = np.isfinite(lo), np.isfinite(hi)
-        A = arr.dense
-        rows = [[(j, a) for j, a in enumerate(row) if a] for row in A.tolist()]
-        loaded = np.array(arr.loaded, dtype=np.intp)
-        out = arr.cache["rate_bound"] = (np.where(lo_finite, lo, 0.0).tolist(),
-                                         np.where(hi_finite, hi, 0.0).tolist(), lo_finite.tolist(),
-                                         hi_finite.tolist(), rows, arr.time_costs.tolist(),
-                                         np.abs(arr.time_costs).tolist(), arr.col_lower.tolist(),
-                                         loaded.tolist(), A[arr.rate, arr.u_col].tolist())
-    return out
+    """U >= u* (scaled) from the row multipliers ``duals`` (module docstring): the Lagrangian bound
+    of min -u with every column linear (:func:`hieropt.solvers.dual_bound.lagrangian_bound`, its
+    own rounding included); ``cap``: (D,) upper limits on the scaled B columns that every feasible
+    point meets, u's box from them through the rate rows. inf when a column the bound needs has no
+    finite limit."""
+    view = arr.cache.get("bound_view")
+    if view is None:  # (the layout of an LP whose columns all enter linearly: no pairs, no terms)
+        none = np.zeros(0, dtype=np.intp)
+        view = arr.cache["bound_view"] = SimpleNamespace(
+            n_rows=arr.n_rows, n_cols=arr.n_cols, z0=arr.n_cols, n_terms=0, n_nodes=0,
+            pair_b=none, pair_t=none, budget_row=-1, col_lower=arr.col_lower,
+            col_upper=arr.col_upper, start=arr.start, index=arr.index, value=arr.value, cache={})
+    top = np.minimum(arr.col_upper[:arr.u_col], cap)
+    loaded = np.asarray(arr.loaded, dtype=np.intp)
+    u_top = float(np.min(top[loaded] / arr.dense[arr.rate, arr.u_col]))  # (a_d u <= B_d <= top_d)
+    duals = np.where(np.isfinite(duals), duals, 0.0)  # (a multiplier that is no number: none)
+    bound = lagrangian_bound(view, arr.time_costs, duals, arr.row_lower, arr.row_upper,
+                             np.append(top, u_top))
+    return -bound.value

@@ -203,9 +203,9 @@ def _rate_bound_numpy(arr, duals, cap) -> float:
 
 
 def test_rate_bound_matches_its_numpy_form():
-    """The bound in Python floats equals the numpy statement of the same formula to round-off, for
-    any multipliers (random signs, zeros, inf and NaN among them), with and without a budget and a
-    finite box."""
+    """The bound (the Lagrangian bound of dual_bound.py on the rate LP) equals the numpy statement
+    of the formula to round-off, for any multipliers (random signs, zeros, inf and NaN among them),
+    with and without a budget and a finite box."""
     import math
     import random
 
