@@ -159,12 +159,11 @@ def resolver(solve: Callable[[Instance], Solution]) -> Callable[[Param, float], 
 def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
                      solve: Callable[[Instance], Solution], time_limit_s: float,
                      ranges: bool) -> Solution:
-    """``sol`` (the certified optimum of ``instance`` for its objective, ``tm`` its time model) with
-    its sensitivity, or with a note saying why there is none. By multipliers; a budget within 10 x
-    :data:`hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network by differences where
-    that network starves a dimension or the multipliers fail; every value then checked
-    (:func:`check_marginals`). ``solve``: the objective's solve of a moved instance, at the gap
-    of ``sol``; ``time_limit_s``: of each LP, s; ``ranges``: also the range of each value."""
+    """``sol`` (the certified optimum of ``instance``, ``tm`` its time model) with its sensitivity
+    (module docstring; differences within 10 x :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK`
+    above a cheapest network that starves a dimension, or where the multipliers fail), or a note
+    why there is none. ``solve``: the objective's solve of a moved instance; ``time_limit_s``: of
+    each LP, s; ``ranges``: also the range of each value."""
     obj, budget = instance.objective, instance.max_network_cost_usd
     params, at = parameters(instance, tm, sol.bw_gbps, obj), resolver(solve)
     near = obj == "performance" and budget is not None
@@ -284,11 +283,9 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
 
 
 def _implied_bound(instance: Instance, i: int, bw: np.ndarray) -> tuple[int, float] | None:
-    """(d, a) when design row ``i`` of ``instance`` is a_d B_d <= rhs (or ==) on one dimension d,
-    a > 0, held at ``bw`` (GB/s): the performance LP then also bounds column B_d at rhs / a
-    (:func:`hieropt.formulation.scale.upper_limits_gbps`), and the dual of that limit may sit on
-    the column's bound instead of the row (a degenerate split): the row's marginal is the sum of
-    both. None otherwise."""
+    """(d, a) when design row ``i`` is a B_d <= rhs (or ==), a > 0, held at ``bw`` (GB/s): the LP
+    also bounds B_d at rhs / a (:func:`hieropt.formulation.scale.upper_limits_gbps`), so the row's
+    marginal adds that bound's. None otherwise."""
     dm = instance.design_matrix
     a_row = dm.A[i]
     nz = np.flatnonzero(a_row)
@@ -409,12 +406,10 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
 def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
                      at: Callable[[Param, float], Solution | None], *, ranges: bool = False
                      ) -> tuple[Sensitivity, dict[str, float], tuple[str, ...]]:
-    """Marginal values of ``params`` (:func:`parameters`) at the optimum ``sol`` of the fastest
-    network within the budget of ``inst``, a hair above the cheapest network, by differences of the
-    solves ``at`` (:func:`resolver`; module docstring); the check's step of each (by name); notes
-    on the parameters left out, whose value is below what the solves resolve (under 10 x 5 / h
-    times their certified errors: e.g. a GB/s more on a dimension the cheapest network fills).
-    With ``ranges`` the range of each value.
+    """(sensitivity, the check's step of each value by name, notes on the values below what the
+    solves resolve: 10 x 5 / h times their certified errors) of ``params`` at the optimum ``sol``
+    within a budget a hair above the cheapest network, by differences of the solves ``at``
+    (:func:`resolver`; module docstring); with ``ranges`` the range of each.
 
     Raises:
         SolverError: no room above the cheapest network, or a solve stopped short of its gap.
