@@ -34,7 +34,7 @@ __all__ = ["with_sensitivity", "sensitivity", "near_sensitivity", "check_margina
            "parameters", "Param", "holds_over", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP",
            "FD_STEP", "FD_TOL", "NEAR_STEP", "CHECK_STEP"]
 
-KINK_TOL = 1e-3  # (the constants as the module docstring names them)
+KINK_TOL = 1e-3  # (the constants as docs/procurement-design.md §1 names them)
 RANGE_TOL = 0.10
 RANGE_STEPS = (0.01, 0.03, 0.1, 0.3, 1.0)
 STEP = 1e-6
@@ -409,7 +409,10 @@ def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
     """(sensitivity, the check's step of each value by name, notes on the values below what the
     solves resolve: 10 x 5 / h times their certified errors) of ``params`` at the optimum ``sol``
     within a budget a hair above the cheapest network, by differences of the solves ``at``
-    (:func:`resolver`; module docstring); with ``ranges`` the range of each.
+    (:func:`resolver`): theta moved by h changing the room by :data:`NEAR_STEP` of itself, V at
+    +-h and +-2h; one-sided values 2 D(h) - D(2h) of the secants D, the two-sided value
+    (4 C(h) - C(2h)) / 3 of the central differences C where the sides agree (Richardson); with
+    ``ranges`` the range of each.
 
     Raises:
         SolverError: no room above the cheapest network, or a solve stopped short of its gap.
@@ -489,10 +492,11 @@ def check_marginals(sol: Solution, sens: Sensitivity, params: list[Param],
                     at: Callable[[Param, float], Solution | None],
                     steps: dict[str, float] | None = None) -> str | None:
     """None when every re-checkable marginal of ``sens`` at the optimum ``sol`` that binds, or
-    whose row, bound or budget the optimum meets, lies within its secants (module docstring), each
-    side solved by ``at`` (:func:`resolver`) with its :class:`Param` (by name, from ``params``);
-    else the reason, one line. ``steps``: the secants' step of a marginal by its name where
-    :data:`FD_STEP` of its size would be too far (:func:`near_sensitivity`)."""
+    whose row, bound or budget the optimum meets, lies within its secants at +-h (V'(theta+) <=
+    (V(theta + h) - V) / h, V'(theta-) >= (V - V(theta - h)) / h, up to the gaps and
+    :data:`FD_TOL`), each side solved by ``at`` (:func:`resolver`) with its :class:`Param` (by
+    name, from ``params``); else the reason, one line. h: ``steps`` by name
+    (:func:`near_sensitivity`), else :data:`FD_STEP` of the parameter's size."""
     v0, steps = sol.objective_value, steps or {}
     by_name = {p.name: p for p in reversed(params)}
     for m in sens.marginals:
