@@ -141,10 +141,16 @@ class ReducedBudget:
 
 def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
                        budget_usd: float) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (LP duality,
-    Dantzig's reduced prices r = p - A'y; exact rationals: the duals corrected so that r = 0
-    exactly where the cheapest network fills, each float r's rounding at the most bandwidth it
-    allows added to the right-hand side, rounded up), or None when a dimension has no price."""
+    """The reduced budget row at ``budget_usd`` ($) from the duals y of ``vertex``, or None when a
+    dimension has no price. With Dantzig's reduced prices r = p - A'y, p.B = y.(A B) + r.B, so
+
+        sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d
+            <= budget - y.b - sum_edge r_d edge_d
+
+    (s_i >= 0 a row's distance from the bound b_i it is held at, sigma_d >= 0 a dimension's from
+    its nonzero bound edge_d). In exact rationals: the duals corrected so that r = 0 exactly where
+    the cheapest network fills, each float r's rounding at the most bandwidth it allows added to
+    the right-hand side, rounded up."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     if not (p > 0).all():
