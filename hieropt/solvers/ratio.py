@@ -295,7 +295,8 @@ class RatioCore(CutLP):
         """min T(B) x cost(B) (ns x $; cost = ``fixed_usd`` + the network's) over designs costing
         within [cost_lo, cost_hi] $ and, if given, with T <= ``target_ns``: the target enters as
         the cost floor ``cost_lo`` (f is non-increasing), and LP designs that miss it are moved
-        towards ``meets`` (a design that meets it) before they count."""
+        towards ``meets`` (a design that meets it) before they count. kap >= 1/u is exact at the
+        optimum (kap's coefficients are >= 0), so kap may be bounded by the cost range too."""
         u_lo = self.K / cost_hi if np.isfinite(cost_hi) else 0.0
         u_hi = self.K / cost_lo if cost_lo > 0 else INF
         self._set(u=(u_lo, u_hi), kap=(cost_lo / self.K, cost_hi / self.K))
