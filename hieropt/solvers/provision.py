@@ -27,7 +27,7 @@ from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
-from ..units import RELATIVE_UNIT
+from ..units import objective_unit
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -47,9 +47,6 @@ from .provision_milp import (
 )
 
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
-
-UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
-
 
 @dataclass(frozen=True)
 class Rounding:
@@ -263,10 +260,9 @@ def provision(
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
     message = ("optimal within the gap target" if status is Status.OPTIMAL else
                f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
-    unit = UNITS[objective]  # (shares of hours: the hour-weighted ratio)
     return Provisioning(
         status=status, message=message, objective=objective,
-        objective_unit=unit.replace("ns", RELATIVE_UNIT) if instance.relative_time else unit,
+        objective_unit=objective_unit(objective, instance.relative_time) or "W",  # (min_power)
         design=design, bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
         network_cost_usd=float(sum(o.cost_usd for o in design)), power_w=_power(design),
         objective_value=value, objective_bound=bound, gap=gap,
