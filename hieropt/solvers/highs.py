@@ -155,12 +155,9 @@ class LPResult:
 class LPBackend(Protocol):
     """The one interface of the LP back-ends (:class:`HighsLP`,
     :class:`hieropt.solvers.dense_lp.DenseLP`): an LP loaded from compiled arrays
-    (:class:`hieropt.formulation.arrays.LPArrays`: ``load``), changed in place (rows appended
-    row-wise: ``add_rows``; the objective, minimised or maximised: ``set_costs``; row and column
-    bounds: ``change_row_bounds``, ``change_col_bounds``; tighter tolerances: ``set_tolerance``) and
-    re-solved, warm where the back-end can (``solve``: an :class:`LPResult`; ``row_duals``: the last
-    optimal LP's row multipliers, one per row); ``close`` hands the back-end's solver object back
-    for re-use."""
+    (:class:`hieropt.formulation.arrays.LPArrays`), changed in place, re-solved warm where the
+    back-end can; ``row_duals`` of the last optimal solve, one per row; ``close`` hands the
+    solver object back for re-use."""
 
     time_limit_s: float
 
