@@ -24,6 +24,7 @@ from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
 from .cost_range import cheapest_vertex
 from .cutting import INF, REL_GAP, OAResult, TimeLP
+from .near_cheapest import NEAR_SLACK
 from .objectives import SolveOptions, solve
 from .portfolio import hours_weighted
 from .procurement import SUB_GAP, equally_fast, fastest_design, tie_break_target_ns
@@ -39,7 +40,7 @@ share of the iteration time."""
 CHEAPEST_SLACK = 1e-6
 """Relative room of the front's cheapest point above the cheapest network's cost (at that cost
 exactly the designs are one face of the rows, met by the LPs only to their tolerances)."""
-STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
+STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, NEAR_SLACK)
 """Relative rooms above a cheapest network that starves a loaded dimension, tried in turn."""
 
 
@@ -188,9 +189,9 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
             notes.insert(0, f"{starved}: the front starts {room} (${usd_cents(k_lo, up=False)}), "
                          "where that dimension has only the bandwidth the difference buys")
         else:
-            notes.insert(0, f"{starved}, and no budget up to 1e-2 above it has a certified "
-                         f"optimum; the front starts at 1% of the way to the fastest network "
-                         f"(${usd_cents(k_lo, up=False)})")
+            notes.insert(0, f"{starved}, and no budget up to {NEAR_SLACK:g} above it has a "
+                         "certified optimum; the front starts at 1% of the way to the fastest "
+                         f"network (${usd_cents(k_lo, up=False)})")
     k_hi = max(k_hi, k_lo)  # (the constraints may fix the cost: the ends differ by round-off)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "
