@@ -10,15 +10,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import NoSolutionError, SolverError
 from ..formulation.rate import single_term
 from ..model.cost import cluster_cost_usd_per_gbps, ignored_price_notes
 from ..model.cutmodel import CutModel
-from ..model.run import cost_rate
+from ..model.run_cost import run_cost_terms
 from ..model.timing import TimeModel
 from ..result import Solution, Status
 from ..spec import Instance
-from ..spec.cluster import Cluster
 from ..units import OBJECTIVE_UNITS, implausible_bw_notes, objective_unit
 from ..verify import verify
 from .cutting import REL_GAP
@@ -38,8 +37,7 @@ from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
 
-__all__ = ["Case", "ROUTES", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD", "RunCostTerms",
-           "run_cost_terms", "terms_of", "NS_PER_HOUR"]
+__all__ = ["Case", "ROUTES", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD"]
 
 METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then "
@@ -256,7 +254,7 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` (A = 0) and ``run_cost`` (A and the factor of
-    :class:`RunCostTerms`): min T(B) x (A + cost(B)) (decision records 0005, 0007;
+    :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records 0005, 0007;
     :func:`_product_or_near`); a time target's cheapest network is solved first as a cost floor.
 
     Raises:
@@ -311,96 +309,12 @@ def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float 
     return near, near is not res
 
 
-NS_PER_HOUR = 3.6e12
-
-
-@dataclass(frozen=True)
-class RunCostTerms:
-    """The objective's parts: ``fixed_usd`` A ($), ``usd_per_ns_usd`` the factor I / (3.6e12 H) that
-    turns T x (A + C) (ns x $) into $ of a run, and ``per`` (``"run"`` or ``"iteration"``).
-
-    A cluster priced by ``usd_per_npu_hour`` alone (no ``amortisation_years``: rented, the network
-    has no capex of its own to pay off) has ``usd_per_ns_usd`` 0 and A infinite: its run costs
-    ``usd_per_ns`` = I x N x rate / 3.6e12 $ per ns of T, whatever the network costs
-    (:attr:`rented`)."""
-
-    fixed_usd: float
-    usd_per_ns_usd: float
-    per: str
-    usd_per_ns: float = 0.0
-
-    @property
-    def rented(self) -> bool:
-        """Whether the run's cost is T x ``usd_per_ns`` alone (the network's price does not enter
-        it)."""
-        return self.usd_per_ns_usd == 0
-
-    def value(self, iteration_time_ns: float, network_cost_usd: float) -> float:
-        """$ per run (or per iteration) of a design of time ``iteration_time_ns`` (ns) and network
-        cost ``network_cost_usd`` ($)."""
-        if self.rented:
-            return self.usd_per_ns * iteration_time_ns
-        return self.usd_per_ns_usd * iteration_time_ns * (self.fixed_usd + network_cost_usd)
-
-
-def run_cost_terms(instance: Instance) -> RunCostTerms:
-    """The :class:`RunCostTerms` of ``instance`` (its ``[cluster]`` section and token budget; see
-    :func:`terms_of`).
-
-    Raises:
-        InputError: no ``[cluster]``, or one without a cost rate: neither ``usd_per_npu_hour`` nor
-            ``accelerator_usd`` with ``amortisation_years`` (capex needs the years it is paid
-            over), or a rate of $0 per hour.
-    """
-    if len(instance.jobs) > 1:
-        raise InputError("objective", None, "min_run_cost prices one training run, and several "
-                         "workloads share this fabric (their time is a weighted sum)",
-                         "solve each workload's instance, or use performance, "
-                         "performance_per_cost or min_cost for the portfolio")
-    tr = instance.workload.training
-    return terms_of(instance.cluster, instance.network.npus_total, instance.tokens,
-                    None if tr is None else tr.tokens_per_iteration)
-
-
-def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
-             tokens_per_iteration: float | None) -> RunCostTerms:
-    """The :class:`RunCostTerms` of ``npus`` NPUs under ``cluster``, for a run of ``tokens`` tokens
-    at ``tokens_per_iteration`` (either None: $ per iteration); a co-design space's candidates share
-    them.
-
-    Raises:
-        InputError: as :func:`run_cost_terms`.
-    """
-    fix = ("add [cluster] with usd_per_npu_hour (a rented cluster), or accelerator_usd with "
-           "amortisation_years, and the other figures you have (see docs/buyer.md)")
-    if cluster is None:
-        raise InputError("cluster", None, "objective min_run_cost needs the cluster's cost: no "
-                         "[cluster] section", fix)
-    rate = cost_rate(cluster, npus)
-    if rate is None:
-        field = "amortisation_years" if cluster.accelerator_usd is not None else "accelerator_usd"
-        raise InputError("cluster", field, "objective min_run_cost needs a cost rate: "
-                         "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years "
-                         "its capex is paid over)", fix)
-    if rate.usd_per_h(0.0) <= 0 and rate.per_network_usd <= 0:
-        raise InputError("cluster", "usd_per_npu_hour", "$0 per NPU-hour and no "
-                         "amortisation_years: every design's run would cost $0",
-                         "give the cluster's $ per NPU-hour, or amortisation_years to pay off the "
-                         "network's capex")
-    if tokens is not None and tokens_per_iteration is not None:
-        iterations, per = tokens / tokens_per_iteration, "run"
-    else:
-        iterations, per = 1.0, "iteration"
-    return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per,
-                        iterations * rate.fixed_usd_per_h / NS_PER_HOUR)
-
-
 RENTED_NOTE = ("the cluster is priced by usd_per_npu_hour alone (no amortisation_years): the "
                "network comes with the hours, its price does not enter the $ per run, so the "
                "cheapest run is the fastest time, and of the equally fast designs this is the "
                "cheapest network (give amortisation_years to pay off the network's capex on "
                "top)")
-"""The note of a min_run_cost answer on a rented cluster (:attr:`RunCostTerms.rented`)."""
+"""The note of a min_run_cost answer on a rented cluster (:attr:`hieropt.model.run_cost.RunCostTerms.rented`)."""
 
 
 def is_rented_run_cost(case: Case) -> bool:
@@ -411,7 +325,7 @@ def is_rented_run_cost(case: Case) -> bool:
 
 
 def rented_run_cost(case: Case) -> Solution:
-    """Route ``rented_run_cost`` (:attr:`RunCostTerms.rented`): the run costs a constant times
+    """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run costs a constant times
     T(B), so the answer is the fastest time's, on the cheapest of the equally fast networks
     (:func:`cheapest_of_fastest`), its value and bound times that constant.
 

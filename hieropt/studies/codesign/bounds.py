@@ -275,7 +275,7 @@ def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> floa
     if space.objective == "performance_per_cost":
         return t_lb * c_lb
     if space.objective == "min_run_cost":  # the $ of a run at (T_lb, C_lb): increasing in both
-        from ...solvers.routes import terms_of
+        from ...model.run_cost import terms_of
 
         b = space.base
         terms = terms_of(space.cluster, network.npus_total, space.tokens,

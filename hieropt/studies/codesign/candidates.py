@@ -357,11 +357,11 @@ def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0, r=0.0):
 def _run_terms(space: CodesignSpace,
                npus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $), fixed $ ($ of a run =
-    k T (f + C), :func:`hieropt.solvers.routes.terms_of`, increasing in T and C) and, on a rented
+    k T (f + C), :func:`hieropt.model.run_cost.terms_of`, increasing in T and C) and, on a rented
     cluster (k = 0), $ per ns (a run = r T); ones and zeros for the other objectives."""
     if space.objective != "min_run_cost":
         return np.ones(len(npus)), np.zeros(len(npus)), np.zeros(len(npus))
-    from ...solvers.routes import terms_of
+    from ...model.run_cost import terms_of
 
     b = space.base
     per = b.plan.global_batch_size * b.model.sequence_length
