@@ -23,7 +23,7 @@ def precision_line(p) -> str:
     :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`)."""
     pr = p.precision
     return (f"bytes per element ({p.npu.number_format} training): activations "
-            f"{pr.activation_bytes}, weights {pr.weight_bytes}, gradients {p.gradient_bytes_note}, "
+            f"{p.activation_bytes}, weights {p.weight_bytes}, gradients {p.gradient_bytes_note}, "
             f"optimizer {pr.optimizer_bytes_per_param} per parameter")
 
 
