@@ -29,7 +29,7 @@ from .common import (
     write_json,
     write_stdout,
 )
-from .numbers import parse_bw
+from .numbers import read_bw
 from .outputs import answer_outputs, inputs_read
 
 BwOpt = Annotated[
@@ -65,7 +65,7 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
     from ..errors import SolverError
 
     if bw is not None:
-        return parse_bw(bw, inst.network.n_dims), "given"
+        return read_bw(bw, inst), "given"
     sol = api.solve(inst, options=api.SolveOptions(rel_gap=gap)).raise_for_status()
     if not sol.success:
         raise SolverError(
@@ -297,7 +297,7 @@ def simulate_command(
     binary = astra_sim if astra_sim is not None else os.environ.get("ASTRA_SIM")
     try:
         inst = load_instance(instance)
-        values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
+        values = read_bw(bw, inst) if bw is not None else None
         from ..studies.simulate import simulate_allocations  # loaded once the input is valid
 
         study = simulate_allocations(inst, binary, values, chunks, keep, timeout, tolerance,
