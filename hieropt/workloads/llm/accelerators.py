@@ -308,16 +308,18 @@ def catalog_peak_problem(v: float, accelerator: Accelerator,
     )
 
 
-def catalog_peak_note(v: float, accelerator: Accelerator, number_format: str) -> str | None:
+def catalog_peak_note(v: float, dense: float | None, accelerator: str,
+                      number_format: str) -> str | None:
     """The note on a model file's ``peak_tflops`` ``v`` (TFLOP/s) below
-    :data:`CATALOG_PEAK_RANGE`'s 0.5 x the catalog ``accelerator``'s dense peak in
-    ``number_format`` (MFU, days and $ are computed at it; a derated part is possible), else
-    None (and when the catalog has no peak in that format)."""
-    dense = accelerator.peak_tflops.get(number_format)
+    :data:`CATALOG_PEAK_RANGE`'s 0.5 x ``dense``, the catalog ``accelerator``'s (its name) dense
+    peak in ``number_format`` (TFLOP/s; MFU, days and $ are computed at ``v``; a derated part is
+    possible), else None (and when ``dense`` is None: the catalog has no peak in that format, or
+    no accelerator is named). The one note on a low peak: :attr:`hieropt.workloads.llm.NPU.
+    peak_note` gives it for an NPU, and every command's notes take it from there."""
     if dense is None or v >= CATALOG_PEAK_RANGE[0] * dense:
         return None
     return (
-        f"peak_tflops = {v:g} is {v / dense:.2g} x the {accelerator.name}'s dense {number_format} "
+        f"peak_tflops = {v:g} is {v / dense:.2g} x the {accelerator}'s dense {number_format} "
         f"peak of {dense:g} TFLOP/s (catalog), below {CATALOG_PEAK_RANGE[0]:g} x: compute times, "
         "MFU, days and $ are computed at this peak; if the part is not derated, give its dense "
         "peak in TFLOP/s or leave peak_tflops out (the catalog's)"
