@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...spec.training import Training
+from ...units import cluster_size_note
 from .params import LLMParams
 
 
@@ -111,7 +112,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), and what common training software does not run
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
-    <hieropt.workloads.llm.NPU.peak_note>`); empty for the features the measured runs cover (TP,
+    <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
+    (:func:`hieropt.units.cluster_size_note`); empty for the features the measured runs cover (TP,
     PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
     an NPU at its catalog peak."""
     out = []
@@ -122,6 +124,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     if p.plan.ep > 1 or p.model.moe is not None:
         out.append(MOE_CAVEAT)
     if (note := p.npu.peak_note) is not None:
+        out.append(note)
+    if (note := cluster_size_note(p.plan.total_npus)) is not None:
         out.append(note)
     return tuple(out)
 
