@@ -223,11 +223,21 @@ class Accelerator(StrictModel):
         Raises:
             ValueError: the catalog gives no peak in that format (names the formats it has).
         """
+        has = ", ".join(sorted(self.peak_tflops))
+        if number_format not in NUMBER_FORMATS:  # (no peak_tflops makes it one: NPU refuses it)
+            low = number_format.lower()
+            hint = (f' (write "{low}": lower case)' if low in NUMBER_FORMATS else
+                    " (FP32 training on Tensor Cores is tf32, a matmul mode on FP32 tensors)"
+                    if low in ("fp32", "float32", "f32") else "")
+            raise ValueError(
+                f"number_format: {number_format!r} is not a training number format hieropt "
+                f"times ({', '.join(NUMBER_FORMATS)}); fix: use one of {has} for the "
+                f"{self.name}{hint}"
+            )
         if number_format not in self.peak_tflops:
             raise ValueError(
                 f"number_format: {self.name} has no {number_format} peak in the catalog; "
-                f"fix: use one "
-                f"of {', '.join(sorted(self.peak_tflops))}, or give peak_tflops"
+                f"fix: use one of {has}, or give peak_tflops"
             )
         return self.peak_tflops[number_format]
 
