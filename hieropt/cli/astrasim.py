@@ -36,7 +36,9 @@ BwOpt = Annotated[
     str | None,
     typer.Option(
         "--bw",
-        help="Comma-separated GB/s per NPU, one per dimension (default: the instance's optimum).",
+        help="Comma-separated GB/s per NPU, one per dimension (default: the instance's "
+        "optimum). Above 1e6 (bytes/s) is refused, as by evaluate, unless the instance's own "
+        "constraints and bounds allow it; 1e6 is a dimension with no limit.",
         show_default=False,
     ),
 ]

@@ -147,7 +147,8 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
     """The ``[params.npu]`` table ``npu`` (overrides applied) with its ``calibrated`` (a calibrated
     accelerator file, relative to the folder of ``source``, the model file) filled in: the file's
     whole ``[params.npu]`` (fitted values and figures), then ``npu``'s own fields field by field,
-    and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`).
+    and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`),
+    ``catalog_peak_tflops`` the shipped catalog's for the accelerator the file names.
     A table without ``calibrated`` is returned as it is.
 
     ``own`` (the model file's ``[params.npu]`` as written, before ``--set`` and a runs row's cells)
@@ -187,7 +188,22 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
                 "(hieropt calibrate)",
             )
     rest = {k: v for k, v in npu.items() if k != "calibrated"}
-    return {**table, **rest, "calibrated": str(path.resolve())}
+    out = {**table, **rest, "calibrated": str(path.resolve())}
+    return {**out, "catalog_peak_tflops": _catalog_peak(out)}
+
+
+def _catalog_peak(npu: dict[str, Any]) -> float | None:
+    """The shipped catalog's dense peak of the ``accelerator`` a calibrated file names, in the
+    NPU's number format (None: no such entry or peak): the reference of the note on a peak below
+    half of it (:attr:`hieropt.workloads.llm.NPU.peak_note`), as for a catalog entry."""
+    name = npu.get("accelerator")
+    if not isinstance(name, str):
+        return None
+    try:
+        entry = read_npu_catalog(DEFAULT_CATALOG).find(name)
+    except KeyError:
+        return None
+    return entry.peak_tflops.get(str(npu.get("number_format", "bf16")))
 
 
 def calibration_of(npu: Any) -> str | None:

@@ -33,3 +33,25 @@ def test_validate_notes_a_peak_below_half_the_catalogs(tmp_path):
     path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.1"])
     r = run("validate", path)
     assert r.exit_code == 0 and "peak_tflops =" not in r.output
+
+
+def test_a_calibrated_file_keeps_the_catalog_reference_out_and_the_note_in(tmp_path):
+    # the calibrated file holds no catalog_peak_tflops (the reader's, not a figure of the fit);
+    # a model naming it gets the shipped catalog's H100 peak back, so a peak set below half of it
+    # (--set peak_tflops=400: 0.4 x 989.4) is noted as for a catalog entry
+    from tests.cases import REPO
+
+    cal = tmp_path / "h100.toml"
+    r = run("calibrate", REPO / "validation" / "calibration" / "h100-one-node.csv", "--out", cal)
+    assert r.exit_code == 0, r.output
+    assert "catalog_peak_tflops" not in cal.read_text()
+    text = (REPO / "models" / "llama3-70b.toml").read_text()
+    assert 'accelerator = "H100-SXM"' in text
+    m = tmp_path / "m.toml"
+    m.write_text(text.replace('accelerator = "H100-SXM"', 'calibrated = "h100.toml"'))
+    r = run("workload", "plan", m)
+    assert r.exit_code == 0 and "peak_tflops =" not in r.stdout
+    r = run("workload", "plan", m, "--set", "peak_tflops=400")
+    assert r.exit_code == 0, r.output
+    assert ("note: peak_tflops = 400 is 0.4 x the H100-SXM's dense bf16 peak of 989.4 TFLOP/s "
+            "(catalog), below 0.5 x") in r.stdout
