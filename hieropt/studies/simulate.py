@@ -125,6 +125,13 @@ def check_binary(binary: str | Path | None) -> Path:
             "--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary"
         )
     if not os.access(p, os.X_OK):
+        with p.open("rb") as f:  # (a program: an ELF binary or a script; else another file)
+            head = f.read(4)
+        if not (head == b"\x7fELF" or head.startswith(b"#!")):
+            raise InputError("--astra-sim", str(p), "is not a program (neither an executable "
+                             "binary nor a script)",
+                             "give the path of the ASTRA-sim binary "
+                             "(AstraSim_Analytical_Congestion_Unaware)")
         raise InputError("--astra-sim", str(p), "is not executable", f"chmod +x {p}")
     return p.absolute()
 
