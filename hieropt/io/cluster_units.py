@@ -253,16 +253,49 @@ def _floor_slip(pc) -> tuple[str, str, str] | None:
     return None
 
 
+def _bandwidth_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first link port, NIC or switch port of a class whose bandwidth
+    per unit is above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s, a thousand times the
+    fastest scale-up link): ``gbit_per_s`` written in bit/s, ``gbps`` in bytes/s (a 400G NIC as
+    ``gbit_per_s = 400e9``: 5e10 GB/s, which no design can use)."""
+    from ..units import MAX_PLAUSIBLE_BW_GBPS
+
+    parts = [(f"{kind}[{i}]", f"{what} '{p.name}'", p) for kind, what in (("links", "link port"),
+                                                                           ("nics", "NIC"))
+             for i, p in enumerate(getattr(pc, kind))]
+    parts += [(f"switches[{j}]", f"a port of switch '{s.name}'", s)
+              for j, s in enumerate(pc.switches)]
+    for where, what, p in parts:
+        for key, unit, wrong in (("gbps", "GB/s", "bytes/s"), ("gbit_per_s", "Gb/s", "bit/s"),
+                                 ("port_gbps", "GB/s", "bytes/s"),
+                                 ("port_gbit_per_s", "Gb/s", "bit/s")):
+            v = getattr(p, key, None)
+            gbps = None if v is None else v / 8 if unit == "Gb/s" else v
+            if gbps is not None and gbps > MAX_PLAUSIBLE_BW_GBPS:
+                per = f" ({gbps:g} GB/s)" if unit == "Gb/s" else ""
+                return (f"{where}.{key}",
+                        f"{what} gives {v:g} {unit}{per} per unit, above "
+                        f"{MAX_PLAUSIBLE_BW_GBPS:g} GB/s (a thousand times the fastest scale-up "
+                        f"link): looks like {wrong}",
+                        f"give {key} in {unit}: {v:g} {wrong} = {v / 1e9:g} {unit}")
+    return None
+
+
 def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     """Refuse a Switch class whose NIC and switch port differ in $ or W per port by more than
     :data:`PORT_RATIO` (one of them is in $k or kW), or whose NIC or switch port costs less than
     :data:`PART_USD_FLOOR` ($50: $k written for $), unless the catalog says its figures are meant
-    (``check_units = false``).
+    (``check_units = false``); and, whatever it says, a part whose bandwidth per unit is above
+    1e6 GB/s (bit/s or bytes/s written for Gb/s or GB/s).
 
     Raises:
         InputError: ``src``, ``classes.<class>.<nics|switches>[i].<field>``, the unit it looks like,
             the converted value and how to keep the figure if it is meant.
     """
+    for cname, pc in catalog.classes.items():  # (no bandwidth that far out is meant)
+        found = _bandwidth_slip(pc)
+        if found is not None:
+            raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
     if not catalog.check_units:
         return
     for cname, pc in catalog.classes.items():

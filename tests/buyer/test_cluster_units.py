@@ -262,3 +262,33 @@ def test_a_nic_or_port_below_the_floor_is_refused(tmp_path, old, new, field, wor
 def test_the_shipped_catalogs_pass_the_floor():
     for name in ("example-4d", "nvl72-ethernet", "nvl72-infiniband"):
         hieropt.load_catalog(REPO / "catalogs" / f"{name}.toml")
+
+
+@pytest.mark.parametrize(("old", "new", "field", "words"), [
+    ("gbit_per_s = 400,", "gbit_per_s = 400e9,", "nics[0].gbit_per_s",
+     "NIC 'nic-400G' gives 4e+11 Gb/s (5e+10 GB/s) per unit, above 1e+06 GB/s (a thousand times "
+     "the fastest scale-up link): looks like bit/s; fix: give gbit_per_s in Gb/s: 4e+11 bit/s = "
+     "400 Gb/s"),
+    ("gbit_per_s = 400,", "gbps = 50e9,", "nics[0].gbps",
+     "NIC 'nic-400G' gives 5e+10 GB/s per unit, above 1e+06 GB/s (a thousand times the fastest "
+     "scale-up link): looks like bytes/s; fix: give gbps in GB/s: 5e+10 bytes/s = 50 GB/s"),
+    ("port_gbit_per_s = 800", "port_gbit_per_s = 800e9", "switches[0].port_gbit_per_s",
+     "a port of switch 'sw-64x800G' gives 8e+11 Gb/s (1e+11 GB/s) per unit, above 1e+06 GB/s (a "
+     "thousand times the fastest scale-up link): looks like bit/s; fix: give port_gbit_per_s in "
+     "Gb/s: 8e+11 bit/s = 800 Gb/s"),
+])
+def test_a_part_bandwidth_in_bits_or_bytes_per_second_is_refused(tmp_path, old, new, field,
+                                                                  words):
+    """A 400G NIC written gbit_per_s = 400e9 was read as 5e10 GB/s per unit: loaded, then left
+    out of every design with a note on the constraints. Refused with the conversion, even in a
+    catalog of toy prices (check_units = false): no bandwidth that far out is meant."""
+    path = tmp_path / "cat.toml"
+    for text in (CATALOG.replace(old, new), "check_units = false\n" + CATALOG.replace(old, new)):
+        path.write_text(text)
+        with pytest.raises(InputError) as e:
+            hieropt.load_catalog(path)
+        assert e.value.one_line() == f"{path}: classes.RoCE.{field}: {words}"
+    # 1e6 GB/s per unit itself loads
+    path.write_text(CATALOG.replace(old, new.replace("400e9", "8e6").replace("50e9", "1e6")
+                                    .replace("800e9", "8e6")))
+    hieropt.load_catalog(path)
