@@ -67,6 +67,25 @@ MIN_PLAUSIBLE_BW_GBPS = 1e-3
 implausible: 1 MB/s per NPU, far below any network link; typically a constraint written in TB/s or a
 scale slip (``sum(bw) == 500e-9``)."""
 
+MAX_PLAUSIBLE_NPUS = 1_000_000
+"""Cluster size (NPUs) above which every answer gets a note (not a refusal): the largest published
+training clusters are about 100,000 GPUs (xAI's Colossus, 100,000 H100, 2024; Meta trained Llama 3
+405B on 16,384 H100: Llama Team 2024, arXiv 2407.21783), so a cluster of millions is ten times
+beyond any built, and more likely a dimension's NPU count or a plan's degree in error."""
+
+
+def cluster_size_note(npus: int) -> str | None:
+    """The note on a cluster of ``npus`` NPUs above :data:`MAX_PLAUSIBLE_NPUS` (the answer is
+    computed as for any size; whether such a cluster can be built, powered and kept running is not
+    modelled), else None. One text for every command: a plan's caveats and a design's run
+    figures."""
+    if npus <= MAX_PLAUSIBLE_NPUS:
+        return None
+    return (f"the cluster has {npus:,} NPUs, above {MAX_PLAUSIBLE_NPUS:,}: the largest published "
+            "training clusters are about 100,000 GPUs; check the dimensions' NPU counts and the "
+            "plan's degrees (nothing here models the failures, stragglers, power and floor space "
+            "of a cluster that size)")
+
 
 def implausible_bw_notes(
     bw_gbps: Sequence[float], carries_traffic: Sequence[bool], what: str = "optimum",

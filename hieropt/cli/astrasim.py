@@ -29,14 +29,16 @@ from .common import (
     write_json,
     write_stdout,
 )
-from .numbers import parse_bw
+from .numbers import read_bw
 from .outputs import answer_outputs, inputs_read
 
 BwOpt = Annotated[
     str | None,
     typer.Option(
         "--bw",
-        help="Comma-separated GB/s per NPU, one per dimension (default: the instance's optimum).",
+        help="Comma-separated GB/s per NPU, one per dimension (default: the instance's "
+        "optimum). Above 1e6 (bytes/s) is refused, as by evaluate, unless the instance's own "
+        "constraints and bounds allow it; 1e6 is a dimension with no limit.",
         show_default=False,
     ),
 ]
@@ -65,7 +67,7 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
     from ..errors import SolverError
 
     if bw is not None:
-        return parse_bw(bw, inst.network.n_dims), "given"
+        return read_bw(bw, inst), "given"
     sol = api.solve(inst, options=api.SolveOptions(rel_gap=gap)).raise_for_status()
     if not sol.success:
         raise SolverError(
@@ -297,7 +299,7 @@ def simulate_command(
     binary = astra_sim if astra_sim is not None else os.environ.get("ASTRA_SIM")
     try:
         inst = load_instance(instance)
-        values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
+        values = read_bw(bw, inst) if bw is not None else None
         from ..studies.simulate import simulate_allocations  # loaded once the input is valid
 
         study = simulate_allocations(inst, binary, values, chunks, keep, timeout, tolerance,

@@ -62,6 +62,23 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
     return values
 
 
+def read_bw(text: str, inst) -> list[float]:
+    """``--bw`` text of instance ``inst`` as GB/s per NPU, one per dimension: :func:`parse_bw`,
+    then a value above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU) refused as
+    bytes/s (:func:`check_bw_bytes_per_second`) unless the values meet the instance's own design
+    rows and bounds (a design ``solve`` could answer: evaluated with a note). The one reading of
+    every command taking ``--bw`` (``evaluate``, ``export``, ``simulate``), so they refuse the same
+    values.
+
+    Raises:
+        InputError: (exit 2) as :func:`parse_bw` and :func:`check_bw_bytes_per_second`.
+    """
+    values = parse_bw(text, inst.network.n_dims)
+    if not _in_design_space(inst, values):
+        check_bw_bytes_per_second(values)
+    return values
+
+
 def check_bw_units(inst, values: list[float]) -> None:
     """Refuse ``--bw`` ``values`` (GB/s per NPU, one per dimension of ``inst``) that look like a
     unit slip for a workload's NPU whose scale-up bandwidth is known: the datasheet's
@@ -75,8 +92,9 @@ def check_bw_units(inst, values: list[float]) -> None:
     again; a unit slip misses them by a factor of 8). Outside that design space, a value above
     :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU, a thousand times the fastest
     scale-up link) is refused as bytes/s (``--bw 300e9`` for 300 GB/s:
-    :func:`check_bw_bytes_per_second`), as a design row or a bound above it is; 1e6 itself is the
-    what-if of a dimension with no limit (``--bw 1e6,1e6``: communication all but free), not
+    :func:`check_bw_bytes_per_second`, as :func:`read_bw` does for every command taking
+    ``--bw``), as a design row or a bound above it is; 1e6 itself is the what-if of a dimension
+    with no limit (``--bw 1e6,1e6``: communication all but free), not
     checked against the NPU's scale-up bandwidth (a solved design above it gets the caveats).
 
     Raises:

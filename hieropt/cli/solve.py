@@ -29,11 +29,11 @@ from .common import (
 from .numbers import (
     check_bw_units,
     parse_amount,
-    parse_bw,
     parse_deadline_ns,
     parse_time_ns,
     parse_tokens,
     parse_within,
+    read_bw,
     with_run_tokens,
 )
 from .options import (
@@ -331,7 +331,7 @@ def evaluate_command(
         # loaded once the input is valid: a bad input never imports the solvers or reports
         from .. import api
 
-        values = parse_bw(bw, inst.network.n_dims)
+        values = read_bw(bw, inst)
         check_bw_units(inst, values)
         bd = api.evaluate(inst, values)
     except HieroptError as e:

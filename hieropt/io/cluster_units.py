@@ -24,10 +24,12 @@ Each bound is far from any real part, so that a correct figure is never refused,
   hyperscalers (Microsoft and Alphabet 6 years, 10-K 2023; Meta 5.5 years, 10-K 2025; Amazon 5
   years, 10-K 2025; CoreWeave 6 years, S-1 2025), a short lease half a year; a figure above 10 that
   is 0.5-10 years when divided by 12 (48 for 4 years) is months;
-- a NIC and the switch port it plugs into cost and draw alike (:data:`PORT_RATIO`); catalogs of
-  hand-made examples use toy prices, so a catalog's parts are checked against each other, not
-  against absolute bounds, and a catalog whose toy figures are meant that far apart says so with
-  ``check_units = false`` (named in the error's fix).
+- a NIC and the switch port it plugs into cost and draw alike (:data:`PORT_RATIO`), and neither
+  costs less than :data:`PART_USD_FLOOR` ($50: the cheapest NICs and ports of a training
+  cluster's scale-out cost hundreds to thousands of $); catalogs of hand-made examples may use
+  toy prices, and a catalog whose toy figures are meant so says it with ``check_units = false``
+  (named in the error's fix). Link ports (die-to-die, SerDes lanes, NVLink) have no floor: an
+  on-package port can cost tens of $ or be bundled.
 """
 
 from __future__ import annotations
@@ -110,6 +112,16 @@ a port of a 64 x 800G switch ($200,000, about 2 kW) about $3,125 and 31 W, withi
 other (``catalogs/nvl72-ethernet.toml``: a ConnectX-7 about $12,000). One of them this many times
 below the other looks like the wrong unit ($k for $, kW for W): the factor of such a slip is 1,000,
 and the catalogs of hand-made examples stay within 50 x."""
+
+
+PART_USD_FLOOR: dict[str, float] = {"NIC": 50.0, "switch port": 50.0}
+"""The least $ a NIC and a switch port (a switch's price over its radix) of a catalog may cost
+unless the catalog says its figures are meant (``check_units = false``): the cheapest NICs of a
+training cluster's scale-out cost hundreds of $ (a 100G NIC several hundred, a 400G ConnectX-7
+about $1,500-$12,000: ``catalogs/nvl72-ethernet.toml``), a port of a 64 x 400G switch about $700
+and of a 64 x 800G one about $3,125 (``catalogs/example-4d.toml``, ``nvl72-ethernet.toml``).
+Below it a price looks like thousands of $ written as $k (``usd = 1.5`` for $1,500); 0 (bundled,
+free) is accepted."""
 
 
 def _num(x: float) -> str:
@@ -220,22 +232,77 @@ def _class_slip(pc) -> tuple[str, str, str] | None:
     return None
 
 
+def _floor_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first NIC or switch of a class whose $ (per port for a switch)
+    is above 0 and below its :data:`PART_USD_FLOOR`."""
+    parts = [(f"nics[{i}].usd", "NIC", f"NIC '{n.name}'", n.usd, n.usd)
+             for i, n in enumerate(pc.nics)]
+    for j, sw in enumerate(pc.switches):
+        key = "usd_per_port" if sw.usd_per_port is not None else "usd_per_switch"
+        parts.append((f"switches[{j}].{key}", "switch port", f"a port of switch '{sw.name}'",
+                      _port(sw)[0], getattr(sw, key)))
+    for field, kind, what, value, given in parts:
+        floor = PART_USD_FLOOR[kind]
+        if value and value < floor:
+            key = field.rsplit(".", 1)[1]
+            return (field,
+                    f"{what} is {value:g} $, below {floor:g} $ (the cheapest {kind} of a "
+                    "training cluster costs hundreds of $): looks like thousands of $",
+                    f"give {key} in $, e.g. {_num(given * 1e3)} "
+                    f"({MEANT.format(f'{value:g} $')})")
+    return None
+
+
+def _bandwidth_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first link port, NIC or switch port of a class whose bandwidth
+    per unit is above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s, a thousand times the
+    fastest scale-up link): ``gbit_per_s`` written in bit/s, ``gbps`` in bytes/s (a 400G NIC as
+    ``gbit_per_s = 400e9``: 5e10 GB/s, which no design can use)."""
+    from ..units import MAX_PLAUSIBLE_BW_GBPS
+
+    parts = [(f"{kind}[{i}]", f"{what} '{p.name}'", p) for kind, what in (("links", "link port"),
+                                                                           ("nics", "NIC"))
+             for i, p in enumerate(getattr(pc, kind))]
+    parts += [(f"switches[{j}]", f"a port of switch '{s.name}'", s)
+              for j, s in enumerate(pc.switches)]
+    for where, what, p in parts:
+        for key, unit, wrong in (("gbps", "GB/s", "bytes/s"), ("gbit_per_s", "Gb/s", "bit/s"),
+                                 ("port_gbps", "GB/s", "bytes/s"),
+                                 ("port_gbit_per_s", "Gb/s", "bit/s")):
+            v = getattr(p, key, None)
+            gbps = None if v is None else v / 8 if unit == "Gb/s" else v
+            if gbps is not None and gbps > MAX_PLAUSIBLE_BW_GBPS:
+                per = f" ({gbps:g} GB/s)" if unit == "Gb/s" else ""
+                return (f"{where}.{key}",
+                        f"{what} gives {v:g} {unit}{per} per unit, above "
+                        f"{MAX_PLAUSIBLE_BW_GBPS:g} GB/s (a thousand times the fastest scale-up "
+                        f"link): looks like {wrong}",
+                        f"give {key} in {unit}: {v:g} {wrong} = {v / 1e9:g} {unit}")
+    return None
+
+
 def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     """Refuse a Switch class whose NIC and switch port differ in $ or W per port by more than
-    :data:`PORT_RATIO` (one of them is in $k or kW), unless the catalog says its figures are meant
-    (``check_units = false``).
+    :data:`PORT_RATIO` (one of them is in $k or kW), or whose NIC or switch port costs less than
+    :data:`PART_USD_FLOOR` ($50: $k written for $), unless the catalog says its figures are meant
+    (``check_units = false``); and, whatever it says, a part whose bandwidth per unit is above
+    1e6 GB/s (bit/s or bytes/s written for Gb/s or GB/s).
 
     Raises:
         InputError: ``src``, ``classes.<class>.<nics|switches>[i].<field>``, the unit it looks like,
             the converted value and how to keep the figure if it is meant.
     """
+    for cname, pc in catalog.classes.items():  # (no bandwidth that far out is meant)
+        found = _bandwidth_slip(pc)
+        if found is not None:
+            raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
     if not catalog.check_units:
         return
     for cname, pc in catalog.classes.items():
-        found = _class_slip(pc)
+        found = _class_slip(pc) or _floor_slip(pc)
         if found is not None:
             raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
 
 
-__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO",
+__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO", "PART_USD_FLOOR",
            "unit_problem", "check_cluster_units", "check_servers", "check_catalog_units"]

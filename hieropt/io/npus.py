@@ -27,7 +27,6 @@ from ..errors import InputError
 from ..workloads.llm.accelerators import (
     CALIBRATION_NAMES,
     AcceleratorCatalog,
-    catalog_peak_note,
     catalog_peak_problem,
     peak_slip,
 )
@@ -68,8 +67,9 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     calibration. Fields the table gives win, but a ``peak_tflops`` above 1.5 x the entry's dense
     peak in the number format is refused (:func:`hieropt.workloads.llm.accelerators.
     catalog_peak_problem`: the sparse figure, another format's peak, GFLOP/s; one below half of it
-    gets a note, :func:`peak_note`). A table without ``accelerator`` (or not a table) is returned
-    as it is.
+    gets a note: ``catalog_peak_tflops``, the entry's dense peak, is filled in for
+    :attr:`hieropt.workloads.llm.NPU.peak_note`). A table without ``accelerator`` (or not a
+    table) is returned as it is.
 
     Raises:
         InputError: no such accelerator (the names the catalog has), no peak for the number
@@ -104,27 +104,13 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         raise InputError(source, "params.npu.peak_tflops", *bad)
     if "efficiency" not in npu:
         filled.update({f: getattr(a.calibration, f) for f in CALIBRATION_NAMES})
-    return {**filled, **npu, "accelerator": a.name}
+    return {**filled, **npu, "accelerator": a.name,
+            "catalog_peak_tflops": a.peak_tflops.get(str(fmt))}
 
 
 def _is_number(v: Any) -> bool:
     """A TOML number (not a bool): the type the NPU's own validation leaves to pydantic else."""
     return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def peak_note(npu: Any, catalog: str | Path | None = None) -> str | None:
-    """The note on ``npu``'s peak (:class:`hieropt.workloads.llm.NPU`) below half its
-    ``accelerator``'s dense peak in its number format in ``catalog`` (default
-    :data:`DEFAULT_CATALOG`; :func:`hieropt.workloads.llm.accelerators.catalog_peak_note`); None
-    for an NPU given inline, a peak taken from the catalog, or one within range."""
-    name = getattr(npu, "accelerator", None)
-    if name is None:
-        return None
-    try:
-        entry = read_npu_catalog(catalog if catalog is not None else DEFAULT_CATALOG).find(name)
-    except KeyError:
-        return None
-    return catalog_peak_note(npu.peak_tflops, entry, npu.number_format)
 
 
 PINNED = ("number_format", "peak_tflops")
@@ -161,7 +147,8 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
     """The ``[params.npu]`` table ``npu`` (overrides applied) with its ``calibrated`` (a calibrated
     accelerator file, relative to the folder of ``source``, the model file) filled in: the file's
     whole ``[params.npu]`` (fitted values and figures), then ``npu``'s own fields field by field,
-    and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`).
+    and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`),
+    ``catalog_peak_tflops`` the shipped catalog's for the accelerator the file names.
     A table without ``calibrated`` is returned as it is.
 
     ``own`` (the model file's ``[params.npu]`` as written, before ``--set`` and a runs row's cells)
@@ -201,7 +188,22 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
                 "(hieropt calibrate)",
             )
     rest = {k: v for k, v in npu.items() if k != "calibrated"}
-    return {**table, **rest, "calibrated": str(path.resolve())}
+    out = {**table, **rest, "calibrated": str(path.resolve())}
+    return {**out, "catalog_peak_tflops": _catalog_peak(out)}
+
+
+def _catalog_peak(npu: dict[str, Any]) -> float | None:
+    """The shipped catalog's dense peak of the ``accelerator`` a calibrated file names, in the
+    NPU's number format (None: no such entry or peak): the reference of the note on a peak below
+    half of it (:attr:`hieropt.workloads.llm.NPU.peak_note`), as for a catalog entry."""
+    name = npu.get("accelerator")
+    if not isinstance(name, str):
+        return None
+    try:
+        entry = read_npu_catalog(DEFAULT_CATALOG).find(name)
+    except KeyError:
+        return None
+    return entry.peak_tflops.get(str(npu.get("number_format", "bf16")))
 
 
 def calibration_of(npu: Any) -> str | None:
@@ -339,7 +341,6 @@ __all__ = [
     "extrapolation",
     "read_npu_catalog",
     "fill_npu",
-    "peak_note",
     "fill_calibrated",
     "read_calibrated_npu",
     "calibration_of",

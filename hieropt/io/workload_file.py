@@ -76,23 +76,19 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
                          "write [params] with the generator's parameters")
-    catalog = None
     if gen == "llm":  # (an accelerator named from the catalog)
-        from .llm import npu_catalog_of, with_accelerator
+        from .llm import with_accelerator
 
         params = with_accelerator(data, params, source)
-        catalog = npu_catalog_of(data, source)
     params_cls, generate = generators()[gen]
-    return run_generator(params_cls, generate, params, source, catalog)
+    return run_generator(params_cls, generate, params, source)
 
 
 def run_generator(
     params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str,
-    catalog: Path | None = None,
 ) -> Workload:
     """Validate ``params`` with the generator's parameter model and generate the workload (an LLM
-    plan's training facts with the notes of :func:`_with_calibration_source`; ``catalog``: the
-    accelerator catalog its NPU was filled from, None: the shipped one).
+    plan's training facts with the notes of :func:`_with_calibration_source`).
     Parameters that are each valid but together give a workload hieropt cannot represent (a compute
     time that overflows to inf, e.g. ``efficiency = 1e-310``) are an InputError naming ``source``
     and ``params``, like any other bad value."""
@@ -107,7 +103,7 @@ def run_generator(
 
         require_fit(p, str(source))
     try:
-        return _with_calibration_source(generate(p), p, catalog)
+        return _with_calibration_source(generate(p), p)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
         detail = (
             validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
@@ -121,13 +117,12 @@ def run_generator(
         ) from e
 
 
-def _with_calibration_source(workload: Workload, params: Any,
-                             catalog: Path | None = None) -> Workload:
+def _with_calibration_source(workload: Workload, params: Any) -> Workload:
     """``workload`` with its training's ``default_calibration`` set when the LLM plan's NPU uses the
     shipped catalog's default calibration or a calibrated accelerator file's
-    (:func:`hieropt.io.npus.calibration_of`), and the note on a peak below half the catalog's
-    (:func:`hieropt.io.npus.peak_note`, in ``catalog``) added to its caveats."""
-    from .npus import calibration_of, peak_note
+    (:func:`hieropt.io.npus.calibration_of`). (The note on a peak below half the catalog's is one
+    of the plan's caveats already: :attr:`hieropt.workloads.llm.NPU.peak_note`.)"""
+    from .npus import calibration_of
 
     tr = workload.training
     if tr is None or not hasattr(params, "npu"):
@@ -135,8 +130,6 @@ def _with_calibration_source(workload: Workload, params: Any,
     update: dict[str, Any] = {}
     if (name := calibration_of(params.npu)) is not None:
         update["default_calibration"] = name
-    if (note := peak_note(params.npu, catalog)) is not None:
-        update["caveats"] = (*tr.caveats, note)
     if not update:
         return workload
     return workload.model_copy(update={"training": tr.model_copy(update=update)})

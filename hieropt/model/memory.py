@@ -179,7 +179,7 @@ def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
     ``core=False`` leaves out the softmax terms (selective recompute); with ``flash_attention`` they
     are left out and the softmax statistics kept. Formula: module docstring."""
     x, pr, mdl = shape(p), p.precision, p.model
-    e, u = pr.activation_bytes, pr.mask_bytes if mdl.dropout else 0
+    e, u = p.activation_bytes, pr.mask_bytes if mdl.dropout else 0
     T = x.seq_split
     out = (
         2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
@@ -192,7 +192,7 @@ def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
 
 
 def _ffn_body(p: LLMParams, tokens: float, width_t: int) -> float:
-    x, e = shape(p), p.precision.activation_bytes
+    x, e = shape(p), p.activation_bytes
     # activation input(s) + FC2 input
     return tokens * width_t * e * (x.m - 1) + tokens * width_t * e
 
@@ -203,7 +203,7 @@ def ffn_activation_bytes(p: LLMParams) -> float:
     x, pr = shape(p), p.precision
     u = pr.mask_bytes if p.model.dropout else 0
     T = x.seq_split
-    return 2 * x.n * x.h * pr.activation_bytes / T + _ffn_body(p, x.n, x.f_t) + x.n * x.h * u / T
+    return 2 * x.n * x.h * p.activation_bytes / T + _ffn_body(p, x.n, x.f_t) + x.n * x.h * u / T
 
 
 def moe_activation_bytes(p: LLMParams) -> float:
@@ -211,7 +211,7 @@ def moe_activation_bytes(p: LLMParams) -> float:
     moe = p.model.moe
     assert moe is not None
     x, pr = shape(p), p.precision
-    e, u, T = pr.activation_bytes, pr.mask_bytes if p.model.dropout else 0, x.seq_split
+    e, u, T = p.activation_bytes, pr.mask_bytes if p.model.dropout else 0, x.seq_split
     fe_t = moe.expert_ffn_size // x.t
     r = routed_tokens(p)
     out = (
@@ -228,7 +228,7 @@ def moe_activation_bytes(p: LLMParams) -> float:
 def checkpoint_bytes(p: LLMParams) -> float:
     """A block's input kept by full recompute, per micro-batch on one NPU: n h e / T bytes."""
     x = shape(p)
-    return x.n * x.h * p.precision.activation_bytes / x.seq_split
+    return x.n * x.h * p.activation_bytes / x.seq_split
 
 
 def _op_activations(p: LLMParams, op: Op, core: bool) -> float:
@@ -241,7 +241,7 @@ def _op_activations(p: LLMParams, op: Op, core: bool) -> float:
         return moe_activation_bytes(p)
     if op.kind == "embedding":
         return x.n * x.h * (pr.mask_bytes if p.model.dropout else 0) / x.seq_split
-    return 2 * x.n * x.h * pr.activation_bytes / x.seq_split + x.n * x.v_t * pr.logits_bytes
+    return 2 * x.n * x.h * p.activation_bytes / x.seq_split + x.n * x.v_t * pr.logits_bytes
 
 
 def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
@@ -355,9 +355,9 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
             else float(dense + expert)
         )
 
-    weights = split(3) * pr.weight_bytes
+    weights = split(3) * p.weight_bytes
     if pl.zero_stage >= 3:
-        weights += ZERO3_LIVE_LAYERS * largest * pr.weight_bytes
+        weights += ZERO3_LIVE_LAYERS * largest * p.weight_bytes
     grads = split(2) * p.gradient_bytes
     if pl.zero_stage >= 2:
         grads += largest * p.gradient_bytes

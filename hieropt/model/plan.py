@@ -113,9 +113,10 @@ class PlanFigures:
         return out
 
     def as_dict(self) -> dict:
-        """JSON-ready: plan, precision (bytes per element; ``gradient_bytes`` as resolved, given or
-        the number format's default, ``gradient_bytes_note`` saying which), memory (per distinct
-        stage and the peak), compute, collectives per stage."""
+        """JSON-ready: plan, precision (bytes per element; ``gradient_bytes``,
+        ``activation_bytes`` and ``weight_bytes`` as resolved, given or the number format's
+        default, ``gradient_bytes_note`` saying which), memory (per distinct stage and the peak),
+        compute, collectives per stage."""
         pl, mem, p = self.params.plan, self.memory, self.params
         return {
             "model": self.params.model.name,
@@ -139,6 +140,8 @@ class PlanFigures:
             },
             "precision": {
                 **p.precision.model_dump(),
+                "activation_bytes": p.activation_bytes,
+                "weight_bytes": p.weight_bytes,
                 "number_format": p.npu.number_format,
                 "gradient_bytes": p.gradient_bytes,
                 "gradient_bytes_note": p.gradient_bytes_note,

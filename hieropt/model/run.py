@@ -26,6 +26,7 @@ from typing import Any
 from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
+from ..units import cluster_size_note
 from ..workloads.llm.links import bandwidth_caveats
 
 NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
@@ -165,7 +166,8 @@ class RunFigures:
             :data:`NETWORK_POWER_LEFT_OUT`).
         caveats: what the validation says of the plan's features it does not cover or predicts
             worst (:attr:`hieropt.spec.Training.caveats`), then the design's bandwidths its NPU
-            cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`), then the default
+            cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`), then a cluster
+            of more NPUs than any built (:func:`hieropt.units.cluster_size_note`), then the default
             the cost rate took for the facility's years (:func:`facility_years_note`), one
             sentence each.
     """
@@ -307,6 +309,8 @@ def figures(
     if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
     caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps)
+    if (size := cluster_size_note(npus)) is not None and size not in caveats:
+        caveats += (size,)  # (a network of millions of NPUs, with or without an LLM plan)
     if rate is not None and (years := facility_years_note(cluster, npus)) is not None:
         caveats += (years,)
     return RunFigures(**out, unknown=tuple(unknown), left_out=left, caveats=caveats)

@@ -23,7 +23,7 @@ def precision_line(p) -> str:
     :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`)."""
     pr = p.precision
     return (f"bytes per element ({p.npu.number_format} training): activations "
-            f"{pr.activation_bytes}, weights {pr.weight_bytes}, gradients {p.gradient_bytes_note}, "
+            f"{p.activation_bytes}, weights {p.weight_bytes}, gradients {p.gradient_bytes_note}, "
             f"optimizer {pr.optimizer_bytes_per_param} per parameter")
 
 
@@ -66,18 +66,17 @@ def summary_lines(fig: PlanFigures) -> list[str]:
 def plan_notes(fig: PlanFigures) -> list[str]:
     """The notes on a plan's figures, as solve, evaluate and compare give them for the same plan:
     its caveats (:func:`hieropt.workloads.llm.flops.plan_caveats`, the :attr:`Training.caveats
-    <hieropt.spec.Training.caveats>` of its run figures: ZeRO-3, experts), the note on a peak below
-    half its shipped catalog accelerator's (:func:`hieropt.io.npus.peak_note`) and, when its NPU
+    <hieropt.spec.Training.caveats>` of its run figures: ZeRO-3, experts, a peak below half its
+    catalog accelerator's) and, when its NPU
     is timed with the shipped catalog's default calibration or a calibrated accelerator file's,
     the :func:`~hieropt.report.run.calibration_note` (the compute times shown rest on it)."""
-    from ..io.npus import calibration_of, peak_note
+    from ..io.npus import calibration_of
     from ..workloads.llm.flops import plan_caveats
     from .run import calibration_note
 
     notes = [*plan_caveats(fig.params)]
-    for note in (peak_note(fig.params.npu), calibration_note(calibration_of(fig.params.npu))):
-        if note is not None:
-            notes.append(note)
+    if (note := calibration_note(calibration_of(fig.params.npu))) is not None:
+        notes.append(note)
     return notes
 
 

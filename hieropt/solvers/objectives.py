@@ -7,6 +7,7 @@ this; it never calls them."""
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import time
 import warnings
@@ -274,11 +275,12 @@ def _gap(rel_gap: float | None, obj: str) -> float:
     default = PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP
     gap = rel_gap if rel_gap is not None else default
     if not MIN_REL_GAP <= gap < 1:
-        fix = ("ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
+        fix = (f"give a number in [{MIN_REL_GAP:g}, 1), e.g. 1e-08" if math.isnan(gap) else
+               "ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
                f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the "
                "floor there")
-        raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
-                         fix)
+        what = "is not a number" if math.isnan(gap) else f"is outside [{MIN_REL_GAP:g}, 1)"
+        raise InputError("rel_gap", None, f"relative gap {gap:g} {what}", fix)
     return gap
 
 

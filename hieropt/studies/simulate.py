@@ -106,26 +106,24 @@ def _relative(simulated: float, predicted: float) -> float:
 
 def check_binary(binary: str | Path | None) -> Path:
     """The simulator binary as an absolute path (a relative one is taken from the current folder:
-    the simulator runs in the bundle's folder); InputError (exit 2) when missing, not a file, or not
-    executable."""
+    the simulator runs in the bundle's folder); InputError (exit 2) when missing, not a file, not
+    a program (no ELF binary, no script), or not executable."""
     if binary is None or str(binary) == "":
-        raise InputError(
-            "--astra-sim",
-            None,
-            "no simulator binary given",
-            "pass --astra-sim PATH to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)",
-        )
+        raise InputError("--astra-sim", None, "no simulator binary given", "pass --astra-sim PATH "
+                         "to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
     p = Path(binary)
-    if not p.exists():
-        raise InputError(
-            "--astra-sim", str(p), "no such file", "give the path of the ASTRA-sim binary"
-        )
-    if not p.is_file():
-        raise InputError(
-            "--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary"
-        )
-    if not os.access(p, os.X_OK):
-        raise InputError("--astra-sim", str(p), "is not executable", f"chmod +x {p}")
+    problem = ("no such file" if not p.exists() else "is not a file" if not p.is_file() else
+               None if os.access(p, os.X_OK) else "is not executable")
+    if problem == "is not executable":
+        with p.open("rb") as f:  # (a program: an ELF binary or a script; else another file)
+            head = f.read(4)
+        if head == b"\x7fELF" or head.startswith(b"#!"):
+            raise InputError("--astra-sim", str(p), problem, f"chmod +x {p}")
+        problem = "is not a program (neither an executable binary nor a script)"
+    if problem is not None:
+        raise InputError("--astra-sim", str(p), problem, "give the path of the ASTRA-sim binary"
+                         + (" (AstraSim_Analytical_Congestion_Unaware)" if "program" in problem
+                            else ""))
     return p.absolute()
 
 

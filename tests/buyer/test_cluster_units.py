@@ -219,3 +219,76 @@ def test_an_npu_hour_rate_in_the_wrong_unit_is_refused(tmp_path, rate, words):
     ok = tmp_path / "ok.toml"
     ok.write_text(text.replace(f"usd_per_npu_hour = {rate}", "usd_per_npu_hour = 2.5") + "\n")
     assert run("solve", ok, "--no-sensitivity").exit_code == 0
+
+
+@pytest.mark.parametrize(("old", "new", "field", "words"), [
+    # a $2 NIC beside a $3,125 port is 1,563 x below it: the ratio rule names it; beside a switch
+    # priced in $k too ($200 a switch: $3.125 a port) the ratio holds and the floor names it
+    ("usd_per_switch = 200000", "usd_per_switch = 200", "nics[0].usd",
+     "NIC 'nic-400G' is 2 $, below 50 $ (the cheapest NIC of a training cluster costs hundreds "
+     "of $): looks like thousands of $; fix: give usd in $, e.g. 2000 (if 2 $ is meant, write "
+     "check_units = false at the top of the catalog)"),
+    # a NIC alone in its class (no switch to compare it with)
+    ("[[classes.RoCE.switches]]", "[[classes.Other.switches]]", "nics[0].usd",
+     "NIC 'nic-400G' is 2 $, below 50 $"),
+    # a switch port of $40 (2,560 / 64) beside a $60 NIC: alike, the port below the floor
+    ("usd_per_switch = 200000", "usd_per_switch = 2560", "switches[0].usd_per_switch",
+     "a port of switch 'sw-64x800G' is 40 $, below 50 $ (the cheapest switch port of a training "
+     "cluster costs hundreds of $): looks like thousands of $; fix: give usd_per_switch in $, "
+     "e.g. 2.56e6 (if 40 $ is meant, write check_units = false at the top of the catalog)"),
+])
+def test_a_nic_or_port_below_the_floor_is_refused(tmp_path, old, new, field, words):
+    """A NIC or a switch port under $50 is a price in $k (the 300 x ratio between a NIC and a
+    port misses a catalog whose every part is in $k, or a NIC without a switch)."""
+    nic = "usd = 60," if "2560" in new else "usd = 2,"
+    text = CATALOG.replace("usd = 1500,", nic).replace(old, new)
+    cls = "Other" if "Other" in new else "RoCE"
+    path = tmp_path / "cat.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        hieropt.load_catalog(path)
+    one = e.value.one_line()
+    assert one.startswith(f"{path}: classes.RoCE.{field}: {words}"), one
+    assert cls in text
+    path.write_text("check_units = false\n" + text)
+    hieropt.load_catalog(path)  # (meant: loads)
+    # 0 is bundled or free, and $50 itself is accepted (a $50 NIC, a 64-port switch at $3,200)
+    for nic_usd, switch_usd in (("0", "200000"), ("50", "3200")):
+        path.write_text(CATALOG.replace("usd = 1500,", f"usd = {nic_usd},").replace(
+            "usd_per_switch = 200000", f"usd_per_switch = {switch_usd}"))
+        hieropt.load_catalog(path)
+
+
+def test_the_shipped_catalogs_pass_the_floor():
+    for name in ("example-4d", "nvl72-ethernet", "nvl72-infiniband"):
+        hieropt.load_catalog(REPO / "catalogs" / f"{name}.toml")
+
+
+@pytest.mark.parametrize(("old", "new", "field", "words"), [
+    ("gbit_per_s = 400,", "gbit_per_s = 400e9,", "nics[0].gbit_per_s",
+     "NIC 'nic-400G' gives 4e+11 Gb/s (5e+10 GB/s) per unit, above 1e+06 GB/s (a thousand times "
+     "the fastest scale-up link): looks like bit/s; fix: give gbit_per_s in Gb/s: 4e+11 bit/s = "
+     "400 Gb/s"),
+    ("gbit_per_s = 400,", "gbps = 50e9,", "nics[0].gbps",
+     "NIC 'nic-400G' gives 5e+10 GB/s per unit, above 1e+06 GB/s (a thousand times the fastest "
+     "scale-up link): looks like bytes/s; fix: give gbps in GB/s: 5e+10 bytes/s = 50 GB/s"),
+    ("port_gbit_per_s = 800", "port_gbit_per_s = 800e9", "switches[0].port_gbit_per_s",
+     "a port of switch 'sw-64x800G' gives 8e+11 Gb/s (1e+11 GB/s) per unit, above 1e+06 GB/s (a "
+     "thousand times the fastest scale-up link): looks like bit/s; fix: give port_gbit_per_s in "
+     "Gb/s: 8e+11 bit/s = 800 Gb/s"),
+])
+def test_a_part_bandwidth_in_bits_or_bytes_per_second_is_refused(tmp_path, old, new, field,
+                                                                  words):
+    """A 400G NIC written gbit_per_s = 400e9 was read as 5e10 GB/s per unit: loaded, then left
+    out of every design with a note on the constraints. Refused with the conversion, even in a
+    catalog of toy prices (check_units = false): no bandwidth that far out is meant."""
+    path = tmp_path / "cat.toml"
+    for text in (CATALOG.replace(old, new), "check_units = false\n" + CATALOG.replace(old, new)):
+        path.write_text(text)
+        with pytest.raises(InputError) as e:
+            hieropt.load_catalog(path)
+        assert e.value.one_line() == f"{path}: classes.RoCE.{field}: {words}"
+    # 1e6 GB/s per unit itself loads
+    path.write_text(CATALOG.replace(old, new.replace("400e9", "8e6").replace("50e9", "1e6")
+                                    .replace("800e9", "8e6")))
+    hieropt.load_catalog(path)

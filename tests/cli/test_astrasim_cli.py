@@ -107,7 +107,11 @@ def test_simulate_errors(tmp_path: Path) -> None:
         "no such file",
     )
     plain = tmp_path / "plain"
-    plain.write_text("")
+    plain.write_text("")  # (an empty file is no program)
+    assert_error(
+        run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "is not a program"
+    )
+    plain.write_text("#!/bin/sh\n")  # (a script without its x bit)
     assert_error(
         run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "not executable"
     )

@@ -183,3 +183,19 @@ def test_the_constraint_hint_is_the_same_words():
         "'2000' has the unit 'Gb/s': constraints take plain numbers, in GB/s per NPU (1 GB = 1e9 "
         "bytes; Gb/s / 8 = GB/s); fix: write the number alone: 250 (2000 Gb/s = 250 GB/s per NPU)"
     )
+
+
+@pytest.mark.parametrize("command", ["evaluate", "export", "simulate"])
+def test_every_command_taking_bw_refuses_bytes_per_second(command, tmp_path):
+    # one check for every --bw: 250e9 "GB/s" is 250 GB/s written in bytes/s, refused before any
+    # bundle is written or simulator run (export and simulate took it silently)
+    extra = ["--astra-sim", tmp_path / "bundle"] if command == "export" else []
+    r = run(command, GPT3, "--bw", "250e9,125e9,75e9,50e9", *extra)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        "error: --bw: dimension 0: 2.5e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand "
+        "times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU (1 GB = 1e9 "
+        "bytes): 2.5e+11 bytes/s = 250 GB/s: write --bw 250,125,75,50 (1e6 is the most --bw takes: "
+        "a dimension with no limit)"
+    )
+    assert not (tmp_path / "bundle").exists()

@@ -393,6 +393,11 @@ def test_json_file_of_a_failed_run_holds_its_outcome(tmp_path):
             "error: --gap: relative gap 5 is outside [5e-09, 1); fix: ask for a gap below 1 (a "
             "fraction: 0.01 is 1 %)",
         ),
+        (
+            ("solve", "--gap", "nan"),  # (was told to ask for "at least 5e-09")
+            "error: --gap: relative gap nan is not a number; fix: give a number in [5e-09, 1), "
+            "e.g. 1e-08",
+        ),
     ],
 )
 def test_flag_errors_name_the_flag_and_the_right_fix(args, line):

@@ -63,3 +63,49 @@ def test_tp_on_the_scale_out_dimension_is_noted():
         assert bool(x["notes"]) == on_b, x["id"]
     assert "TP usually stays in the scale-up domain" in noted[0]["notes"][0]
     assert "bound the scale-out bandwidth" in noted[0]["notes"][0]
+
+
+def test_a_peak_below_half_the_catalogs_is_noted_on_every_solved_row():
+    # an NPU named from the catalog (A100-SXM-80GB: dense fp16 312 TFLOP/s) given 1e-4 TFLOP/s: the
+    # note every command gives, on each row too (the search's summary takes it from the plan)
+    from hieropt.workloads.llm import NPU
+
+    from ..workloads.test_codesign_search import SLOW
+
+    npu = NPU(name="A100-SXM-80GB", accelerator="A100-SXM-80GB", peak_tflops=1e-4,
+              catalog_peak_tflops=312.0, efficiency=1.0, hbm_gib=1.0, number_format="fp16")
+    rows: list[dict] = []
+    r = codesign(space(base=SLOW.model_copy(update={"npu": npu}),
+                       plans=PlanChoices(tp=(2,), pp=(1,))),
+                 workers=1, prune=False, on_row=rows.append)
+    note = ("peak_tflops = 0.0001 is 3.2e-07 x the A100-SXM-80GB's dense fp16 peak of 312 TFLOP/s "
+            "(catalog), below 0.5 x: compute times, MFU, days and $ are computed at this peak; if "
+            "the part is not derated, give its dense peak in TFLOP/s or leave peak_tflops out (the "
+            "catalog's)")
+    solved = [x for x in rows if x["status"] == "optimal"]
+    assert solved and r.solved == len(solved)
+    assert all(x["notes"][0] == note for x in solved)
+    # the same NPU at its catalog peak: no such note
+    rows.clear()
+    codesign(space(plans=PlanChoices(tp=(2,), pp=(1,))), workers=1, prune=False,
+             on_row=rows.append)
+    assert not any(n.startswith("peak_tflops") for x in rows for n in x["notes"] or [])
+
+
+def test_the_shipped_space_reader_fills_the_catalog_peak(tmp_path):
+    # a space file's model naming the H100 (dense bf16 989.4 TFLOP/s) at 400 TFLOP/s: its base NPU
+    # carries the catalog's peak, so each plan of the space gets the note
+    from hieropt.io.codesign import load_codesign
+    from tests.cases import REPO
+
+    model = (REPO / "models" / "llama3-405b.toml").read_text()
+    (tmp_path / "m.toml").write_text(model.replace("[params.npu]\n",
+                                                   "[params.npu]\npeak_tflops = 400\n"))
+    space_text = (REPO / "spaces" / "codesign-llama3-405b.toml").read_text()
+    assert '"../models/llama3-405b.toml"' in space_text
+    p = tmp_path / "s.toml"
+    p.write_text(space_text.replace('"../models/llama3-405b.toml"', '"m.toml"'))
+    npu = load_codesign(p).base.npu
+    assert (npu.peak_tflops, npu.catalog_peak_tflops) == (400.0, 989.4)
+    assert npu.peak_note.startswith("peak_tflops = 400 is 0.4 x the H100-SXM's dense bf16 peak of "
+                                    "989.4 TFLOP/s (catalog), below 0.5 x")

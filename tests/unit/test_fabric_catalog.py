@@ -149,7 +149,7 @@ def test_bad_catalog_one_line(tmp_path, instance, old, new, field, problem):
 
 def test_optics_on_a_link_class(tmp_path):
     inst = load_instance(ROOT / "instances" / "gpt3-4d.toml")
-    text = """
+    text = """check_units = false  # (toy $1 parts, meant)
 [classes.InterChiplet]
 links = [{ name = "l", gbps = 25, usd = 1, max_per_npu = 16 }]
 optics = [{ name = "o", reach_m = 2, usd = 1 }]

@@ -229,3 +229,20 @@ def test_several_settings_in_one_override_are_told_one_per_key():
     p = read_llm(MODELS / "gpt3-175b-llm.toml",
                  ['collective_algorithms={tp="concurrent",dp="sequential"}'])
     assert p.plan.collective_algorithms == (("dp", "sequential"), ("tp", "concurrent"))
+
+
+def test_the_npu_count_fix_names_a_dp_that_exists():
+    # 4,095 NPUs under TP 8 x PP 4 (32): no dp makes it, so the fix says so instead of
+    # "e.g. dp = 4095 / (tp x pp)"; 8,192 NPUs: dp = 8192 / 32 = 256
+
+    model = REPO / "models" / "llama3-70b.toml"
+    with pytest.raises(InputError) as e:
+        read_llm(model, ["npus=4095"])
+    assert e.value.one_line().endswith(
+        "plan.npus: tp x pp x dp = 8 x 4 x 128 = 4096 is not the 4095 NPUs; fix: tp x pp = 32 "
+        "does not divide 4095: plan a multiple of 32 NPUs, or choose degrees whose product is 4095")
+    with pytest.raises(InputError) as e:
+        read_llm(model, ["npus=8192"])
+    assert e.value.one_line().endswith(
+        "is not the 8192 NPUs; fix: choose degrees whose product is 8192 (e.g. dp = 8192 / "
+        "(tp x pp) = 256)")

@@ -237,3 +237,17 @@ def test_the_runs_a_default_was_fitted_on(monkeypatch):
     assert str(e.value).count("\n") == 0
     assert "npus.toml" in str(e.value) and "A100-SXM-80GB: calibration.runs_file" in str(e.value)
     assert "gone.csv is missing" in str(e.value) and "restore the file" in str(e.value)
+
+
+@pytest.mark.parametrize(("fmt", "hint"), [
+    ("fp32", " (FP32 training on Tensor Cores is tf32, a matmul mode on FP32 tensors)"),
+    ("FP8", ' (write "fp8": lower case)'),
+    ("int8", ""),
+])
+def test_a_number_format_hieropt_does_not_time_is_named_so(tmp_path, fmt, hint):
+    # not "the catalog has no fp32 peak ... or give peak_tflops": no peak makes fp32 a format
+    with pytest.raises(InputError) as e:
+        read_llm(model(tmp_path, f'accelerator = "A100"\nnumber_format = "{fmt}"'))
+    assert e.value.one_line().split(": ", 1)[1] == (
+        f"params.npu.number_format: '{fmt}' is not a training number format hieropt times "
+        "(bf16, fp16, fp8, tf32); fix: use one of bf16, fp16, tf32 for the A100-SXM-80GB" + hint)

@@ -148,11 +148,13 @@ def npu_document(npu: Any, table: dict[str, Any],
     figures and the note states the same fit. One whose fitted value, peak or number format was
     changed by an override is written inline without the file (the same figures; a model file
     may not give them beside the file, and the note then loses the fit's words). Any other NPU:
-    ``table`` as it is."""
+    ``table`` as it is. ``catalog_peak_tflops`` is left out of every one: the reader fills it in
+    again from the accelerator named."""
     import os
 
     from ...io.npus import PINNED, read_calibrated_npu
 
+    table = {k: v for k, v in table.items() if k != "catalog_peak_tflops"}
     path = getattr(npu, "calibrated", None)
     if path is None:
         return table

@@ -64,8 +64,8 @@ not solved). ``compute_ns`` + ``bubble_ns`` + ``communication_ns`` (exposed) =
 ``iteration_time_ns``, the evaluator's split (:mod:`hieropt.model.breakdown`). ``placement`` (group
 -> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration the slowest
 stage issues; not parts of the exposed communication) and ``bw_gbps`` (GB/s per NPU per dimension)
-are an object, an object and an array, ``notes`` an array of texts (e.g. TP on a scale-out
-dimension) (JSON text in a CSV cell or Parquet string). ``nics``:
+are an object, an object and an array, ``notes`` an array of texts (an NPU peak below half
+the catalog's, TP on a scale-out dimension) (JSON text in a CSV cell or Parquet string). ``nics``:
 :func:`hieropt.spec.space.nic_count`."""
 NAMES = tuple(n for n, _ in COLUMNS)
 

@@ -127,7 +127,10 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     and return its row (:data:`COLUMNS`); a candidate without a certified answer gets its status and
     message. With the performance objective the row's design (bandwidths, network cost, NICs, the
     time split) is the cheapest of the designs proven within the gap target of the optimal time
-    (:func:`_fastest_design`), and the objective value, bound and gap are that design's."""
+    (:func:`_fastest_design`), and the objective value, bound and gap are that design's. A solved
+    row's ``notes``: the NPU's peak below half its catalog's
+    (:attr:`hieropt.workloads.llm.NPU.peak_note`, as every command notes it), then
+    :func:`scale_up_notes`."""
     row = base_row(space, cand)
     row["worker"] = _worker()
     start = time.perf_counter()
@@ -186,7 +189,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
                 space.nic_gbps,
                 space.nic_npus,
             )
-        row["notes"] = scale_up_notes(space, cand, top)
+        peak = cand.params.npu.peak_note  # (the plan's caveat on a low peak, as every command's)
+        row["notes"] = [*([peak] if peak is not None else []), *scale_up_notes(space, cand, top)]
     row["solve_seconds"] = time.perf_counter() - start
     return row
 

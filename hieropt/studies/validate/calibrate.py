@@ -277,7 +277,9 @@ def fit_npu(
         files=tuple(dict.fromkeys(str(r.path) for r in runs)),
         loss=loss,
         evaluations=count,
-        npu_fields=npu.model_dump(exclude_none=True, exclude={"calibrated"}),
+        # (the catalog's peak is the reader's, filled in again when the file is read)
+        npu_fields=npu.model_dump(exclude_none=True,
+                                  exclude={"calibrated", "catalog_peak_tflops"}),
         at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
         contradictions=contradictions(runs),
     )

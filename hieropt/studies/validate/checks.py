@@ -62,16 +62,17 @@ def plan_key(run: Run) -> str:
     The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
     precision; the labels ``name`` and ``model.name``, the NPU's :data:`CALIBRATED` fields and the
     calibrated file it names left out, ``plan.npus`` as the run's NPU count whether the row gives
-    it or not, ``precision.gradient_bytes`` as resolved, given or the number format's default),
-    its network sized to the run (each dimension's building block, NPUs, latency and algorithm;
-    the cost class plays no part in a time), the network file's settings and mapped groups, and
-    the bandwidths (GB/s per NPU per dimension), as one JSON text; the measured time is not part
-    of it."""
+    it or not, the gradient, activation and weight bytes of ``precision`` as resolved, given or
+    the number format's default), its network sized to the run (each dimension's building
+    block, NPUs, latency and algorithm; the cost class plays no part in a time), the network
+    file's settings and mapped groups, and the bandwidths (GB/s per NPU per dimension), as one
+    JSON text; the measured time is not part of it."""
     p = run.params.model_dump(mode="json")
     p.pop("name", None)
     p["model"].pop("name", None)
     p["plan"]["npus"] = run.params.plan.total_npus
-    p["precision"]["gradient_bytes"] = run.params.gradient_bytes  # (the default resolved)
+    for f in ("gradient_bytes", "activation_bytes", "weight_bytes"):  # (the defaults resolved)
+        p["precision"][f] = getattr(run.params, f)
     for f in (*CALIBRATED, "calibrated"):  # (the calibrated file a model names: its values count)
         p["npu"].pop(f, None)
     dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]

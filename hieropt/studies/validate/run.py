@@ -445,8 +445,20 @@ def validate(
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
     notes = (recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
-             + extrapolated_notes(result.rows, fits))
+             + extrapolated_notes(result.rows, fits) + peak_notes(runs))
     return replace(result, notes=notes)
+
+
+def peak_notes(runs: Sequence[Run]) -> tuple[str, ...]:
+    """One note per distinct peak below half the catalog's dense peak of the runs' NPUs
+    (:attr:`hieropt.workloads.llm.NPU.peak_note`, the note every command gives), naming the first
+    such run and how many: the predictions are computed at that peak."""
+    found: dict[str, list[str]] = {}
+    for r in runs:
+        if (note := r.params.npu.peak_note) is not None:
+            found.setdefault(note, []).append(r.where)
+    return tuple(f"note: {where[0]}{f' (and {len(where) - 1} more)' if len(where) > 1 else ''}: "
+                 f"{note}" for note, where in found.items())
 
 
 def extrapolated_notes(rows: Sequence[ValidationRow],
@@ -479,6 +491,7 @@ __all__ = [
     "Validation",
     "validate",
     "extrapolated_notes",
+    "peak_notes",
     "predict_runs",
     "summarise",
     "run_key",

@@ -223,11 +223,21 @@ class Accelerator(StrictModel):
         Raises:
             ValueError: the catalog gives no peak in that format (names the formats it has).
         """
+        has = ", ".join(sorted(self.peak_tflops))
+        if number_format not in NUMBER_FORMATS:  # (no peak_tflops makes it one: NPU refuses it)
+            low = number_format.lower()
+            hint = (f' (write "{low}": lower case)' if low in NUMBER_FORMATS else
+                    " (FP32 training on Tensor Cores is tf32, a matmul mode on FP32 tensors)"
+                    if low in ("fp32", "float32", "f32") else "")
+            raise ValueError(
+                f"number_format: {number_format!r} is not a training number format hieropt "
+                f"times ({', '.join(NUMBER_FORMATS)}); fix: use one of {has} for the "
+                f"{self.name}{hint}"
+            )
         if number_format not in self.peak_tflops:
             raise ValueError(
                 f"number_format: {self.name} has no {number_format} peak in the catalog; "
-                f"fix: use one "
-                f"of {', '.join(sorted(self.peak_tflops))}, or give peak_tflops"
+                f"fix: use one of {has}, or give peak_tflops"
             )
         return self.peak_tflops[number_format]
 
@@ -308,16 +318,18 @@ def catalog_peak_problem(v: float, accelerator: Accelerator,
     )
 
 
-def catalog_peak_note(v: float, accelerator: Accelerator, number_format: str) -> str | None:
+def catalog_peak_note(v: float, dense: float | None, accelerator: str,
+                      number_format: str) -> str | None:
     """The note on a model file's ``peak_tflops`` ``v`` (TFLOP/s) below
-    :data:`CATALOG_PEAK_RANGE`'s 0.5 x the catalog ``accelerator``'s dense peak in
-    ``number_format`` (MFU, days and $ are computed at it; a derated part is possible), else
-    None (and when the catalog has no peak in that format)."""
-    dense = accelerator.peak_tflops.get(number_format)
+    :data:`CATALOG_PEAK_RANGE`'s 0.5 x ``dense``, the catalog ``accelerator``'s (its name) dense
+    peak in ``number_format`` (TFLOP/s; MFU, days and $ are computed at ``v``; a derated part is
+    possible), else None (and when ``dense`` is None: the catalog has no peak in that format, or
+    no accelerator is named). The one note on a low peak: :attr:`hieropt.workloads.llm.NPU.
+    peak_note` gives it for an NPU, and every command's notes take it from there."""
     if dense is None or v >= CATALOG_PEAK_RANGE[0] * dense:
         return None
     return (
-        f"peak_tflops = {v:g} is {v / dense:.2g} x the {accelerator.name}'s dense {number_format} "
+        f"peak_tflops = {v:g} is {v / dense:.2g} x the {accelerator}'s dense {number_format} "
         f"peak of {dense:g} TFLOP/s (catalog), below {CATALOG_PEAK_RANGE[0]:g} x: compute times, "
         "MFU, days and $ are computed at this peak; if the part is not derated, give its dense "
         "peak in TFLOP/s or leave peak_tflops out (the catalog's)"

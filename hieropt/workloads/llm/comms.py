@@ -35,7 +35,7 @@ def tp_comms(p: LLMParams, tokens: float) -> list[Comm]:
     x = shape(p)
     if x.t == 1:
         return []
-    full = tokens * x.h * p.precision.activation_bytes
+    full = tokens * x.h * p.activation_bytes
     shard = full / x.t
     full_re = p.plan.recompute == "full"
     if not x.sp:
@@ -62,7 +62,7 @@ def cp_kv_bytes(p: LLMParams) -> float:
     """K and V of the NPU's share of the sequence for one micro-batch, bytes: (b s / c) x 2 g_t d x
     e."""
     x = shape(p)
-    return x.n / p.plan.cp * 2 * x.g_t * x.d * p.precision.activation_bytes
+    return x.n / p.plan.cp * 2 * x.g_t * x.d * p.activation_bytes
 
 
 def cp_comms(p: LLMParams) -> list[Comm]:
@@ -92,8 +92,7 @@ def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> lis
     size is 1 or there are no parameters."""
     if size == 1 or params == 0:
         return []
-    pr = p.precision
-    grads, shard = params * p.gradient_bytes, params * pr.weight_bytes / size
+    grads, shard = params * p.gradient_bytes, params * p.weight_bytes / size
     zero = p.plan.zero_stage
     if zero == 0:
         return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]

@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...spec.training import Training
+from ...units import cluster_size_note
 from .params import LLMParams
 
 
@@ -110,8 +111,11 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     """What the validation says of plan ``p``'s features it does not cover or predicts worst
     (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), and what common training software does not run
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
-    with PP, experts; empty for the features the measured runs cover (TP, PP, DP, CP,
-    interleaving, recompute, ZeRO 1-2) in the combinations common software runs."""
+    with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
+    <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
+    (:func:`hieropt.units.cluster_size_note`); empty for the features the measured runs cover (TP,
+    PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
+    an NPU at its catalog peak."""
     out = []
     if p.plan.zero_stage == 3:
         out.append(ZERO3_CAVEAT)
@@ -119,6 +123,10 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
         out.append(zero_pp_caveat(p.plan.zero_stage, p.plan.pp))
     if p.plan.ep > 1 or p.model.moe is not None:
         out.append(MOE_CAVEAT)
+    if (note := p.npu.peak_note) is not None:
+        out.append(note)
+    if (note := cluster_size_note(p.plan.total_npus)) is not None:
+        out.append(note)
     return tuple(out)
 
 

@@ -98,12 +98,12 @@ def linear(name: str, m: float, n: float, k: float, e: float, bias: bool) -> lis
 
 
 def _norm(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
-    e, h = p.precision.activation_bytes, shape(p).h
+    e, h = p.activation_bytes, shape(p).h
     return [eltwise(name, FWD, 2 * e * tokens * h), eltwise(name + " bwd", IN, 3 * e * tokens * h)]
 
 
 def _dropout_add(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
-    e, h, mb = p.precision.activation_bytes, shape(p).h, p.precision.mask_bytes
+    e, h, mb = p.activation_bytes, shape(p).h, p.precision.mask_bytes
     if not p.model.dropout:
         return [eltwise(name + " residual add", FWD, 3 * e * tokens * h)]
     return [
@@ -114,7 +114,7 @@ def _dropout_add(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
 
 def _reduction(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
     """The local adds of the layer's TP all-reduce / reduce-scatter, forward and input gradient."""
-    x, e = shape(p), p.precision.activation_bytes
+    x, e = shape(p), p.activation_bytes
     if x.t == 1:
         return []
     b = 3 * (x.t - 1) / x.t * tokens * x.h * e
@@ -126,7 +126,7 @@ def attention_core(p: LLMParams) -> list[Kernel]:
     queries of each sequence against all s keys and values (with context parallelism the others'
     keys and values arrive by the ``cp`` group's all-gather)."""
     x, pr = shape(p), p.precision
-    e, heads, s, d = pr.activation_bytes, x.b * x.a_t, x.s, x.d
+    e, heads, s, d = p.activation_bytes, x.b * x.a_t, x.s, x.d
     sq, n_q = s / p.plan.cp, tokens(p)  # queries per sequence and per micro-batch on this NPU
     if p.plan.flash_attention:
         f = 2.0 * heads * sq * s * d  # causal: half of 4 B s_q s d
@@ -163,7 +163,7 @@ def tokens(p: LLMParams) -> float:
 
 def attention_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one attention layer (norm to residual add), without recompute."""
-    x, e, bias = shape(p), p.precision.activation_bytes, p.model.biases
+    x, e, bias = shape(p), p.activation_bytes, p.model.biases
     tok = tokens(p) / x.seq_split
     out = _norm(p, "attention norm", tok) + linear(
         "qkv", tokens(p), x.q_t + 2 * x.kv_t, x.h, e, bias
@@ -178,7 +178,7 @@ def attention_kernels(p: LLMParams) -> list[Kernel]:
 def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1) -> list[Kernel]:
     """A dense FFN (or ``batch`` experts of ``tokens`` each) of per-NPU width ``width``: up (gate),
     activation, down."""
-    x, e, bias = shape(p), p.precision.activation_bytes, p.model.biases
+    x, e, bias = shape(p), p.activation_bytes, p.model.biases
     gated = x.m == 3
     out = [
         k if batch == 1 else _batched(k, batch)
@@ -213,7 +213,7 @@ def mlp_kernels(p: LLMParams) -> list[Kernel]:
 
 def moe_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one MoE FFN layer, without recompute (module docstring)."""
-    moe, x, e = p.model.moe, shape(p), p.precision.activation_bytes
+    moe, x, e = p.model.moe, shape(p), p.activation_bytes
     assert moe is not None
     tok, r, local = tokens(p) / x.seq_split, routed_tokens(p) / p.plan.cp, moe.experts // p.plan.ep
     fe_t = moe.expert_ffn_size // x.t
@@ -233,7 +233,7 @@ def embedding_kernels(p: LLMParams) -> list[Kernel]:
     """The input embedding's kernels: row gather, learned positions, dropout; the table's gradient
     scatter-add."""
     x, pr = shape(p), p.precision
-    e, rows = pr.activation_bytes, tokens(p) * x.h
+    e, rows = p.activation_bytes, tokens(p) * x.h
     out = [
         eltwise("embedding gather", FWD, 2 * e * rows),
         eltwise("embedding grad", WT, 3 * e * rows),
@@ -257,7 +257,7 @@ def output_kernels(p: LLMParams) -> list[Kernel]:
     """The output layer's kernels: final norm, logits GEMM, cross-entropy (forward and its
     gradient)."""
     x, pr = shape(p), p.precision
-    e, logits = pr.activation_bytes, tokens(p) * x.v_t
+    e, logits = p.activation_bytes, tokens(p) * x.v_t
     out = _norm(p, "final norm", tokens(p) / x.seq_split) + linear(
         "logits", tokens(p), x.v_t, x.h, e, False
     )

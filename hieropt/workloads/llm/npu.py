@@ -12,7 +12,14 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .accelerators import CALIBRATION_NAMES, StrictModel, calibration_field, peak_slip, unit_slip
+from .accelerators import (
+    CALIBRATION_NAMES,
+    StrictModel,
+    calibration_field,
+    catalog_peak_note,
+    peak_slip,
+    unit_slip,
+)
 
 MAX_HBM_GIB = 2.0**20
 """Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a
@@ -43,6 +50,10 @@ class NPU(StrictModel):
             ``fp16``, ``fp8``, ``tf32``): picks the catalog's peak.
         peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s); above 0.1
             and below 1 (PFLOP/s) or above 1e6 (FLOP/s) is refused with the conversion.
+        catalog_peak_tflops: the catalog's dense peak of ``accelerator`` in ``number_format``,
+            TFLOP/s, filled in by the reader whenever ``accelerator`` is named (the catalog's
+            value wins over one written); None: no catalog entry. A ``peak_tflops`` below half
+            of it gets a note (:attr:`peak_note`).
         efficiency: the flat model: fraction of peak all compute sustains, 0 < efficiency <= 1;
             None: roofline.
         hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
@@ -69,6 +80,7 @@ class NPU(StrictModel):
     calibrated: str | None = Field(default=None, min_length=1)
     number_format: Literal["bf16", "fp16", "fp8", "tf32"] = "bf16"
     peak_tflops: float = Field(gt=0, allow_inf_nan=False)
+    catalog_peak_tflops: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     efficiency: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     hbm_gib: float = Field(gt=0, allow_inf_nan=False)
     hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
@@ -105,6 +117,15 @@ class NPU(StrictModel):
     def roofline(self) -> bool:
         """The roofline compute model (no flat ``efficiency``)."""
         return self.efficiency is None
+
+    @property
+    def peak_note(self) -> str | None:
+        """The note on a ``peak_tflops`` below half :attr:`catalog_peak_tflops` (MFU, days and $
+        are computed at it: :func:`hieropt.workloads.llm.accelerators.catalog_peak_note`); None
+        without a catalog entry or within range. Part of the plan's caveats
+        (:func:`hieropt.workloads.llm.flops.plan_caveats`), so every command gives it."""
+        return catalog_peak_note(self.peak_tflops, self.catalog_peak_tflops,
+                                 self.accelerator or self.name, self.number_format)
 
     @property
     def flops_per_ns(self) -> float:

@@ -366,12 +366,42 @@ def default_gradient_bytes(number_format: str) -> int:
     return GRADIENT_BYTES[number_format]
 
 
+ELEMENT_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 2, "tf32": 4}
+"""Default bytes of a stored activation element (and the TP / PP / EP messages) and of the working
+copy of a weight (and its all-gathers), per training number format (``NPU.number_format``), when
+the model file gives no ``activation_bytes`` / ``weight_bytes``:
+
+- bf16, fp16: 2. Mixed-precision training keeps activations and the working weights in 16 bits
+  (Micikevicius et al. 2018, "Mixed Precision Training", arXiv 1710.03740).
+- fp8: 2. FP8 recipes (Transformer Engine) cast to fp8 inside the GEMMs only; the activations
+  passed between layers and the working weights stay bf16.
+- tf32: 4. TF32 is a Tensor Core matmul mode on FP32 tensors: the GEMM inputs are rounded to a
+  10-bit mantissa inside the Tensor Core, the tensors themselves are stored in FP32 (NVIDIA A100
+  Tensor Core GPU Architecture whitepaper, 2020, "TF32"; PyTorch's
+  ``torch.backends.cuda.matmul.allow_tf32`` applies to float32 tensors), so 4 bytes each.
+"""
+
+
+def default_element_bytes(number_format: str) -> int:
+    """The activation and weight bytes of ``number_format`` (:data:`ELEMENT_BYTES`; its sources
+    there).
+
+    Raises:
+        KeyError: a number format :data:`ELEMENT_BYTES` does not list (``NPU`` admits none).
+    """
+    return ELEMENT_BYTES[number_format]
+
+
 class Precision(_Frozen):
     """Bytes per element of each kind of data (mixed-precision training by default).
 
     Attributes:
-        activation_bytes: stored activations and the TP / PP / EP messages (2: bf16).
-        weight_bytes: the working copy of the weights and their all-gathers (2: bf16).
+        activation_bytes: stored activations and the TP / PP / EP messages; None (the default):
+            the NPU's number format's (:data:`ELEMENT_BYTES`: 2 for bf16, fp16 and fp8; 4 for
+            tf32, an FP32 tensor), resolved by :attr:`LLMParams.activation_bytes`. A value given
+            wins.
+        weight_bytes: the working copy of the weights and their all-gathers; None (the default):
+            the number format's, as ``activation_bytes`` (:attr:`LLMParams.weight_bytes`).
         gradient_bytes: weight gradients, as kept and reduced over data parallelism; None (the
             default): the NPU's number format's (:data:`GRADIENT_BYTES`: 4, an FP32 reduction, for
             bf16, fp8 and tf32; 2 for fp16), resolved by :attr:`LLMParams.gradient_bytes`. A value
@@ -382,8 +412,10 @@ class Precision(_Frozen):
         logits_bytes: one element of the logits kept for the cross-entropy loss (4: fp32).
     """
 
-    activation_bytes: int = Field(default=2, ge=1)
-    weight_bytes: int = Field(default=2, ge=1)
+    activation_bytes: int | None = Field(default=None, ge=1, json_schema_extra={"default_text": (
+        "the number format's: `2` for bf16, fp16 and fp8, `4` (fp32 tensors) for tf32")})
+    weight_bytes: int | None = Field(default=None, ge=1, json_schema_extra={"default_text": (
+        "the number format's: `2` for bf16, fp16 and fp8, `4` (fp32 tensors) for tf32")})
     gradient_bytes: int | None = Field(default=None, ge=1, json_schema_extra={"default_text": (
         "the number format's: `4` (fp32 reduce) for bf16, fp8 and tf32, `2` for fp16")})
     optimizer_bytes_per_param: int = Field(default=12, ge=0)
@@ -446,6 +478,22 @@ class LLMParams(_Frozen):
         (:data:`GRADIENT_BYTES`: 4 for bf16, fp8 and tf32, 2 for fp16)."""
         given = self.precision.gradient_bytes
         return given if given is not None else default_gradient_bytes(self.npu.number_format)
+
+    @property
+    def activation_bytes(self) -> int:
+        """Bytes of a stored activation element and of the TP / PP / EP messages:
+        ``precision.activation_bytes`` when given, else the default of the NPU's number format
+        (:data:`ELEMENT_BYTES`: 2 for bf16, fp16 and fp8, 4 for tf32)."""
+        given = self.precision.activation_bytes
+        return given if given is not None else default_element_bytes(self.npu.number_format)
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of an element of the working weights and their all-gathers:
+        ``precision.weight_bytes`` when given, else the default of the NPU's number format
+        (:data:`ELEMENT_BYTES`: 2 for bf16, fp16 and fp8, 4 for tf32)."""
+        given = self.precision.weight_bytes
+        return given if given is not None else default_element_bytes(self.npu.number_format)
 
     @property
     def gradient_bytes_note(self) -> str:
@@ -532,6 +580,8 @@ __all__ = [
     "Precision",
     "GRADIENT_BYTES",
     "default_gradient_bytes",
+    "ELEMENT_BYTES",
+    "default_element_bytes",
     "LLMParams",
     "SCHEDULES",
     "RECOMPUTE",

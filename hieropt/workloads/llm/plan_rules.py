@@ -21,11 +21,15 @@ def check_degrees(p: Plan) -> None:
     if p.npus is not None and p.total_npus != p.npus:
         names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
             ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
+        rest = p.total_npus // p.dp  # (tp x cp x pp: dp = npus / rest when it divides)
+        inner = names.removesuffix(" x dp")
+        fix = (f"choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / ({inner}) = "
+               f"{p.npus // rest})" if p.npus % rest == 0 else
+               f"{inner} = {rest} does not divide {p.npus}: plan a multiple of {rest} NPUs, or "
+               f"choose degrees whose product is {p.npus}")
         raise ValueError(
             f"plan.npus: {names} = {' x '.join(map(str, values))} = {p.total_npus} is not "
-            f"the {p.npus} "
-            f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / "
-            f"({names.removesuffix(' x dp')}))"
+            f"the {p.npus} NPUs; fix: {fix}"
         )
     if (p.schedule == "interleaved") != (p.virtual_stages > 1):
         raise ValueError(

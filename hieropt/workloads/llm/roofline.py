@@ -109,7 +109,7 @@ def optimizer_ns(p: LLMParams, params: float) -> float:
     _need_roofline(npu)
     if params <= 0:
         return 0.0
-    nbytes = params * (2 * pr.optimizer_bytes_per_param + p.gradient_bytes + pr.weight_bytes)
+    nbytes = params * (2 * pr.optimizer_bytes_per_param + p.gradient_bytes + p.weight_bytes)
     return nbytes / (npu.hbm_gbps * npu.hbm_efficiency) + npu.kernel_overhead_us * 1e3
 
 
@@ -127,7 +127,7 @@ def update_ns(p: LLMParams, dense: int, expert: int) -> float:
     if npu.roofline:
         return optimizer_ns(p, n)
     return (
-        n * (2 * pr.optimizer_bytes_per_param + p.gradient_bytes + pr.weight_bytes) / npu.hbm_gbps
+        n * (2 * pr.optimizer_bytes_per_param + p.gradient_bytes + p.weight_bytes) / npu.hbm_gbps
     )
 
 

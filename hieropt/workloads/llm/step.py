@@ -308,7 +308,7 @@ def _template(p: LLMParams, moe: bool) -> list[Op]:
         r = routed_tokens(p)
         comms = []
         if p.plan.ep > 1:
-            size = r * x.h * p.precision.activation_bytes / x.seq_split
+            size = r * x.h * p.activation_bytes / x.seq_split
             comms = [Comm("ep", A2A, size, "forward", "dispatch all-to-all"),
                      Comm("ep", A2A, size, "forward", "combine all-to-all"),
                      Comm("ep", A2A, size, "input_grad", "combine-gradient all-to-all"),
@@ -340,7 +340,7 @@ def _embedding_op(p: LLMParams) -> Op:
     x = shape(p)
     comms = []
     if x.t > 1:
-        full = x.n * x.h * p.precision.activation_bytes / p.plan.cp
+        full = x.n * x.h * p.activation_bytes / p.plan.cp
         comms = [Comm("tp", AR, full, "forward", "embedding output all-reduce")] if not x.sp else \
             [Comm("tp", RS, full, "forward", "embedding output reduce-scatter (sequence parallel)"),
              Comm("tp", AG, full / x.t, "input_grad", "embedding output-gradient all-gather")]
@@ -351,7 +351,7 @@ def _output_op(p: LLMParams) -> Op:
     x = shape(p)
     comms = []
     if x.t > 1:
-        full = x.n * x.h * p.precision.activation_bytes / p.plan.cp
+        full = x.n * x.h * p.activation_bytes / p.plan.cp
         comms = (
             [Comm("tp", AR, full, "input_grad", "output-layer input-gradient all-reduce")]
             if not x.sp
@@ -406,7 +406,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     last_chunk = pl.pp * len(chunks[0]) - 1
     # (with SP the activation is split already)
     gather = pl.scatter_gather_sends and not x.sp and x.t > 1
-    send = x.n * x.h * p.precision.activation_bytes / (x.t if gather else x.seq_split) / pl.cp
+    send = x.n * x.h * p.activation_bytes / (x.t if gather else x.seq_split) / pl.cp
     tied = p.model.tied_embeddings and pl.pp > 1
     # (frozen: one object, shared)
     fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")
