@@ -254,7 +254,8 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` (A = 0) and ``run_cost`` (A and the factor of
-    :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records 0005, 0007;
+    :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records
+    0005, 0007;
     :func:`_product_or_near`); a time target's cheapest network is solved first as a cost floor.
 
     Raises:
@@ -314,7 +315,8 @@ RENTED_NOTE = ("the cluster is priced by usd_per_npu_hour alone (no amortisation
                "cheapest run is the fastest time, and of the equally fast designs this is the "
                "cheapest network (give amortisation_years to pay off the network's capex on "
                "top)")
-"""The note of a min_run_cost answer on a rented cluster (:attr:`hieropt.model.run_cost.RunCostTerms.rented`)."""
+"""The note of a min_run_cost answer on a rented cluster
+(:attr:`hieropt.model.run_cost.RunCostTerms.rented`)."""
 
 
 def is_rented_run_cost(case: Case) -> bool:
@@ -325,8 +327,8 @@ def is_rented_run_cost(case: Case) -> bool:
 
 
 def rented_run_cost(case: Case) -> Solution:
-    """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run costs a constant times
-    T(B), so the answer is the fastest time's, on the cheapest of the equally fast networks
+    """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run
+    costs a constant times T(B), so the answer is the fastest time's, on the cheapest of the equally fast networks
     (:func:`cheapest_of_fastest`), its value and bound times that constant.
 
     Raises:
