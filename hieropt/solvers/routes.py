@@ -255,8 +255,8 @@ def cheapest_meeting_target(case: Case) -> Solution:
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` (A = 0) and ``run_cost`` (A and the factor of
     :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records
-    0005, 0007;
-    :func:`_product_or_near`); a time target's cheapest network is solved first as a cost floor.
+    0005, 0007; :func:`_product_or_near`); a time target's cheapest network is solved first as a
+    cost floor.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
@@ -328,8 +328,8 @@ def is_rented_run_cost(case: Case) -> bool:
 
 def rented_run_cost(case: Case) -> Solution:
     """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run
-    costs a constant times T(B), so the answer is the fastest time's, on the cheapest of the equally fast networks
-    (:func:`cheapest_of_fastest`), its value and bound times that constant.
+    costs a constant times T(B), so the answer is the fastest time's, on the cheapest of the
+    equally fast networks (:func:`cheapest_of_fastest`), its value and bound times that constant.
 
     Raises:
         InputError: several workloads, or a rate of $0 (:func:`run_cost_terms`).
