@@ -427,10 +427,9 @@ class TimeLP(CutLP):
                                    target_ns)
             if raised is not None:
                 out.append(towards(*raised))
-            near = best[0] * (1 + ANCHOR_RISE)
-            t_near = self.tm.time_ns(near)
-            if (best[0] is not meets and t_near < target_ns
-                    and within_rows(self.instance, near, best[0]) is near):
+            near = best[0] * (1 + ANCHOR_RISE)  # (its T only when the rows allow it)
+            if (best[0] is not meets and within_rows(self.instance, near, best[0]) is near
+                    and (t_near := self.tm.time_ns(near)) < target_ns):
                 out.append(towards(near, t_near))
             for point in out:
                 cost = self.network_cost(point)

@@ -25,7 +25,11 @@ LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
 chord's root c (feasible, T being convex), c + (hi - c) 2^-(1 + 3k) (the distance from c to the
 boundary to a factor 8, however small), and a uniform grid of 7 points of the bracket [lo, hi]. A
 few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times
-differ by round-off only."""
+differ by round-off only; after the :data:`SCALAR_STEPS`, mostly one."""
+SCALAR_STEPS = 3
+"""Single evaluations of T before those rounds, at the root of the parabola through the bracket's
+ends and the point last dropped from it (the chord's first): near the fastest design T is close to
+a parabola, where the third lands within round-off of the crossing (the chord took 3-5 rounds)."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators'
 sums)."""
@@ -258,20 +262,31 @@ def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float
     step = meets - bw
     # T(a) > target >= T(b); the feasible part is [sigma*, 1]
     a, t_a, b, t_b = 0.0, t_bw, 1.0, t_meets
-    for _ in range(20):
-        c = a + (b - a) * (t_a - target_ns) / (t_a - t_b) if np.isfinite(t_a) else b
+    dropped = None  # (the point last dropped from the bracket: the parabola's third)
+    # (a segment flat to round-off gets a batched round, whose grid is nearer bw than the chord)
+    scalar = SCALAR_STEPS if t_bw - t_meets > 16 * EPS * target_ns else 0
+    for i in range(scalar + 20):
         # the chord's root: feasible (the chord lies above T), near sigma* on a smooth piece
-        c = min(max(c, a), b)
-        sig = np.concatenate(([c], c - (c - a) * LINE_STEPS, a + (b - a) * LINE_GRID))
-        # (repeated points are harmless: the order is what counts)
-        sig = np.sort(sig[(sig > a) & (sig <= b)])
-        t = tm.times_ns(bw + sig[:, None] * step)
-        ok = t <= target_ns
-        k = int(np.argmax(ok)) if ok.any() else sig.size  # the first point within the target
-        if k > 0:
-            a, t_a = float(sig[k - 1]), float(t[k - 1])
-        if k < sig.size:
-            b, t_b = float(sig[k]), float(t[k])
+        c = a + (b - a) * (t_a - target_ns) / (t_a - t_b) if np.isfinite(t_a) else b
+        s = _parabola_root((a, t_a), (b, t_b), dropped, target_ns) if dropped else c
+        if i < scalar and np.isfinite(t_a) and a < s < b:  # one evaluation of T
+            t = tm.time_ns(bw + s * step)
+            if t <= target_ns:
+                dropped, b, t_b = (b, t_b), s, t
+            else:
+                dropped, a, t_a = (a, t_a), s, t
+        else:  # a batched round
+            c = min(max(c, a), b)
+            sig = np.concatenate(([c], c - (c - a) * LINE_STEPS, a + (b - a) * LINE_GRID))
+            # (repeated points are harmless: the order is what counts)
+            sig = np.sort(sig[(sig > a) & (sig <= b)])
+            t = tm.times_ns(bw + sig[:, None] * step)
+            ok = t <= target_ns
+            k = int(np.argmax(ok)) if ok.any() else sig.size  # the first point within the target
+            if k > 0:
+                a, t_a = float(sig[k - 1]), float(t[k - 1])
+            if k < sig.size:
+                b, t_b = float(sig[k]), float(t[k])
         # (further points differ by round-off)
         if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target_ns:
             break
@@ -279,3 +294,17 @@ def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float
     if b < chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
         point = bw + chord * step
     return point
+
+
+def _parabola_root(lo: tuple[float, float], hi: tuple[float, float], other: tuple[float, float],
+                   target_ns: float) -> float:
+    """The first crossing of ``target_ns`` by the parabola through the points (sigma, T) ``lo`` (T
+    above it), ``hi`` (T on or below it) and ``other``, else the chord's root: a guess only."""
+    (a, t_a), (b, t_b), (x, t_x) = lo, hi, other
+    f1 = (t_b - t_a) / (b - a)
+    f2 = ((t_x - t_b) / (x - b) - f1) / (x - a)  # T ~ t_a + f1 u + f2 u (u - (b - a)), u = s - a
+    slope, over = f1 - f2 * (b - a), t_a - target_ns
+    disc = slope * slope - 4.0 * f2 * over
+    if not (np.isfinite(disc) and disc >= 0 and slope < 0):
+        return a + (b - a) * over / (t_a - t_b)
+    return a + 2.0 * over / (np.sqrt(disc) - slope)  # (the smaller root, without cancellation)
