@@ -229,13 +229,17 @@ def _scaled(text: str, flag: str, units: dict[str, float], kind: str, fix: str) 
 
     Raises:
         InputError: a suffix not in ``units`` (named as ``kind``), or a value that is not a finite
-            number > 0; ``fix`` is the error's hint.
+            number > 0 (said in the words typed: ``-1s is negative``, not in ns); ``fix`` is the
+            error's hint.
     """
     from ..errors import InputError
 
     value, unit = _split(text, flag, fix)
     if unit not in units:
         raise InputError(flag, None, f"unknown {kind} {unit!r} in {text!r}", fix)
+    if value <= 0:  # (in the words typed, '-1s', not in the base unit, '-1e+09')
+        raise InputError(flag, None, f"{text.strip()!r} is {'zero' if value == 0 else 'negative'} "
+                         "(want a value > 0)", fix)
     out = value * units[unit]
     check_positive(out, flag)
     return out

@@ -342,3 +342,22 @@ def test_evaluate_prints_a_small_network_cost_in_cents(bw: str, cost: str):
     r = run("evaluate", GPT3, "--bw", bw)
     assert r.exit_code == 0, r.output
     assert cost in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "problem", "fix"),
+    [
+        # (was "-1e+09 is not a positive number": the value in ns, never typed)
+        (["solve", GPT3, "--objective", "min_cost", "--max-time=-1s"], "--max-time: '-1s' is "
+         "negative", "write e.g. --max-time 1.3s"),
+        (["solve", GPT3, "--objective", "min_cost", "--max-time=-5ms"], "--max-time: '-5ms' is "
+         "negative", "write e.g. --max-time 1.3s"),
+        (["solve", GPT3, "--objective", "min_cost", "--max-time", "0s"], "--max-time: '0s' is "
+         "zero", "write e.g. --max-time 1.3s"),
+        # (was "-5e+06 is not a positive number")
+        (["solve", GPT3, "--budget=-5M"], "--budget: '-5M' is negative", "write e.g. --budget 10M"),
+    ],
+)
+def test_a_limit_below_zero_is_told_in_the_unit_typed(args, problem, fix):
+    line = error_line(run(*args))
+    assert line.startswith(f"error: {problem} (want a value > 0); fix: {fix}"), line

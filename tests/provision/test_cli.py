@@ -452,7 +452,7 @@ def test_a_power_budget_takes_its_unit(power):
 @pytest.mark.parametrize(("power", "problem"), [
     ("500kw", "unknown power unit 'kw' in '500kw'"),
     ("500 GB", "unknown power unit 'GB' in '500 GB'"),
-    ("-5kW", "-5000 is not a positive number"),
+    ("-5kW", "'-5kW' is negative (want a value > 0)"),
 ])
 def test_a_power_budget_in_another_unit_is_refused(power, problem):
     assert_error(run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power), 2,
