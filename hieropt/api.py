@@ -218,6 +218,21 @@ def _fit_needs_its_runs(given: dict[str, Any]) -> None:
             )
 
 
+def _bw_in_gbps(given: dict[str, Any]) -> None:
+    """``evaluate``, ``verify``, ``export_astrasim``, ``simulate``: ``bw_gbps`` is one number per
+    dimension in GB/s per NPU; a value above 1e6 (bytes/s written for GB/s) is refused unless the
+    values meet the instance's design rows and bounds, as the command line's ``--bw`` is
+    (:func:`hieropt.model.bandwidths.check_bw_in_gbps`, the one check of both)."""
+    from .model.bandwidths import check_bw, check_bw_in_gbps
+
+    inst, bw = given.get("instance"), given.get("bw_gbps")
+    if inst is None or bw is None:
+        return
+    values = check_bw(inst.network.n_dims, bw)
+    check_bw_in_gbps(inst, values, "bw_gbps",
+                     lambda v: f"bw_gbps=[{', '.join(f'{x:g}' for x in v)}]")
+
+
 def _budget_named(fn: Any, old: str) -> Any:
     """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget
     across the library and the command line's ``--budget``); ``old`` (``max_network_cost_usd``,
@@ -244,12 +259,14 @@ def _budget_named(fn: Any, old: str) -> Any:
 
 
 def _checked_options(options: Any) -> SolveOptions:
-    """``options`` when it is a :class:`SolveOptions` whose switches are booleans and whose budget
-    is a finite number > 0 or None (the other fields are checked by the solve, naming them).
+    """``options`` when it is a :class:`SolveOptions` whose switches are booleans, whose gap and
+    regret are numbers or None and whose budget is a finite number > 0 or None (the other fields
+    and the numbers' ranges are checked by the solve, naming them).
 
     Raises:
         InputError: another type (e.g. a dict), a switch that is not True or False (``"no"`` is
-            no boolean), or a budget that is not a finite number > 0, naming the field.
+            no boolean), a gap or regret that is no number (``"1e-3"``, True), or a budget that is
+            not a finite number > 0, naming the field.
     """
     if not isinstance(options, SolveOptions):
         raise InputError(
@@ -258,12 +275,21 @@ def _checked_options(options: Any) -> SolveOptions:
             f"expected a hieropt.SolveOptions, got a {type(options).__name__}",
             "pass options=hieropt.SolveOptions(rel_gap=1e-3, ...)",
         )
-    for name in ("sensitivity", "sensitivity_ranges", "portfolio"):
+    for name in ("sensitivity", "sensitivity_ranges", "portfolio", "cheapest_design"):
         value = getattr(options, name)
         if not isinstance(value, bool | np.bool_):
             raise InputError(
                 name, None, f"{value!r} is not a boolean", f"give {name}=True or {name}=False"
             )
+    for name, fix in (
+        ("rel_gap", f"give the relative gap as a fraction, e.g. rel_gap=1e-3 for 0.1 % "
+                    f"(at least {MIN_REL_GAP:g}; None: the objective's default)"),
+        ("max_regret", "give the regret as a fraction, e.g. max_regret=0.05 for 5 % (None: "
+                       "none)"),
+    ):
+        value = getattr(options, name)
+        if value is not None and not is_real(value):
+            raise InputError(name, None, f"{value!r} is not a number", fix)
     _check_number("budget_usd", options.budget_usd, "a number > 0",
                   "give the network budget in $, e.g. budget_usd=12e6 (None: the instance's)",
                   allow_none=True)
@@ -310,7 +336,21 @@ _INSTANCE: dict[str, _Kind] = {"instance": _instance}
 _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     "solve": {"instance": _instance, "options": _options},
     "evaluate": {"instance": _weighted_instance},
-    "verify": {"instance": _weighted_instance},
+    "verify": {
+        "instance": _weighted_instance,
+        "iteration_time_ns": _number(
+            "a number > 0", "give the claimed iteration time in ns, e.g. 1.2e9 (None: not checked)",
+            allow_none=True,
+        ),
+        "budget_usd": _number(
+            "a number > 0", "give the network budget in $, e.g. 12e6 (None: not checked)",
+            allow_none=True,
+        ),
+        "target_ns": _number(
+            "a number > 0", "give the time target in ns, e.g. 1.3e9 (None: not checked)",
+            allow_none=True,
+        ),
+    },
     "run_figures": {
         "instance": _instance,
         "iteration_time_ns": _number(
@@ -343,7 +383,13 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
 """Each public function's checked arguments (name -> :data:`_Kind`), applied by :func:`_checked`:
 the facade's one table of argument checks. A function named ``instance`` also takes the path of an
 instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list."""
-_RULES: dict[str, tuple[_Rule, ...]] = {"validate": (_fit_needs_its_runs,)}
+_RULES: dict[str, tuple[_Rule, ...]] = {
+    "validate": (_fit_needs_its_runs,),
+    "evaluate": (_bw_in_gbps,),
+    "verify": (_bw_in_gbps,),
+    "export_astrasim": (_bw_in_gbps,),
+    "simulate": (_bw_in_gbps,),
+}
 """Checks between a function's arguments (:data:`_Rule`), after its :data:`_ARGUMENTS`."""
 
 

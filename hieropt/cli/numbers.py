@@ -74,8 +74,7 @@ def read_bw(text: str, inst) -> list[float]:
         InputError: (exit 2) as :func:`parse_bw` and :func:`check_bw_bytes_per_second`.
     """
     values = parse_bw(text, inst.network.n_dims)
-    if not _in_design_space(inst, values):
-        check_bw_bytes_per_second(values)
+    check_bw_bytes_per_second(inst, values)
     return values
 
 
@@ -100,13 +99,14 @@ def check_bw_units(inst, values: list[float]) -> None:
     Raises:
         InputError: (exit 2) ``--bw``, the dimension, the conversion and the values to write.
     """
+    from ..model.bandwidths import in_design_space
     from ..units import MAX_PLAUSIBLE_BW_GBPS
     from ..workloads.llm.links import check_bandwidths
 
     outer = len(values) - 1 if len(values) >= 2 else None
-    if _in_design_space(inst, values):
+    if in_design_space(inst, values):
         return
-    check_bw_bytes_per_second(values)
+    check_bw_bytes_per_second(inst, values)
     for job in inst.jobs:
         tr = job.workload.training
         if tr is not None:
@@ -114,43 +114,19 @@ def check_bw_units(inst, values: list[float]) -> None:
                              MAX_PLAUSIBLE_BW_GBPS)
 
 
-def check_bw_bytes_per_second(values: list[float]) -> None:
-    """Refuse ``--bw`` ``values`` (GB/s per NPU, one per dimension) of which one is above
-    :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU): bytes/s written for GB/s
-    (``--bw 300e9,50`` for 300 GB/s), the rule of a design row or a bound
-    (:func:`hieropt.spec.ranges.bytes_per_second_bound`).
+def check_bw_bytes_per_second(inst, values: list[float]) -> None:
+    """Refuse ``--bw`` ``values`` (GB/s per NPU, one per dimension of ``inst``) of which one is
+    above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU) as bytes/s written for
+    GB/s (``--bw 300e9,50`` for 300 GB/s) unless they meet the instance's design rows and bounds:
+    :func:`hieropt.model.bandwidths.check_bw_in_gbps`, the library's check of ``bw_gbps``.
 
     Raises:
         InputError: (exit 2) ``--bw``, the first such dimension, its value in GB/s and
             the whole list to write (every value above 1e6 divided by 1e9).
     """
-    from ..errors import InputError
-    from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
+    from ..model.bandwidths import check_bw_in_gbps
 
-    high = [d for d, v in enumerate(values) if v > MAX_PLAUSIBLE_BW_GBPS]
-    if not high:
-        return
-    d = high[0]
-    fixed = ",".join(f"{v / GB:g}" if v > MAX_PLAUSIBLE_BW_GBPS else f"{v:g}" for v in values)
-    raise InputError(
-        "--bw", None,
-        f"dimension {d}: {values[d]:g} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s per "
-        "NPU (a thousand times the fastest scale-up link): looks like bytes/s",
-        f"give GB/s per NPU (1 GB = 1e9 bytes): {values[d]:g} bytes/s = {values[d] / GB:g} GB/s: "
-        f"write --bw {fixed} (1e6 is the most --bw takes: a dimension with no limit)",
-    )
-
-
-def _in_design_space(inst, values: list[float], rel: float = 1e-3) -> bool:
-    """Whether ``values`` (GB/s, one per dimension) meet ``inst``'s design rows and bounds to
-    ``rel`` of their size (:meth:`hieropt.spec.design.DesignMatrix.violations`)."""
-    import numpy as np
-
-    dm = inst.design_matrix
-    bw = np.asarray(values, dtype=float)
-    if dm.max_violation(bw) > rel:
-        return False
-    return bool(np.all(bw >= dm.bw_lower * (1 - rel)) and np.all(bw <= dm.bw_upper * (1 + rel)))
+    check_bw_in_gbps(inst, values, "--bw", lambda v: "--bw " + ",".join(f"{x:g}" for x in v))
 
 
 def bw_unit_error(words: list[str], where: str | None, number: str, unit: str,

@@ -51,3 +51,51 @@ def as_bw(bw_gbps, D: int) -> np.ndarray:
 
 
 __all__ = ["check_bw", "as_bw"]
+
+
+def in_design_space(instance, bw_gbps, rel: float = 1e-3) -> bool:
+    """Whether ``bw_gbps`` (GB/s per NPU, one per dimension of ``instance``) meets the instance's
+    design rows and bounds to ``rel`` of their size
+    (:meth:`hieropt.spec.design.DesignMatrix.max_violation`): a design ``solve`` could answer,
+    e.g. its own optimum printed to a few digits and evaluated again."""
+    dm = instance.design_matrix
+    bw = np.asarray(bw_gbps, dtype=float)
+    if dm.max_violation(bw) > rel:
+        return False
+    return bool(np.all(bw >= dm.bw_lower * (1 - rel)) and np.all(bw <= dm.bw_upper * (1 + rel)))
+
+
+def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
+    """Refuse bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension of ``instance``) of which one
+    is above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU, a thousand times the
+    fastest scale-up link) as bytes/s written for GB/s (``300e9`` for 300 GB/s), unless they meet
+    the instance's own design rows and bounds (:func:`in_design_space`: a design ``solve`` could
+    answer): the rule of a design row or a bound
+    (:func:`hieropt.spec.ranges.bytes_per_second_bound`). The one check of the command line's
+    ``--bw`` and the library's ``bw_gbps`` (``hieropt.evaluate``, ``verify``, ``export_astrasim``,
+    ``simulate``). 1e6 itself passes: the what-if of a dimension with no limit.
+
+    Args:
+        name: the argument or flag named by the error (``bw_gbps``, ``--bw``).
+        write: the values as the caller writes them, ``list[float] -> str`` (the fix's
+            ``write --bw 300,50`` or ``write bw_gbps=[300, 50]``).
+
+    Raises:
+        InputError: (exit 2) naming ``name``: the first such dimension, its value in GB/s and
+            every value to write (each above 1e6 divided by 1e9).
+    """
+    from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
+
+    values = [float(v) for v in np.asarray(bw_gbps, dtype=float).ravel()]
+    high = [d for d, v in enumerate(values) if v > MAX_PLAUSIBLE_BW_GBPS]
+    if not high or in_design_space(instance, values):
+        return
+    d = high[0]
+    fixed = [v / GB if v > MAX_PLAUSIBLE_BW_GBPS else v for v in values]
+    raise InputError(
+        name, None,
+        f"dimension {d}: {values[d]:g} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s per "
+        "NPU (a thousand times the fastest scale-up link): looks like bytes/s",
+        f"give GB/s per NPU (1 GB = 1e9 bytes): {values[d]:g} bytes/s = {values[d] / GB:g} GB/s: "
+        f"write {write(fixed)} (1e6 is the most {name} takes: a dimension with no limit)",
+    )

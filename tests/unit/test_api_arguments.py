@@ -143,3 +143,63 @@ def test_run_figures_of_a_free_network_and_a_token_budget(inst):
     f = hieropt.run_figures(inst, 1e9, 0.0, tokens=15e12)
     assert f.network_capex_usd == 0.0
     assert f.time_to_train_days == pytest.approx(15e12 / 524288 / 86400, rel=1e-12)
+
+
+BYTES_PER_S = [250e9, 125e9, 75e9, 50e9]
+"""GPT-3's 250, 125, 75, 50 GB/s written in bytes/s: refused by ``--bw``, and was evaluated by the
+library (880 ms: the compute alone, communication all but free)."""
+
+
+@pytest.mark.parametrize("call", [
+    lambda i, bw: hieropt.evaluate(i, bw),
+    lambda i, bw: hieropt.verify(i, bw, 1.2e9),
+    lambda i, bw: hieropt.export_astrasim(i, bw, "/nonexistent/never-written"),
+])
+def test_bandwidths_in_bytes_per_second_are_refused_as_by_the_command_line(inst, call):
+    with pytest.raises(hieropt.InputError) as e:
+        call(inst, BYTES_PER_S)
+    assert str(e.value) == (
+        "bw_gbps: dimension 0: 2.5e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand times "
+        "the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU (1 GB = 1e9 "
+        "bytes): 2.5e+11 bytes/s = 250 GB/s: write bw_gbps=[250, 125, 75, 50] (1e6 is the most "
+        "bw_gbps takes: a dimension with no limit)"
+    )
+    # one dimension in bytes/s: the others kept as given
+    with pytest.raises(hieropt.InputError, match=r"write bw_gbps=\[250, 125, 75, 50\]"):
+        call(inst, [250, 125, 75e9, 50])
+
+
+def test_bandwidths_up_to_a_million_gbps_are_evaluated(inst):
+    # 1e6 on every dimension: communication all but free, the compute alone (880.14 ms, the
+    # README's compute row); the same as the library took before
+    bd = hieropt.evaluate(inst, [1e6] * 4)
+    assert bd.compute_ns == pytest.approx(880.1379e6, rel=1e-6)
+    # 29 GB sent per NPU on dimension 0 (the README's table) take 0.029 ms at 1e6 GB/s
+    assert 0 < bd.iteration_time_ns - bd.compute_ns < 0.1e6
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("rel_gap", "1e-3"), ("rel_gap", True), ("max_regret", "x"),
+])
+def test_gap_and_regret_must_be_numbers(inst, field, value):
+    # ("1e-3" and "x" were TypeErrors; True was read as a gap of 1)
+    with pytest.raises(hieropt.InputError, match=f"^{field}: {value!r} is not a number; fix: "):
+        hieropt.solve(inst, options=SolveOptions(**{field: value}))
+
+
+def test_cheapest_design_must_be_a_boolean(inst):
+    # ("no" is text, and true: it chose the cheapest design, the opposite of what was written)
+    with pytest.raises(hieropt.InputError, match="^cheapest_design: 'no' is not a boolean"):
+        hieropt.solve(inst, options=SolveOptions(cheapest_design="no"))
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"iteration_time_ns": "1.2s"}, "iteration_time_ns"),
+    ({"iteration_time_ns": -1.0}, "iteration_time_ns"),
+    ({"budget_usd": "10M"}, "budget_usd"),
+    ({"target_ns": float("nan")}, "target_ns"),
+])
+def test_verify_numbers_name_their_argument(inst, kwargs, field):
+    # ("1.2s" was a TypeError from inside the check)
+    with pytest.raises(hieropt.InputError, match=f"^{field}: "):
+        hieropt.verify(inst, [250, 125, 75, 50], **kwargs)
