@@ -202,6 +202,63 @@ def _llm(value: Any, name: str) -> Any:
     )
 
 
+def _space(value: Any, name: str) -> Any:
+    """A co-design space (:func:`load_codesign`'s
+    :class:`~hieropt.workloads.llm.space.CodesignSpace`), or the path (str or Path) of a
+    co-design space file (read by the search)."""
+    from .workloads.llm.space import CodesignSpace
+
+    if isinstance(value, CodesignSpace | str | Path):
+        return value
+    raise InputError(
+        name, None,
+        f"expected hieropt.load_codesign(path) or the path of a co-design space file, got a "
+        f"{type(value).__name__}",
+        'pass the path itself, e.g. "spaces/codesign-gpt3-4096.toml", or '
+        "hieropt.load_codesign(path)",
+    )
+
+
+def _catalog(value: Any, name: str) -> Any:
+    """A parts catalog (:func:`load_catalog`'s :class:`Catalog`), or the path (str or Path) of a
+    catalog file (read by the provisioning)."""
+    if isinstance(value, Catalog | str | Path):
+        return value
+    raise InputError(
+        name, None,
+        f"expected hieropt.load_catalog(path) or the path of a catalog file, got a "
+        f"{type(value).__name__}",
+        'pass the path itself, e.g. "catalogs/example-4d.toml", or hieropt.load_catalog(path)',
+    )
+
+
+def _workers(value: Any, name: str) -> Any:
+    """A number of local processes: a whole number >= 1, or None (the CPU count)."""
+    if value is None:
+        return value
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+        raise InputError(name, None, f"{value!r} is not a whole number >= 1",
+                         f"give {name}=1 (this process) or more, or None (one per CPU)")
+    return value
+
+
+def _callback(value: Any, name: str) -> Any:
+    """A function (called with each row), or None."""
+    if value is not None and not callable(value):
+        raise InputError(name, None, f"expected a function, got a {type(value).__name__}",
+                         f"pass a function of one row, e.g. {name}=print (None: none)")
+    return value
+
+
+_TIME_TARGET = (
+    "a number > 0",
+    "give the iteration-time target in ns, e.g. 1.3e9 for 1.3 s (None: the input's)",
+)
+"""``want`` and ``fix`` of a time-target argument (``max_iteration_time_ns``), in ns."""
+_BUDGET_FIX = "give the network budget in $, e.g. 12e6 (None: the input's)"
+"""The fix of a network-budget argument (``budget_usd`` and its old names), in $."""
+
+
 def _fit_needs_its_runs(given: dict[str, Any]) -> None:
     """``validate``: ``fields`` and ``loss`` are the fit's on ``calibrate_on`` (the command line's
     ``--fit`` and ``--loss`` need ``--calibrate-on``); without it they would be ignored."""
@@ -240,6 +297,7 @@ def _budget_named(fn: Any, old: str) -> Any:
 
     @wraps(fn)
     def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
+        _check_number("budget_usd", budget_usd, "a number > 0", _BUDGET_FIX, allow_none=True)
         if budget_usd is not None:
             if kwargs.get(old) is not None:
                 raise InputError(
@@ -371,7 +429,23 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     "plan_figures": {"params": _llm},
     "memory": {"p": _llm},
     "pareto": _INSTANCE,
-    "provision": _INSTANCE,
+    "provision": {
+        "instance": _instance,
+        "catalog": _catalog,
+        "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
+        "max_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
+        "max_power_w": _number(
+            "a number > 0", "give the power budget in W, e.g. 5e5 for 500 kW (None: none)",
+            allow_none=True,
+        ),
+    },
+    "codesign": {
+        "space": _space,
+        "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
+        "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
+        "workers": _workers,
+        "on_row": _callback,
+    },
     "provision_tradeoff": _INSTANCE,
     "knee": _INSTANCE,
     "export_astrasim": _INSTANCE,

@@ -203,3 +203,47 @@ def test_verify_numbers_name_their_argument(inst, kwargs, field):
     # ("1.2s" was a TypeError from inside the check)
     with pytest.raises(hieropt.InputError, match=f"^{field}: "):
         hieropt.verify(inst, [250, 125, 75, 50], **kwargs)
+
+
+SPACE = REPO / "spaces" / "codesign-gpt3-4096-libra-plan.toml"
+CATALOG = REPO / "catalogs" / "example-4d.toml"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (each was a TypeError or an AttributeError from inside the search)
+    ({"space": {"model": "x"}}, "space: expected hieropt.load_codesign(path) or the path of a "
+     "co-design space file, got a dict"),
+    ({"space": None}, "space: expected hieropt.load_codesign(path)"),
+    ({"workers": "2"}, "workers: '2' is not a whole number >= 1"),
+    # (named the command line's --workers)
+    ({"workers": 0}, "workers: 0 is not a whole number >= 1"),
+    ({"on_row": 5}, "on_row: expected a function, got a int"),
+    ({"max_iteration_time_ns": "7s"}, "max_iteration_time_ns: '7s' is not a number; fix: give "
+     "the iteration-time target in ns, e.g. 1.3e9 for 1.3 s"),
+    # (named its old name, max_network_cost_usd, and no unit)
+    ({"budget_usd": "10M"}, "budget_usd: '10M' is not a number; fix: give the network budget in "
+     "$, e.g. 12e6"),
+    ({"budget_usd": -1.0}, "budget_usd: -1 is not a number > 0"),
+])
+def test_codesign_arguments_name_themselves(kwargs, message):
+    kwargs = {"space": SPACE, **kwargs}
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.codesign(kwargs.pop("space"), **kwargs)
+    assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (an AttributeError and TypeErrors from inside the provisioning)
+    ({"catalog": {"classes": {}}}, "catalog: expected hieropt.load_catalog(path) or the path of "
+     "a catalog file, got a dict"),
+    ({"budget_usd": "10M"}, "budget_usd: '10M' is not a number"),
+    ({"max_cost_usd": "10M"}, "max_cost_usd: '10M' is not a number"),
+    ({"max_iteration_time_ns": "1.3s"}, "max_iteration_time_ns: '1.3s' is not a number"),
+    ({"max_power_w": "1MW"}, "max_power_w: '1MW' is not a number; fix: give the power budget in "
+     "W, e.g. 5e5 for 500 kW"),
+])
+def test_provision_arguments_name_themselves(inst, kwargs, message):
+    kwargs = {"catalog": CATALOG, **kwargs}
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.provision(inst, kwargs.pop("catalog"), **kwargs)
+    assert str(e.value).startswith(message), str(e.value)
