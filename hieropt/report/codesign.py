@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..studies.codesign.search import Codesign, Reach
 from ..studies.sizing import size_outcomes
-from ..units import fmt_num
+from ..units import PLAIN_SLIP_NS, fmt_num, time_unit_hint
 from .common import ms_text
 
 _UNIT = {
@@ -151,7 +151,8 @@ def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float |
     target (with a deadline: the deadline's, its iterations), the least proven time bound (no
     design is faster) and the fastest possible design (the space searched without the target),
     each with its days to train when the space has a token budget, and the target that it meets
-    (rounded up, so that the target given is met)."""
+    (rounded up, so that the target given is met), with :func:`hieropt.units.time_unit_hint` for a
+    target typed without its unit (``--max-time 7`` is 7 ns: "did you mean 7s?")."""
     from .run import fmt_tokens
 
     tokens = space.tokens
@@ -168,8 +169,10 @@ def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float |
         head = (f"the deadline of {days_text(deadline_ns / 86400e9)} for {fmt_tokens(tokens)} "
                 f"tokens ({iterations:,.0f} iterations of {space.tokens_per_iteration:,} tokens) "
                 f"is an iteration-time target of {ms_text(target_ns, 1)} ms")
-    else:
-        head = f"the iteration-time target is {ms_text(target_ns, 1)} ms"
+    else:  # (a target under 0.1 ms in ns: '7 ns', not '0.0 ms', and the unit hint below)
+        shown = (f"{ms_text(target_ns, 1)} ms" if target_ns >= PLAIN_SLIP_NS
+                 else f"{target_ns:,.6g} ns")
+        head = f"the iteration-time target is {shown}"
     words = f"{head}; no candidate is faster than {ms_text(reach.bound_ns, 1)} ms" + (
         f"{run_days(reach.bound_ns)} (the least proven bound over the candidates, "
         f"{reach.bound_of})")
@@ -180,7 +183,8 @@ def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float |
               "the space searched without the target)")
     if deadline_ns is not None and iterations is not None:
         return words + f": give a deadline of at least {_up(days(t)):,.5g} days"
-    return words + f": give a time target of at least {_up(t / 1e6):,.5g} ms"
+    return (words + f": give a time target of at least {_up(t / 1e6):,.5g} ms"
+            + time_unit_hint(target_ns, t))
 
 
 def days_text(days: float) -> str:

@@ -81,3 +81,18 @@ def test_a_deadline_says_its_target_and_the_best_days(tmp_path, unbounded):
     assert line.endswith("give a deadline of at least 8.924 days")  # (rounded up: met)
     ok = run("codesign", SPACE, "--workers", "1", "--deadline", "8.924d", "--tokens", "300B")
     assert ok.exit_code == 0, ok.output
+
+
+LIBRA_PLAN = SPACE.parent / "codesign-gpt3-4096-libra-plan.toml"
+
+
+@pytest.mark.heavy
+def test_a_time_target_without_its_unit_is_told_in_ns_with_the_unit_meant():
+    # --max-time 7 is 7 ns: the message said "the iteration-time target is 0.0 ms" and no more;
+    # the fastest design of the space is 6,050.3393 ms (its ranking's best), 8.64e+08 x 7 ns
+    line = error_line(run("codesign", LIBRA_PLAN, "--objective", "min_cost", "--max-time", "7"))
+    assert "the iteration-time target is 7 ns; no candidate is faster than" in line
+    assert line.endswith(
+        "give a time target of at least 6,050.4 ms — the target is 8.64e+08x below the fastest: "
+        "a plain number is ns; did you mean 7s? (write --max-time 7s, or max_iteration_time_ns = "
+        "7e+09)"), line
