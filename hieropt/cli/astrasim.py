@@ -29,7 +29,7 @@ from .common import (
     write_json,
     write_stdout,
 )
-from .numbers import read_bw
+from .numbers import parse_seconds, read_bw
 from .outputs import answer_outputs, inputs_read
 
 BwOpt = Annotated[
@@ -246,8 +246,9 @@ def simulate_command(
     ] = None,
     chunks: ChunksOpt = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds allowed per simulator run.", min=1)
-    ] = 3600.0,
+        str, typer.Option("--timeout", help="Time allowed per simulator run, with a unit: 2h, "
+                          "90min, 3600s; a plain number is s (at least 1 s).")
+    ] = "3600",
     tolerance: Annotated[
         float,
         typer.Option(
@@ -287,7 +288,7 @@ def simulate_command(
     Run time: the simulator simulates every NPU. Tens of NPUs take seconds; one allocation of a
     4,096-NPU instance at one chunk about 17 CPU minutes and 7 GB of memory, and more chunks take
     longer (about 2x per doubling from 32). Check one allocation first with --bw, and raise
-    --timeout (seconds per simulator run) for large instances.
+    --timeout (per simulator run: --timeout 4h) for large instances.
     """
     import os
 
@@ -298,11 +299,12 @@ def simulate_command(
     out = err if to_stdout(json_out) else console()
     binary = astra_sim if astra_sim is not None else os.environ.get("ASTRA_SIM")
     try:
+        timeout_s = parse_seconds(timeout, "--timeout")
         inst = load_instance(instance)
         values = read_bw(bw, inst) if bw is not None else None
         from ..studies.simulate import simulate_allocations  # loaded once the input is valid
 
-        study = simulate_allocations(inst, binary, values, chunks, keep, timeout, tolerance,
+        study = simulate_allocations(inst, binary, values, chunks, keep, timeout_s, tolerance,
                                      f"{instance}: ASTRA-sim export")
     except HieroptError as e:
         raise fail(err, e, json_out) from None

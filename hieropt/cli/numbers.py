@@ -238,6 +238,28 @@ def parse_time_ns(text: str | None, flag: str, fix: str | None = None) -> float 
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
+TIMEOUT_UNITS_S = {"": 1.0, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+"""Suffixes a wall-clock time limit may carry (``--timeout 2h``), and seconds per unit (none: s)."""
+
+
+def parse_seconds(text: str, flag: str, least: float = 1.0) -> float:
+    """A wall-clock time limit given to ``flag`` as seconds: ``2h``, ``90min``, ``3600s``; a plain
+    number is seconds (the unit such a limit has always taken), at least ``least`` s.
+
+    Raises:
+        InputError: an unknown unit, a value that is not a finite number > 0 (in the words typed),
+            or one below ``least`` s.
+    """
+    from ..errors import InputError
+
+    fix = (f"write e.g. {flag} 2h or {flag} 7200 (units: "
+           f"{', '.join(u for u in TIMEOUT_UNITS_S if u)}; a plain number is s)")
+    out = _scaled(text, flag, TIMEOUT_UNITS_S, "time unit", fix)
+    if out < least:
+        raise InputError(flag, None, f"{text.strip()!r} is {out:g} s, below {least:g} s", fix)
+    return out
+
+
 def parse_deadline_ns(text: str | None, flag: str = "--deadline") -> float | None:
     """A run's wall-time deadline given to ``flag`` as ns: ``90d``, ``2160h``. Unlike an iteration
     time it needs its unit: a plain ``150`` would be 150 ns for a whole run, which is always a

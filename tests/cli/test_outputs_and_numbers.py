@@ -361,3 +361,24 @@ def test_evaluate_prints_a_small_network_cost_in_cents(bw: str, cost: str):
 def test_a_limit_below_zero_is_told_in_the_unit_typed(args, problem, fix):
     line = error_line(run(*args))
     assert line.startswith(f"error: {problem} (want a value > 0); fix: {fix}"), line
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("3600", 3600.0), ("2h", 7200.0), ("90min", 5400.0), ("45s", 45.0), ("1d", 86400.0),
+])
+def test_a_simulator_timeout_takes_a_unit_and_a_plain_number_is_seconds(text, seconds):
+    from hieropt.cli.numbers import parse_seconds
+
+    assert parse_seconds(text, "--timeout") == seconds
+
+
+@pytest.mark.parametrize(("timeout", "problem"), [
+    # (was "input should be a valid number, unable to parse string as a number (given '2h')")
+    ("30m", "unknown time unit 'm' in '30m'"),
+    ("0.5", "'0.5' is 0.5 s, below 1 s"),
+    ("-1", "'-1' is negative (want a value > 0)"),
+])
+def test_a_simulator_timeout_in_another_unit_is_refused_in_its_words(timeout, problem):
+    line = error_line(run("simulate", GPT3, "--astra-sim", "/nonexistent", "--timeout", timeout))
+    assert line == (f"error: --timeout: {problem}; fix: write e.g. --timeout 2h or --timeout 7200 "
+                    "(units: s, min, h, d; a plain number is s)")
