@@ -250,6 +250,43 @@ def _callback(value: Any, name: str) -> Any:
     return value
 
 
+def _time_limit(value: Any, name: str) -> float:
+    """A time limit per solve, s: a number > 0 (inf: none)."""
+    from .spec.overrides import check_time_limit
+
+    return check_time_limit(value, name)
+
+
+def _folder(value: Any, name: str) -> Any:
+    """The path (str or Path) of a folder to write."""
+    if not isinstance(value, str | Path):
+        raise InputError(name, None, f"expected a folder's path (str or Path), got a "
+                         f"{type(value).__name__}", f'pass e.g. {name}="bundle/"')
+    return value
+
+
+def _binary(value: Any, name: str) -> Any:
+    """The path (str or Path) of the ASTRA-sim binary (its own checks: a file, executable, follow
+    in the simulation)."""
+    if value is None or value == "" or not isinstance(value, str | Path):
+        got = "no binary" if value is None or value == "" else f"a {type(value).__name__}"
+        raise InputError(
+            name, None, f"expected the path of the ASTRA-sim binary, got {got}",
+            f"pass the path of AstraSim_Analytical_Congestion_Unaware, e.g. "
+            f'{name}=os.environ["ASTRA_SIM"]',
+        )
+    return value
+
+
+def _fraction(value: Any, name: str) -> Any:
+    """A fraction in (0, 1), e.g. 0.03 for 3 %."""
+    if not is_real(value) or not 0 < float(value) < 1:
+        problem = (f"{value!r} is not a number" if not is_real(value)
+                   else f"{value:g} is not in (0, 1)")
+        raise InputError(name, None, problem, f"give a fraction, e.g. {name}=0.03 for 3 %")
+    return value
+
+
 _TIME_TARGET = (
     "a number > 0",
     "give the iteration-time target in ns, e.g. 1.3e9 for 1.3 s (None: the input's)",
@@ -438,6 +475,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
             "a number > 0", "give the power budget in W, e.g. 5e5 for 500 kW (None: none)",
             allow_none=True,
         ),
+        "time_limit_s": _time_limit,
     },
     "codesign": {
         "space": _space,
@@ -446,10 +484,24 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
         "workers": _workers,
         "on_row": _callback,
     },
-    "provision_tradeoff": _INSTANCE,
-    "knee": _INSTANCE,
-    "export_astrasim": _INSTANCE,
-    "simulate": _INSTANCE,
+    "knee": {
+        "instance": _instance,
+        "within": _number("a fraction > 0",
+                          "give the slack as a fraction, e.g. within=0.01 for 1 % (not '1%')"),
+        "time_limit_s": _time_limit,
+        "design_usd": _number("a number >= 0", "give the cost in $ (None: the solve's)",
+                              allow_none=True, positive=False),
+    },
+    "provision_tradeoff": {"instance": _instance, "catalog": _catalog,
+                           "time_limit_s": _time_limit},
+    "export_astrasim": {"instance": _instance, "folder": _folder},
+    "simulate": {
+        "instance": _instance,
+        "binary": _binary,
+        "timeout_s": _number("a number of seconds > 0",
+                             "give the time allowed per simulator run in s, e.g. 7200 for 2 h"),
+        "tolerance": _fraction,
+    },
     "validate": {"files": _some_runs_files, "calibrate_on": _runs_files, "fields": _names,
                  "loss": _loss},
     "calibrate": {"runs": _runs, "fields": _names, "loss": _loss},

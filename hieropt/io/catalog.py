@@ -89,6 +89,7 @@ from ..spec import Instance
 from .catalog_fit import dimension_parts, part_label, usable_catalog
 from .common import (
     model_fields_at,
+    path_argument,
     read_toml,
     read_yaml_mapping,
     unknown_key_error,
@@ -108,9 +109,11 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     instance can use).
 
     Raises:
-        InputError: any bad file, key or value, naming the file, the field and the fix.
+        InputError: any bad file, key or value, naming the file, the field and the fix; a ``path``
+            not a str or Path, naming it.
     """
-    path = Path(path)
+    path = path_argument(path, "a parts catalog file",
+                         'hieropt.load_catalog("catalogs/example-4d.toml")')
     src = str(path)
     if path.suffix.lower() in (".yml", ".yaml"):
         data = read_yaml_mapping(path, "parts catalog")

@@ -52,7 +52,13 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import check_settings, missing_key, unknown_key_error, validation_error
+from .common import (
+    check_settings,
+    missing_key,
+    path_argument,
+    unknown_key_error,
+    validation_error,
+)
 from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry, nic_entry
@@ -91,9 +97,11 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     file).
 
     Raises:
-        InputError: any bad file or field, naming the file, the field and the fix.
+        InputError: any bad file or field, naming the file, the field and the fix; a ``path`` not
+            a str or Path, naming it.
     """
-    path = Path(path)
+    path = path_argument(path, "a co-design space file",
+                         'hieropt.load_codesign("spaces/codesign-gpt3-4096.toml")')
     src = str(path)
     data = read_toml(path, "co-design space")
     _check_keys(data, src)

@@ -247,3 +247,34 @@ def test_provision_arguments_name_themselves(inst, kwargs, message):
     with pytest.raises(hieropt.InputError) as e:
         hieropt.provision(inst, kwargs.pop("catalog"), **kwargs)
     assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    # (each was a TypeError, a ValueError or an AttributeError from inside the call, or named a
+    # command-line flag: --astra-sim, --tolerance)
+    (lambda i: hieropt.knee(i, "1%"), "within: '1%' is not a number; fix: give the slack as a "
+     "fraction, e.g. within=0.01 for 1 %"),
+    (lambda i: hieropt.knee(i, 0.01, time_limit_s="x"), "time_limit_s: 'x' is not a positive "
+     "number of seconds"),
+    (lambda i: hieropt.provision(i, CATALOG, time_limit_s=0), "time_limit_s: 0 is not a positive "
+     "number of seconds"),
+    (lambda i: hieropt.provision_tradeoff(i, {"classes": {}}), "catalog: expected "
+     "hieropt.load_catalog(path) or the path of a catalog file, got a dict"),
+    (lambda i: hieropt.export_astrasim(i, [250, 125, 75, 50], 5), "folder: expected a folder's "
+     "path (str or Path), got a int"),
+    (lambda i: hieropt.simulate(i, None, [250, 125, 75, 50]), "binary: expected the path of the "
+     "ASTRA-sim binary, got no binary"),
+    (lambda i: hieropt.simulate(i, "/bin/true", [250, 125, 75, 50], timeout_s="1h"),
+     "timeout_s: '1h' is not a number; fix: give the time allowed per simulator run in s, e.g. "
+     "7200 for 2 h"),
+    (lambda i: hieropt.simulate(i, "/bin/true", [250, 125, 75, 50], tolerance=3),
+     "tolerance: 3 is not in (0, 1); fix: give a fraction, e.g. tolerance=0.03 for 3 %"),
+    (lambda i: hieropt.load_codesign(5), "path: expected the path (str or Path) of a co-design "
+     "space file, got a int"),
+    (lambda i: hieropt.load_catalog(5), "path: expected the path (str or Path) of a parts "
+     "catalog file, got a int"),
+])
+def test_study_arguments_name_themselves(inst, call, message):
+    with pytest.raises(hieropt.InputError) as e:
+        call(inst)
+    assert str(e.value).startswith(message), str(e.value)
