@@ -19,6 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
+from .io.arguments import (
+    binary_argument,
+    callback_argument,
+    catalog_argument,
+    folder_argument,
+    fraction_argument,
+    space_argument,
+    time_limit_argument,
+    workers_argument,
+)
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import as_instance, load_instance
 from .io.libra_instance import load_libra
@@ -202,91 +212,6 @@ def _llm(value: Any, name: str) -> Any:
     )
 
 
-def _space(value: Any, name: str) -> Any:
-    """A co-design space (:func:`load_codesign`'s
-    :class:`~hieropt.workloads.llm.space.CodesignSpace`), or the path (str or Path) of a
-    co-design space file (read by the search)."""
-    from .workloads.llm.space import CodesignSpace
-
-    if isinstance(value, CodesignSpace | str | Path):
-        return value
-    raise InputError(
-        name, None,
-        f"expected hieropt.load_codesign(path) or the path of a co-design space file, got a "
-        f"{type(value).__name__}",
-        'pass the path itself, e.g. "spaces/codesign-gpt3-4096.toml", or '
-        "hieropt.load_codesign(path)",
-    )
-
-
-def _catalog(value: Any, name: str) -> Any:
-    """A parts catalog (:func:`load_catalog`'s :class:`Catalog`), or the path (str or Path) of a
-    catalog file (read by the provisioning)."""
-    if isinstance(value, Catalog | str | Path):
-        return value
-    raise InputError(
-        name, None,
-        f"expected hieropt.load_catalog(path) or the path of a catalog file, got a "
-        f"{type(value).__name__}",
-        'pass the path itself, e.g. "catalogs/example-4d.toml", or hieropt.load_catalog(path)',
-    )
-
-
-def _workers(value: Any, name: str) -> Any:
-    """A number of local processes: a whole number >= 1, or None (the CPU count)."""
-    if value is None:
-        return value
-    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
-        raise InputError(name, None, f"{value!r} is not a whole number >= 1",
-                         f"give {name}=1 (this process) or more, or None (one per CPU)")
-    return value
-
-
-def _callback(value: Any, name: str) -> Any:
-    """A function (called with each row), or None."""
-    if value is not None and not callable(value):
-        raise InputError(name, None, f"expected a function, got a {type(value).__name__}",
-                         f"pass a function of one row, e.g. {name}=print (None: none)")
-    return value
-
-
-def _time_limit(value: Any, name: str) -> float:
-    """A time limit per solve, s: a number > 0 (inf: none)."""
-    from .spec.overrides import check_time_limit
-
-    return check_time_limit(value, name)
-
-
-def _folder(value: Any, name: str) -> Any:
-    """The path (str or Path) of a folder to write."""
-    if not isinstance(value, str | Path):
-        raise InputError(name, None, f"expected a folder's path (str or Path), got a "
-                         f"{type(value).__name__}", f'pass e.g. {name}="bundle/"')
-    return value
-
-
-def _binary(value: Any, name: str) -> Any:
-    """The path (str or Path) of the ASTRA-sim binary (its own checks: a file, executable, follow
-    in the simulation)."""
-    if value is None or value == "" or not isinstance(value, str | Path):
-        got = "no binary" if value is None or value == "" else f"a {type(value).__name__}"
-        raise InputError(
-            name, None, f"expected the path of the ASTRA-sim binary, got {got}",
-            f"pass the path of AstraSim_Analytical_Congestion_Unaware, e.g. "
-            f'{name}=os.environ["ASTRA_SIM"]',
-        )
-    return value
-
-
-def _fraction(value: Any, name: str) -> Any:
-    """A fraction in (0, 1), e.g. 0.03 for 3 %."""
-    if not is_real(value) or not 0 < float(value) < 1:
-        problem = (f"{value!r} is not a number" if not is_real(value)
-                   else f"{value:g} is not in (0, 1)")
-        raise InputError(name, None, problem, f"give a fraction, e.g. {name}=0.03 for 3 %")
-    return value
-
-
 _TIME_TARGET = (
     "a number > 0",
     "give the iteration-time target in ns, e.g. 1.3e9 for 1.3 s (None: the input's)",
@@ -468,39 +393,39 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     "pareto": _INSTANCE,
     "provision": {
         "instance": _instance,
-        "catalog": _catalog,
+        "catalog": catalog_argument,
         "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
         "max_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "max_power_w": _number(
             "a number > 0", "give the power budget in W, e.g. 5e5 for 500 kW (None: none)",
             allow_none=True,
         ),
-        "time_limit_s": _time_limit,
+        "time_limit_s": time_limit_argument,
     },
     "codesign": {
-        "space": _space,
+        "space": space_argument,
         "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
-        "workers": _workers,
-        "on_row": _callback,
+        "workers": workers_argument,
+        "on_row": callback_argument,
     },
     "knee": {
         "instance": _instance,
         "within": _number("a fraction > 0",
                           "give the slack as a fraction, e.g. within=0.01 for 1 % (not '1%')"),
-        "time_limit_s": _time_limit,
+        "time_limit_s": time_limit_argument,
         "design_usd": _number("a number >= 0", "give the cost in $ (None: the solve's)",
                               allow_none=True, positive=False),
     },
-    "provision_tradeoff": {"instance": _instance, "catalog": _catalog,
-                           "time_limit_s": _time_limit},
-    "export_astrasim": {"instance": _instance, "folder": _folder},
+    "provision_tradeoff": {"instance": _instance, "catalog": catalog_argument,
+                           "time_limit_s": time_limit_argument},
+    "export_astrasim": {"instance": _instance, "folder": folder_argument},
     "simulate": {
         "instance": _instance,
-        "binary": _binary,
+        "binary": binary_argument,
         "timeout_s": _number("a number of seconds > 0",
                              "give the time allowed per simulator run in s, e.g. 7200 for 2 h"),
-        "tolerance": _fraction,
+        "tolerance": fraction_argument,
     },
     "validate": {"files": _some_runs_files, "calibrate_on": _runs_files, "fields": _names,
                  "loss": _loss},
