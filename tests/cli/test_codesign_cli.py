@@ -259,3 +259,15 @@ def test_a_bad_constraint_of_a_space_names_the_file_and_the_text(tmp_path, old, 
     r = runner.invoke(app, ["codesign", str(path), "--workers", "1"])
     assert r.exit_code == 2
     assert error_line(r).startswith(f"error: {path}: {message}")
+
+
+def test_an_unknown_objective_lists_only_those_a_space_takes():
+    # (the list named min_max_regret, which codesign then refuses: a space has one model)
+    from tests.cli.util import error_line
+
+    r = runner.invoke(app, ["codesign", str(REPO / "spaces" / "codesign-gpt3-4096-libra-plan.toml"),
+                            "--objective", "min_power"])
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --objective: unknown objective 'min_power'; fix: use one of performance, "
+        "performance_per_cost, min_cost, min_run_cost")

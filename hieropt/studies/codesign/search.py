@@ -49,6 +49,7 @@ from pydantic import ValidationError
 from ...cache import Cache, scoped
 from ...errors import InputError, NoSolutionError
 from ...io.common import validation_error
+from ...names import OBJECTIVES
 from ...spec.overrides import with_targets
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import client_address, paused_gc, run_admitted
@@ -260,6 +261,9 @@ def codesign(
             per NPU") or no plan is valid.
     """
     start = time.perf_counter()
+    if objective is not None and objective not in OBJECTIVES:  # (the list a space can take)
+        raise InputError("objective", None, f"unknown objective {objective!r}",
+                         f"use one of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')}")
     if not isinstance(space, CodesignSpace):
         from ...io.codesign import load_codesign
 
