@@ -16,8 +16,8 @@ from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 from .linalg import EPS, exact_dot
 
-__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_rows", "row_leak_usd",
-           "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
+__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_budget",
+           "onto_rows", "row_leak_usd", "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
@@ -90,10 +90,10 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     is ``bw`` clipped into its bounds, projected onto the rows it misses or holds
     (:func:`onto_rows`) when they are worth more than :data:`LEAK_ULPS` ulps of its cost, then,
     when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (a
-    design on the rows and within the budget: the cheapest network), c + f (x - c) with the
-    largest f whose cost is within the budget in exact rational arithmetic (without an anchor,
-    bw' = lo + f (bw - lo), kept only when its row misses stay round-off). A point that misses a
-    design row (:func:`meets_rows`) or is further over budget is no candidate.
+    design on the rows and within the budget: the cheapest network) by :func:`onto_budget`
+    (without an anchor, towards the lower bounds, kept only when its row misses stay round-off).
+    A point that misses a design row (:func:`meets_rows`) or is further over budget is no
+    candidate.
     ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
         return None
@@ -111,9 +111,10 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
-    point = _towards(p, bw, anchor() if anchor is not None else None, budget_usd)
+    cheapest = anchor() if anchor is not None else None
+    point = onto_budget(p, cheapest, bw, budget_usd) if cheapest is not None else None
     if point is None:
-        point = _scaled_down(instance, p, bw, budget_usd)
+        point = onto_budget(p, dm.bw_lower, bw, budget_usd)
     if point is None or not meets_rows(instance, point) or _leaks(instance, point, p):
         return None
     return point
@@ -165,39 +166,36 @@ def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
     return x if meets_rows(instance, x) else None
 
 
-def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
-             budget_usd: float) -> np.ndarray | None:
-    """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
-    as the float dot product sums it (None without an anchor within the budget)."""
-    if anchor is None:
+def onto_budget(price_usd_per_gbps: np.ndarray, anchor: np.ndarray, x: np.ndarray,
+                budget_usd: float, fill: bool = False) -> np.ndarray | None:
+    """The point anchor + f (x - anchor) (GB/s, shape (D,)) with the largest f <= 1 whose cost is
+    within ``budget_usd`` ($): ``x`` itself when it is within, else stepped back towards
+    ``anchor`` (a design within the budget: the cheapest network, the lower bounds); with
+    ``fill``, a point within the budget is moved past ``x`` (f <= 1e3) until it spends the budget.
+    The cost (``price_usd_per_gbps``: (D,) $ per GB/s) is checked in exact rational arithmetic and
+    as the float dot product and pairwise sum give it (the rounding of each entry may cost more
+    than the room: f steps back by it). None when ``anchor`` is over the budget, the cost does not
+    grow from it towards ``x`` where that is needed, or any entry is not finite."""
+    p, budget = price_usd_per_gbps, Fraction(budget_usd)
+    if not (np.isfinite(anchor).all() and np.isfinite(x).all()):
         return None
-    budget = Fraction(budget_usd)
+
+    def over(point: np.ndarray) -> Fraction:
+        return max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd),
+                   Fraction(float((p * point).sum()) - budget_usd))
+
+    if not fill and over(x) <= 0:
+        return x
     base, cost = exact_dot(p, anchor), exact_dot(p, x)
     if base > budget or not cost > base:
         return None
-    f = float((budget - base) / (cost - base))
-    for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
+    f = min(float((budget - base) / (cost - base)), 1e3)
+    for _ in range(8):
         point = anchor + f * (x - anchor)
-        over = max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
-        if over <= 0:
+        miss = over(point)
+        if miss <= 0:
             return point
-        f -= max(2 * float(over / (cost - base)), 1e-12 * f)
-    return None
-
-
-def _scaled_down(instance: Instance, p: np.ndarray, bw: np.ndarray,
-                 budget_usd: float) -> np.ndarray | None:
-    """lo + f (bw - lo) with the largest f (to a few ulps) whose cost is within ``budget_usd``."""
-    dm = instance.design_matrix
-    floor = float(np.dot(p, dm.bw_lower))
-    if not floor < budget_usd:
-        return None
-    f = (budget_usd - floor) / (float(np.dot(p, bw)) - floor)
-    for _ in range(4):  # (rounding: a few ulps less until the sum is within the budget)
-        scaled = dm.bw_lower + f * (bw - dm.bw_lower)
-        if float(np.dot(p, scaled)) <= budget_usd:
-            return scaled
-        f *= 1 - 4 * EPS
+        f -= max(2 * float(miss / (cost - base)), 1e-12 * f)
     return None
 
 

@@ -20,7 +20,7 @@ from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
 from .linalg import EPS, exact_dot, round_outwards
-from .line_search import meets_rows, within_rows
+from .line_search import meets_rows, onto_budget, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
 
@@ -245,7 +245,8 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
     """Designs (GB/s) within the rows to :data:`STRICT` and the budget from an LP point ``bw``
     (GB/s): the cheapest network with the starved dimensions at ``bw``'s values, the dimensions it
     holds at a bound kept there or moved with ``bw``, the rest on the rows active there (least
-    squares), the change scaled onto the budget; also the segment towards ``bw``. [] when none."""
+    squares), the change scaled onto the budget (:func:`hieropt.solvers.line_search.onto_budget`,
+    also filling it); also the segment towards ``bw``. [] when none."""
     dm = instance.design_matrix
     b0 = reduced.vertex.bw_gbps
     rows, at_bound, A, floor, bound = _held(instance, b0)
@@ -267,33 +268,12 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
             deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     p = cluster_cost_usd_per_gbps(instance)
-    points = (_onto_budget(p, b0, d, reduced.budget_usd, fill) for d in deltas
+    # (a point clipped at 0 costs less: p > 0 where a reduced row exists)
+    points = (onto_budget(p, b0, b0 + d, reduced.budget_usd, fill) for d in deltas
               for fill in (False, True))
-    return [b for b in points if b is not None and dm.max_violation(b) <= STRICT
+    points = (np.maximum(b, 0.0) for b in points if b is not None)
+    return [b for b in points if dm.max_violation(b) <= STRICT
             and (b >= dm.bw_lower).all() and (b <= dm.bw_upper).all()]
-
-
-def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
-                 fill: bool) -> np.ndarray | None:
-    """b0 + s delta with the largest s <= 1 (``fill``: s > 1, the whole room spent) whose cost is
-    within ``budget_usd`` under a dot product and a pairwise sum alike; None when none is."""
-    base = float(p @ b0)
-    extra = float(p @ delta)
-    s = 1.0
-    if base + extra > budget_usd:
-        if extra <= 0 or budget_usd <= base:
-            return None
-        s = (budget_usd - base) / extra
-    elif fill:
-        if extra <= 0 or budget_usd <= base + extra:
-            return None
-        s = min((budget_usd - base) / extra, 1e3)
-    for _ in range(8):
-        point = np.maximum(b0 + s * delta, 0.0)
-        if float(p @ point) <= budget_usd and float((p * point).sum()) <= budget_usd:
-            return point
-        s *= 1 - 1e-9
-    return None
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
