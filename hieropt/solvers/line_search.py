@@ -2,7 +2,9 @@
 iteration time meets the target (T is convex along the segment), on the target when the independent
 evaluator agrees, else a hair inside. Used by the min-cost loop of
 :class:`hieropt.solvers.cutting.TimeLP` and by the perf-per-cost candidates under a time target
-(:class:`hieropt.solvers.ratio.RatioCore`): one line search for both."""
+(:class:`hieropt.solvers.ratio.RatioCore`), and, on the max ratio, by the cheapest portfolio within
+a regret (:class:`hieropt.solvers.portfolio.RegretLP`): one segment search (:func:`segment_point`)
+for all. Also the one step of a design onto a budget (:func:`onto_budget`)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 from .linalg import EPS, exact_dot
 
-__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_budget",
-           "onto_rows", "row_leak_usd", "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
+__all__ = ["meet_target", "segment_point", "meets_rows", "within_rows", "within_budget",
+           "onto_budget", "onto_rows", "row_leak_usd", "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
@@ -231,11 +233,10 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
     # a few ulps inside the target first (the evaluators sum in other orders), then the margin
     if tight and target_ns < target:
         goal = target * (1 - ULP_STEPS * EPS)
-        point = (bw if t_bw <= goal
-                 else _segment_point(tm, bw, meets, t_bw, t_meets, goal, sigma_tol))
+        point = segment_point(tm.time_ns, tm.times_ns, bw, meets, t_bw, t_meets, goal, sigma_tol)
         if tm.time_ns(point) <= goal and _evaluated_within(instance, point, target):
             return point
-    return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns, sigma_tol)
+    return segment_point(tm.time_ns, tm.times_ns, bw, meets, t_bw, t_meets, target_ns, sigma_tol)
 
 
 def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> bool:
@@ -247,29 +248,33 @@ def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> b
         return False
 
 
-def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float, t_meets: float,
-                   target_ns: float, sigma_tol: float = 0.0) -> np.ndarray:
-    """The point of [meets, bw] nearest ``bw`` whose time model T is <= ``target_ns`` (T(bw) >
-    target >= T(meets)), to round-off or, with ``sigma_tol`` > 0, a feasible point within that
-    fraction of the segment of the nearest."""
+def segment_point(value: Callable[[np.ndarray], float], values: Callable[[np.ndarray], np.ndarray],
+                  bw: np.ndarray, meets: np.ndarray, v_bw: float, v_meets: float, target: float,
+                  sigma_tol: float = 0.0) -> np.ndarray:
+    """The point of [meets, bw] (GB/s, (D,)) nearest ``bw`` where ``value`` (a design's, convex
+    along the segment: a time in ns, a max ratio; ``values``: of an (S, D) batch) is <= ``target``
+    (v_bw = value(bw), may be inf; v_meets = value(meets) <= target): to round-off or, with
+    ``sigma_tol`` > 0, a feasible point within that fraction of the segment of the nearest."""
+    if v_bw <= target:
+        return bw
     # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw
     # keeps its own digits however far away meets lies (from meets, s = 1 - sigma has a spacing of
     # 1e-16 x |bw - meets|: with meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
     # feasible by convexity
-    chord = (t_bw - target_ns) / (t_bw - t_meets) if np.isfinite(t_bw) else 1.0
+    chord = (v_bw - target) / (v_bw - v_meets) if np.isfinite(v_bw) else 1.0
     step = meets - bw
     # T(a) > target >= T(b); the feasible part is [sigma*, 1]
-    a, t_a, b, t_b = 0.0, t_bw, 1.0, t_meets
+    a, t_a, b, t_b = 0.0, v_bw, 1.0, v_meets
     dropped = None  # (the point last dropped from the bracket: the parabola's third)
     # (a segment flat to round-off gets a batched round, whose grid is nearer bw than the chord)
-    scalar = SCALAR_STEPS if t_bw - t_meets > 16 * EPS * target_ns else 0
+    scalar = SCALAR_STEPS if v_bw - v_meets > 16 * EPS * target else 0
     for i in range(scalar + 20):
         # the chord's root: feasible (the chord lies above T), near sigma* on a smooth piece
-        c = a + (b - a) * (t_a - target_ns) / (t_a - t_b) if np.isfinite(t_a) else b
-        s = _parabola_root((a, t_a), (b, t_b), dropped, target_ns) if dropped else c
+        c = a + (b - a) * (t_a - target) / (t_a - t_b) if np.isfinite(t_a) else b
+        s = _parabola_root((a, t_a), (b, t_b), dropped, target) if dropped else c
         if i < scalar and np.isfinite(t_a) and a < s < b:  # one evaluation of T
-            t = tm.time_ns(bw + s * step)
-            if t <= target_ns:
+            t = value(bw + s * step)
+            if t <= target:
                 dropped, b, t_b = (b, t_b), s, t
             else:
                 dropped, a, t_a = (a, t_a), s, t
@@ -278,18 +283,18 @@ def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float
             sig = np.concatenate(([c], c - (c - a) * LINE_STEPS, a + (b - a) * LINE_GRID))
             # (repeated points are harmless: the order is what counts)
             sig = np.sort(sig[(sig > a) & (sig <= b)])
-            t = tm.times_ns(bw + sig[:, None] * step)
-            ok = t <= target_ns
+            t = values(bw + sig[:, None] * step)
+            ok = t <= target
             k = int(np.argmax(ok)) if ok.any() else sig.size  # the first point within the target
             if k > 0:
                 a, t_a = float(sig[k - 1]), float(t[k - 1])
             if k < sig.size:
                 b, t_b = float(sig[k]), float(t[k])
         # (further points differ by round-off)
-        if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target_ns:
+        if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target:
             break
     point = bw + b * step
-    if b < chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+    if b < chord and not value(point) <= target:  # the batched sum rounded the other way
         point = bw + chord * step
     return point
 
