@@ -15,7 +15,6 @@ from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import bytes_per_dim
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
-from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
@@ -346,21 +345,14 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBud
 
 def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
               cheapest_usd: float) -> OAResult:
-    """``out`` OPTIMAL within ``rel_gap``, else LIMIT saying why: the round-off of a cost when the
-    share of the time the bound gives up for it (``allowance``) is half the gap target or more."""
-    if out.gap <= rel_gap:
-        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target")
-    if allowance >= 0.5 * rel_gap:
-        msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
-               f"${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the cheapest network "
-               f"(${usd_cents(cheapest_usd, up=True)}), and the design found meets the rows and "
-               f"the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
-               "which leaves the time undecided within that gap")
-    elif out.status is Status.LIMIT:
-        msg = out.message
-    else:
-        msg = f"stopped at proven relative gap {out.gap:.3g}"
-    return replace(out, status=Status.LIMIT, message=msg)
+    """``out`` settled at ``rel_gap`` (:meth:`~hieropt.solvers.outcome.OAResult.settled`), saying
+    why when it misses it: the round-off of a cost when the share of the time the bound gives up
+    for it (``allowance``) is half the gap target or more."""
+    return out.settled(rel_gap, None if allowance < 0.5 * rel_gap else (
+        f"the budget is only ${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the "
+        f"cheapest network (${usd_cents(cheapest_usd, up=True)}), and the design found meets the "
+        f"rows and the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
+        "which leaves the time undecided within that gap"))
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:

@@ -125,11 +125,9 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
         return res
     w, g = max(short, key=lambda item: item[1])
     share = min(max(r.lower, 0.0) / r.upper if r.upper > 0 else 1.0 for r in optima)
-    lower = res.lower * share if ratio else res.lower
-    gap = (res.upper - lower) / res.upper if res.upper > 0 else INF
-    why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
-           f"only to a gap of {g:.3g}")
-    return replace(res, status=Status.LIMIT, lower=lower, message=why)
+    out = replace(res, lower=res.lower * share if ratio else res.lower)
+    # (never settled as optimal: a gap is >= 0)
+    return out.settled(-1.0, f"the own optimum of workload {w} is proven only to a gap of {g:.3g}")
 
 
 class RegretLP(TimeLP):
