@@ -2,7 +2,9 @@
 iteration time meets the target (T is convex along the segment), on the target when the independent
 evaluator agrees, else a hair inside. Used by the min-cost loop of
 :class:`hieropt.solvers.cutting.TimeLP` and by the perf-per-cost candidates under a time target
-(:class:`hieropt.solvers.ratio.RatioCore`): one line search for both."""
+(:class:`hieropt.solvers.ratio.RatioCore`), and, on the max ratio, by the cheapest portfolio within
+a regret (:class:`hieropt.solvers.portfolio.RegretLP`): one segment search (:func:`segment_point`)
+for all. Also the one step of a design onto a budget (:func:`onto_budget`)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 from .linalg import EPS, exact_dot
 
-__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_rows", "row_leak_usd",
-           "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
+__all__ = ["meet_target", "segment_point", "meets_rows", "within_rows", "within_budget",
+           "onto_budget", "onto_rows", "row_leak_usd", "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
@@ -90,10 +92,10 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     is ``bw`` clipped into its bounds, projected onto the rows it misses or holds
     (:func:`onto_rows`) when they are worth more than :data:`LEAK_ULPS` ulps of its cost, then,
     when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (a
-    design on the rows and within the budget: the cheapest network), c + f (x - c) with the
-    largest f whose cost is within the budget in exact rational arithmetic (without an anchor,
-    bw' = lo + f (bw - lo), kept only when its row misses stay round-off). A point that misses a
-    design row (:func:`meets_rows`) or is further over budget is no candidate.
+    design on the rows and within the budget: the cheapest network) by :func:`onto_budget`
+    (without an anchor, towards the lower bounds, kept only when its row misses stay round-off).
+    A point that misses a design row (:func:`meets_rows`) or is further over budget is no
+    candidate.
     ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
         return None
@@ -111,9 +113,10 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
-    point = _towards(p, bw, anchor() if anchor is not None else None, budget_usd)
+    cheapest = anchor() if anchor is not None else None
+    point = onto_budget(p, cheapest, bw, budget_usd) if cheapest is not None else None
     if point is None:
-        point = _scaled_down(instance, p, bw, budget_usd)
+        point = onto_budget(p, dm.bw_lower, bw, budget_usd)
     if point is None or not meets_rows(instance, point) or _leaks(instance, point, p):
         return None
     return point
@@ -165,39 +168,36 @@ def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
     return x if meets_rows(instance, x) else None
 
 
-def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
-             budget_usd: float) -> np.ndarray | None:
-    """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
-    as the float dot product sums it (None without an anchor within the budget)."""
-    if anchor is None:
+def onto_budget(price_usd_per_gbps: np.ndarray, anchor: np.ndarray, x: np.ndarray,
+                budget_usd: float, fill: bool = False) -> np.ndarray | None:
+    """The point anchor + f (x - anchor) (GB/s, shape (D,)) with the largest f <= 1 whose cost is
+    within ``budget_usd`` ($): ``x`` itself when it is within, else stepped back towards
+    ``anchor`` (a design within the budget: the cheapest network, the lower bounds); with
+    ``fill``, a point within the budget is moved past ``x`` (f <= 1e3) until it spends the budget.
+    The cost (``price_usd_per_gbps``: (D,) $ per GB/s) is checked in exact rational arithmetic and
+    as the float dot product and pairwise sum give it (the rounding of each entry may cost more
+    than the room: f steps back by it). None when ``anchor`` is over the budget, the cost does not
+    grow from it towards ``x`` where that is needed, or any entry is not finite."""
+    p, budget = price_usd_per_gbps, Fraction(budget_usd)
+    if not (np.isfinite(anchor).all() and np.isfinite(x).all()):
         return None
-    budget = Fraction(budget_usd)
+
+    def over(point: np.ndarray) -> Fraction:
+        return max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd),
+                   Fraction(float((p * point).sum()) - budget_usd))
+
+    if not fill and over(x) <= 0:
+        return x
     base, cost = exact_dot(p, anchor), exact_dot(p, x)
     if base > budget or not cost > base:
         return None
-    f = float((budget - base) / (cost - base))
-    for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
+    f = min(float((budget - base) / (cost - base)), 1e3)
+    for _ in range(8):
         point = anchor + f * (x - anchor)
-        over = max(exact_dot(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
-        if over <= 0:
+        miss = over(point)
+        if miss <= 0:
             return point
-        f -= max(2 * float(over / (cost - base)), 1e-12 * f)
-    return None
-
-
-def _scaled_down(instance: Instance, p: np.ndarray, bw: np.ndarray,
-                 budget_usd: float) -> np.ndarray | None:
-    """lo + f (bw - lo) with the largest f (to a few ulps) whose cost is within ``budget_usd``."""
-    dm = instance.design_matrix
-    floor = float(np.dot(p, dm.bw_lower))
-    if not floor < budget_usd:
-        return None
-    f = (budget_usd - floor) / (float(np.dot(p, bw)) - floor)
-    for _ in range(4):  # (rounding: a few ulps less until the sum is within the budget)
-        scaled = dm.bw_lower + f * (bw - dm.bw_lower)
-        if float(np.dot(p, scaled)) <= budget_usd:
-            return scaled
-        f *= 1 - 4 * EPS
+        f -= max(2 * float(miss / (cost - base)), 1e-12 * f)
     return None
 
 
@@ -233,11 +233,10 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
     # a few ulps inside the target first (the evaluators sum in other orders), then the margin
     if tight and target_ns < target:
         goal = target * (1 - ULP_STEPS * EPS)
-        point = (bw if t_bw <= goal
-                 else _segment_point(tm, bw, meets, t_bw, t_meets, goal, sigma_tol))
+        point = segment_point(tm.time_ns, tm.times_ns, bw, meets, t_bw, t_meets, goal, sigma_tol)
         if tm.time_ns(point) <= goal and _evaluated_within(instance, point, target):
             return point
-    return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns, sigma_tol)
+    return segment_point(tm.time_ns, tm.times_ns, bw, meets, t_bw, t_meets, target_ns, sigma_tol)
 
 
 def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> bool:
@@ -249,29 +248,33 @@ def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> b
         return False
 
 
-def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float, t_meets: float,
-                   target_ns: float, sigma_tol: float = 0.0) -> np.ndarray:
-    """The point of [meets, bw] nearest ``bw`` whose time model T is <= ``target_ns`` (T(bw) >
-    target >= T(meets)), to round-off or, with ``sigma_tol`` > 0, a feasible point within that
-    fraction of the segment of the nearest."""
+def segment_point(value: Callable[[np.ndarray], float], values: Callable[[np.ndarray], np.ndarray],
+                  bw: np.ndarray, meets: np.ndarray, v_bw: float, v_meets: float, target: float,
+                  sigma_tol: float = 0.0) -> np.ndarray:
+    """The point of [meets, bw] (GB/s, (D,)) nearest ``bw`` where ``value`` (a design's, convex
+    along the segment: a time in ns, a max ratio; ``values``: of an (S, D) batch) is <= ``target``
+    (v_bw = value(bw), may be inf; v_meets = value(meets) <= target): to round-off or, with
+    ``sigma_tol`` > 0, a feasible point within that fraction of the segment of the nearest."""
+    if v_bw <= target:
+        return bw
     # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw
     # keeps its own digits however far away meets lies (from meets, s = 1 - sigma has a spacing of
     # 1e-16 x |bw - meets|: with meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
     # feasible by convexity
-    chord = (t_bw - target_ns) / (t_bw - t_meets) if np.isfinite(t_bw) else 1.0
+    chord = (v_bw - target) / (v_bw - v_meets) if np.isfinite(v_bw) else 1.0
     step = meets - bw
     # T(a) > target >= T(b); the feasible part is [sigma*, 1]
-    a, t_a, b, t_b = 0.0, t_bw, 1.0, t_meets
+    a, t_a, b, t_b = 0.0, v_bw, 1.0, v_meets
     dropped = None  # (the point last dropped from the bracket: the parabola's third)
     # (a segment flat to round-off gets a batched round, whose grid is nearer bw than the chord)
-    scalar = SCALAR_STEPS if t_bw - t_meets > 16 * EPS * target_ns else 0
+    scalar = SCALAR_STEPS if v_bw - v_meets > 16 * EPS * target else 0
     for i in range(scalar + 20):
         # the chord's root: feasible (the chord lies above T), near sigma* on a smooth piece
-        c = a + (b - a) * (t_a - target_ns) / (t_a - t_b) if np.isfinite(t_a) else b
-        s = _parabola_root((a, t_a), (b, t_b), dropped, target_ns) if dropped else c
+        c = a + (b - a) * (t_a - target) / (t_a - t_b) if np.isfinite(t_a) else b
+        s = _parabola_root((a, t_a), (b, t_b), dropped, target) if dropped else c
         if i < scalar and np.isfinite(t_a) and a < s < b:  # one evaluation of T
-            t = tm.time_ns(bw + s * step)
-            if t <= target_ns:
+            t = value(bw + s * step)
+            if t <= target:
                 dropped, b, t_b = (b, t_b), s, t
             else:
                 dropped, a, t_a = (a, t_a), s, t
@@ -280,18 +283,18 @@ def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float
             sig = np.concatenate(([c], c - (c - a) * LINE_STEPS, a + (b - a) * LINE_GRID))
             # (repeated points are harmless: the order is what counts)
             sig = np.sort(sig[(sig > a) & (sig <= b)])
-            t = tm.times_ns(bw + sig[:, None] * step)
-            ok = t <= target_ns
+            t = values(bw + sig[:, None] * step)
+            ok = t <= target
             k = int(np.argmax(ok)) if ok.any() else sig.size  # the first point within the target
             if k > 0:
                 a, t_a = float(sig[k - 1]), float(t[k - 1])
             if k < sig.size:
                 b, t_b = float(sig[k]), float(t[k])
         # (further points differ by round-off)
-        if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target_ns:
+        if b - a <= max(1e-15 * b, sigma_tol) or t_a - t_b <= 16 * EPS * target:
             break
     point = bw + b * step
-    if b < chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+    if b < chord and not value(point) <= target:  # the batched sum rounded the other way
         point = bw + chord * step
     return point
 

@@ -15,12 +15,11 @@ from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import bytes_per_dim
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
-from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
 from .linalg import EPS, exact_dot, round_outwards
-from .line_search import meets_rows, within_rows
+from .line_search import meets_rows, onto_budget, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
 
@@ -245,7 +244,8 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
     """Designs (GB/s) within the rows to :data:`STRICT` and the budget from an LP point ``bw``
     (GB/s): the cheapest network with the starved dimensions at ``bw``'s values, the dimensions it
     holds at a bound kept there or moved with ``bw``, the rest on the rows active there (least
-    squares), the change scaled onto the budget; also the segment towards ``bw``. [] when none."""
+    squares), the change scaled onto the budget (:func:`hieropt.solvers.line_search.onto_budget`,
+    also filling it); also the segment towards ``bw``. [] when none."""
     dm = instance.design_matrix
     b0 = reduced.vertex.bw_gbps
     rows, at_bound, A, floor, bound = _held(instance, b0)
@@ -267,33 +267,12 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
             deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     p = cluster_cost_usd_per_gbps(instance)
-    points = (_onto_budget(p, b0, d, reduced.budget_usd, fill) for d in deltas
+    # (a point clipped at 0 costs less: p > 0 where a reduced row exists)
+    points = (onto_budget(p, b0, b0 + d, reduced.budget_usd, fill) for d in deltas
               for fill in (False, True))
-    return [b for b in points if b is not None and dm.max_violation(b) <= STRICT
+    points = (np.maximum(b, 0.0) for b in points if b is not None)
+    return [b for b in points if dm.max_violation(b) <= STRICT
             and (b >= dm.bw_lower).all() and (b <= dm.bw_upper).all()]
-
-
-def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
-                 fill: bool) -> np.ndarray | None:
-    """b0 + s delta with the largest s <= 1 (``fill``: s > 1, the whole room spent) whose cost is
-    within ``budget_usd`` under a dot product and a pairwise sum alike; None when none is."""
-    base = float(p @ b0)
-    extra = float(p @ delta)
-    s = 1.0
-    if base + extra > budget_usd:
-        if extra <= 0 or budget_usd <= base:
-            return None
-        s = (budget_usd - base) / extra
-    elif fill:
-        if extra <= 0 or budget_usd <= base + extra:
-            return None
-        s = min((budget_usd - base) / extra, 1e3)
-    for _ in range(8):
-        point = np.maximum(b0 + s * delta, 0.0)
-        if float(p @ point) <= budget_usd and float((p * point).sum()) <= budget_usd:
-            return point
-        s *= 1 - 1e-9
-    return None
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
@@ -366,21 +345,14 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBud
 
 def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
               cheapest_usd: float) -> OAResult:
-    """``out`` OPTIMAL within ``rel_gap``, else LIMIT saying why: the round-off of a cost when the
-    share of the time the bound gives up for it (``allowance``) is half the gap target or more."""
-    if out.gap <= rel_gap:
-        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target")
-    if allowance >= 0.5 * rel_gap:
-        msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
-               f"${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the cheapest network "
-               f"(${usd_cents(cheapest_usd, up=True)}), and the design found meets the rows and "
-               f"the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
-               "which leaves the time undecided within that gap")
-    elif out.status is Status.LIMIT:
-        msg = out.message
-    else:
-        msg = f"stopped at proven relative gap {out.gap:.3g}"
-    return replace(out, status=Status.LIMIT, message=msg)
+    """``out`` settled at ``rel_gap`` (:meth:`~hieropt.solvers.outcome.OAResult.settled`), saying
+    why when it misses it: the round-off of a cost when the share of the time the bound gives up
+    for it (``allowance``) is half the gap target or more."""
+    return out.settled(rel_gap, None if allowance < 0.5 * rel_gap else (
+        f"the budget is only ${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the "
+        f"cheapest network (${usd_cents(cheapest_usd, up=True)}), and the design found meets the "
+        f"rows and the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
+        "which leaves the time undecided within that gap"))
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:

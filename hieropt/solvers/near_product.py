@@ -97,14 +97,11 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
         best = replace(best, bw=out.bw, upper=out.upper)
     if out is not None:
         best = replace(best, lower=max(best.lower, out.lower))
-    if best.upper - best.lower <= rel_gap * best.upper:
-        return replace(best, status=Status.OPTIMAL, message="optimal within the gap target")
-    return replace(best, status=Status.LIMIT, message=(
-        f"stopped at proven relative gap {best.gap:.3g}: the budget is only "
-        f"{budget / c_lo - 1:.2g} above the cheapest network (${usd_cents(c_lo, up=True)}), which "
-        "the cost-share LP does not resolve; the bound is the fastest time's bound within the "
-        f"budget (its gap {fast.gap:.2g}) x the cheapest network's cost, or a split of the costs "
-        "in two"))
+    return best.settled(rel_gap, (
+        f"the budget is only {budget / c_lo - 1:.2g} above the cheapest network "
+        f"(${usd_cents(c_lo, up=True)}), which the cost-share LP does not resolve; the bound is "
+        f"the fastest time's bound within the budget (its gap {fast.gap:.2g}) x the cheapest "
+        "network's cost, or a split of the costs in two"))
 
 
 def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float) -> float:

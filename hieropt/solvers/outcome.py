@@ -5,7 +5,7 @@ certified outcome of a solve (:class:`OAResult`) and the multipliers of its best
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -56,6 +56,19 @@ class OAResult:
         if not self.upper < INF:
             return INF
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+
+    def settled(self, rel_gap: float, why: str | None = None) -> OAResult:
+        """This outcome OPTIMAL ("optimal within the gap target", or its own message when OPTIMAL
+        already) when its :attr:`gap` is within ``rel_gap`` (relative), else LIMIT: "stopped at
+        proven relative gap g: ``why``", or without ``why`` its own message when LIMIT already.
+        The one wording of a gap's verdict."""
+        if self.gap <= rel_gap and self.status is not Status.OPTIMAL:
+            return replace(self, status=Status.OPTIMAL, message="optimal within the gap target")
+        if self.gap <= rel_gap or (why is None and self.status is Status.LIMIT):
+            return self
+        tail = f": {why}" if why else ""
+        return replace(self, status=Status.LIMIT,
+                       message=f"stopped at proven relative gap {self.gap:.3g}{tail}")
 
 
 @dataclass(frozen=True)

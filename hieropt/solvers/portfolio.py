@@ -20,7 +20,7 @@ from ..result import Portfolio, Status, slowdown_ratio
 from ..spec import Instance
 from .cut_lp import Loop
 from .cutting import INF, REL_GAP, OAResult, TimeLP, cost_cap
-from .line_search import within_rows
+from .line_search import segment_point, within_rows
 
 __all__ = ["RegretLP", "hours_weighted", "max_ratio", "min_cost_within_regret", "min_max_regret",
            "own_optima", "portfolio_of", "single_job"]
@@ -125,11 +125,9 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
         return res
     w, g = max(short, key=lambda item: item[1])
     share = min(max(r.lower, 0.0) / r.upper if r.upper > 0 else 1.0 for r in optima)
-    lower = res.lower * share if ratio else res.lower
-    gap = (res.upper - lower) / res.upper if res.upper > 0 else INF
-    why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
-           f"only to a gap of {g:.3g}")
-    return replace(res, status=Status.LIMIT, lower=lower, message=why)
+    out = replace(res, lower=res.lower * share if ratio else res.lower)
+    # (never settled as optimal: a gap is >= 0)
+    return out.settled(-1.0, f"the own optimum of workload {w} is proven only to a gap of {g:.3g}")
 
 
 class RegretLP(TimeLP):
@@ -167,6 +165,13 @@ class RegretLP(TimeLP):
         """:func:`max_ratio` of this portfolio at ``bw`` (GB/s)."""
         return max_ratio(self.tms, self.optima, bw)
 
+    def ratios(self, bws: np.ndarray) -> np.ndarray:
+        """:meth:`ratio` of each design of the batch ``bws`` ((S, D) GB/s): shape (S,)."""
+        times = [tm.times_ns(bws) for tm in self.tms]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.max([np.where(u > 0, t / u, np.where(t <= 0, 1.0, INF))
+                           for t, u in zip(times, self.optima, strict=True)], axis=0)
+
     def _ready(self) -> float | None:
         budget = self.instance.max_network_cost_usd
         self._require(budget)
@@ -191,16 +196,18 @@ class RegretLP(TimeLP):
     def min_cost_within(self, meets: np.ndarray, rel_gap: float) -> OAResult:
         """The cheapest design with every ratio within z's (fixed) bound, from the design ``meets``
         that meets it and the rows and bounds: the LP's points, inside the bounds and rows
-        (:meth:`_inside`), moved towards ``meets`` into the targets are the candidates."""
+        (:meth:`_inside`), moved towards ``meets`` into the targets
+        (:func:`hieropt.solvers.line_search.segment_point`) are the candidates."""
         budget = self._ready()
         cap = self.z_bounds[1]
-        best = [meets, self.network_cost(meets)]
+        best, r_meets = [meets, self.network_cost(meets)], self.ratio(meets)
 
         def score(bw: np.ndarray) -> float:
             return self.network_cost(bw) if self.ratio(bw) <= cap else INF
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
-            point = self._within(meets, self._inside(self._bw(x), meets), cap)
+            bw = self._inside(self._bw(x), meets)
+            point = segment_point(self.ratio, self.ratios, bw, meets, self.ratio(bw), r_meets, cap)
             cost = score(point)
             if cost < best[1]:
                 best[:] = [point, cost]
@@ -222,21 +229,6 @@ class RegretLP(TimeLP):
         dm = self.instance.design_matrix
         return within_rows(self.instance, np.minimum(np.maximum(bw, dm.bw_lower), dm.bw_upper),
                            meets)
-
-    def _within(self, meets: np.ndarray, bw: np.ndarray, cap: float) -> np.ndarray:
-        """The point of [meets, bw] nearest ``bw`` whose every ratio is within ``cap`` (bisection:
-        the ratio is convex along the segment, and ``meets`` is within)."""
-        if self.ratio(bw) <= cap:
-            return bw
-        lo, hi = 0.0, 1.0
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            if self.ratio(meets + mid * (bw - meets)) <= cap:
-                lo = mid
-            else:
-                hi = mid
-        return meets + lo * (bw - meets)
-
 
 def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = REL_GAP,
                    time_limit_s: float = 60.0) -> OAResult:

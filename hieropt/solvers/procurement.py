@@ -483,12 +483,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
     # an LP value is exact only to HiGHS's tolerances
-    lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)
-    if res.upper - lower <= rel_gap * res.upper:
-        return replace(res, lower=lower)
-    gap = (res.upper - lower) / res.upper
-    msg = res.message if res.status is Status.LIMIT else f"stopped at proven relative gap {gap:.3g}"
-    return replace(res, lower=lower, status=Status.LIMIT, message=msg)
+    return replace(res, lower=min(res.lower, res.upper) * (1 - BOUND_SLACK)).settled(rel_gap)
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:

@@ -22,7 +22,7 @@ from ..units import usd_cents
 from .cost_range import cheapest_vertex
 from .cut_lp import CutLP, Loop
 from .linalg import EPS, INF, round_outwards
-from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
+from .line_search import ROW_TOL, meet_target, meets_rows, onto_budget, within_rows
 from .outcome import OAResult
 
 MAX_LPS = 400
@@ -275,9 +275,14 @@ class RatioCore(CutLP):
                 bw = bw if meets_rows(self.instance, bw) else None
             if bw is None:
                 return [cheapest] if cheapest is not None else []
-            # the share row holds to HiGHS's tolerance: a hair over is scaled back
-            cost = self.network_cost(bw)
-            return [bw * (budget_usd / cost)] if cost > budget_usd else [bw]
+            # the share row holds to HiGHS's tolerance: a hair over is stepped back towards the
+            # cheapest network (on every row and bound), else the lower bounds, else 0
+            for anchor in (cheapest, self.instance.design_matrix.bw_lower, 0.0 * bw):
+                point = (onto_budget(self.unit_cost, anchor, bw, budget_usd)
+                         if anchor is not None else None)
+                if point is not None and meets_rows(self.instance, point):
+                    return [point]
+            return [cheapest] if cheapest is not None else []
 
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns,
                     candidates=candidates, score=self.tm.time_ns if score is None else score)
