@@ -188,7 +188,7 @@ def test_money_with_suffixes(text, usd):
     [
         ("--max-time", "1.3 fortnights", "unknown time unit"),
         ("--budget", "10X", "unknown suffix"),
-        ("--budget", "-5M", "not a positive number"),
+        ("--budget", "-5M", "'-5M' is negative"),
     ],
 )
 def test_bad_units_are_one_line_errors(flag, text, words):
