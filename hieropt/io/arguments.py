@@ -23,27 +23,27 @@ def space_argument(value: Any, name: str) -> Any:
     co-design space file (read by the search)."""
     from ..workloads.llm.space import CodesignSpace
 
-    if isinstance(value, CodesignSpace | str | Path):
-        return value
-    raise InputError(
-        name, None,
-        f"expected hieropt.load_codesign(path) or the path of a co-design space file, got a "
-        f"{type(value).__name__}",
-        'pass the path itself, e.g. "spaces/codesign-gpt3-4096.toml", or '
-        "hieropt.load_codesign(path)",
-    )
+    return _loaded_or_path(value, name, CodesignSpace, "load_codesign", "a co-design space file",
+                           "spaces/codesign-gpt3-4096.toml")
 
 
 def catalog_argument(value: Any, name: str) -> Any:
     """A parts catalog (:func:`load_catalog`'s :class:`Catalog`), or the path (str or Path) of a
     catalog file (read by the provisioning)."""
-    if isinstance(value, Catalog | str | Path):
+    return _loaded_or_path(value, name, Catalog, "load_catalog", "a catalog file",
+                           "catalogs/example-4d.toml")
+
+
+def _loaded_or_path(value: Any, name: str, kind: type, loader: str, file: str,
+                    example: str) -> Any:
+    """``value`` when it is a ``kind`` (what ``hieropt.<loader>`` returns) or a path; else the
+    InputError naming argument ``name``, with ``example`` as the path to pass."""
+    if isinstance(value, kind | str | Path):
         return value
     raise InputError(
         name, None,
-        f"expected hieropt.load_catalog(path) or the path of a catalog file, got a "
-        f"{type(value).__name__}",
-        'pass the path itself, e.g. "catalogs/example-4d.toml", or hieropt.load_catalog(path)',
+        f"expected hieropt.{loader}(path) or the path of {file}, got a {type(value).__name__}",
+        f'pass the path itself, e.g. "{example}", or hieropt.{loader}(path)',
     )
 
 
