@@ -23,8 +23,10 @@ from .io.arguments import (
     binary_argument,
     callback_argument,
     catalog_argument,
+    deadline_argument,
     folder_argument,
     fraction_argument,
+    iteration_time_argument,
     space_argument,
     time_limit_argument,
     workers_argument,
@@ -37,7 +39,8 @@ from .model import timing
 from .model.catalog import Catalog
 from .model.memory import memory as _memory
 from .model.plan import plan_figures as _plan_figures
-from .model.run import RunFigures, iteration_target_ns, network_budget_usd
+from .model.run import RunFigures, network_budget_usd
+from .model.run import iteration_target_ns as _iteration_target_ns
 from .model.run import run_figures as _model_run_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
@@ -373,10 +376,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     },
     "run_figures": {
         "instance": _instance,
-        "iteration_time_ns": _number(
-            "a number > 0",
-            "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)",
-        ),
+        "iteration_time_ns": iteration_time_argument,
         "network_cost_usd": _number(
             "a number >= 0", "give the network's cost in $ (None: unknown)", allow_none=True,
             positive=False,
@@ -387,6 +387,8 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
             allow_none=True,
         ),
     },
+    "iteration_target_ns": {"instance": _instance, "deadline_ns": deadline_argument},
+    "size_cluster": {"deadline_ns": deadline_argument},
     "load_llm": {"overrides": _overrides, "override_source": _overrides_named},
     "plan_figures": {"params": _llm},
     "memory": {"p": _llm},
@@ -433,7 +435,9 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
 }
 """Each public function's checked arguments (name -> :data:`_Kind`), applied by :func:`_checked`:
 the facade's one table of argument checks. A function named ``instance`` also takes the path of an
-instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list."""
+instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list. A time in ns
+given by the user that looks like another unit is refused (``run_figures``'s ``iteration_time_ns``
+below 1 us, a ``deadline_ns`` below one hour: :mod:`hieropt.io.arguments`)."""
 _RULES: dict[str, tuple[_Rule, ...]] = {
     "validate": (_fit_needs_its_runs,),
     "evaluate": (_bw_in_gbps,),
@@ -459,7 +463,7 @@ if TYPE_CHECKING:  # the docs (mkdocstrings) and type checkers see the implement
     from .io.llm import read_llm as load_llm
     from .model.memory import memory
     from .model.plan import plan_figures
-    from .model.run import run_figures
+    from .model.run import iteration_target_ns, run_figures
     from .model.timing import evaluate
     from .solvers.objectives import solve
     from .verify import verify
@@ -468,6 +472,7 @@ else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it nam
     evaluate = _facade("evaluate", timing.evaluate)
     verify = _facade("verify", _verify)
     run_figures = _facade("run_figures", _model_run_figures)
+    iteration_target_ns = _facade("iteration_target_ns", _iteration_target_ns)
     load_llm = _facade("load_llm", read_llm)
     plan_figures = _facade("plan_figures", _plan_figures)
     memory = _facade("memory", _memory)

@@ -161,6 +161,21 @@ PLAIN_SLIP_NS = 1e5
 (100 us: shorter than any training iteration)."""
 
 
+MIN_PLAUSIBLE_ITERATION_NS = 1e3
+"""An iteration time (ns) below which a time given to the library (``hieropt.run_figures``'s
+``iteration_time_ns``) is refused as written in another unit: 1 us, a thousand times shorter than
+the shortest training iteration of an LLM (ms to tens of s), so ``12.5`` meant 12.5 s (1.25e10 ns)
+and would give a run of a few ns per iteration, its days, $ and MFU off by 1e9
+(:func:`hieropt.io.arguments.iteration_time_argument`)."""
+
+MIN_PLAUSIBLE_DEADLINE_NS = 3600e9
+"""A run's wall-time deadline (ns) below which a deadline given to the library
+(``hieropt.iteration_target_ns``'s and ``hieropt.size_cluster``'s ``deadline_ns``) is refused as
+written in another unit: one hour; a training run takes days to months, so ``90`` meant 90 days
+(7.776e15 ns) (:func:`hieropt.io.arguments.deadline_argument`). The command line's ``--deadline``
+takes its unit (``90d``) and refuses a plain number."""
+
+
 def usd_cents(usd: float, up: bool) -> str:
     """``usd`` ($) to the cent with thousands separators, without the ``$`` (``9,555,552.00``),
     rounded exactly (decimal arithmetic on the double's exact value, at any magnitude): ``up``

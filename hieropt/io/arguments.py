@@ -1,20 +1,24 @@
 """The library's checks of arguments that name something to read or run, or a plain setting: a
 co-design space, a parts catalog, a folder to write, the simulator's binary, a number of workers, a
-callback, a time limit, a fraction. Each is ``(value, argument name) -> the value``, raising an
+callback, a time limit, a fraction, an iteration time or a run's deadline in ns.
+
+Each is ``(value, argument name) -> the value``, raising an
 :class:`~hieropt.errors.InputError` that names the argument and says what to pass (the facade's
 table of argument checks, :data:`hieropt.api._ARGUMENTS`, applies them; a path is read by the
 function that takes it)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
 from ..spec.overrides import check_time_limit, is_real
+from ..units import MIN_PLAUSIBLE_DEADLINE_NS, MIN_PLAUSIBLE_ITERATION_NS
 
 
 def space_argument(value: Any, name: str) -> Any:
@@ -97,4 +101,82 @@ def fraction_argument(value: Any, name: str) -> Any:
         problem = (f"{value!r} is not a number" if not is_real(value)
                    else f"{value:g} is not in (0, 1)")
         raise InputError(name, None, problem, f"give a fraction, e.g. {name}=0.03 for 3 %")
+    return value
+
+
+ITERATION_TIME_FIX = "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)"
+"""The fix of an iteration time that is not a finite number > 0
+(:func:`iteration_time_argument`)."""
+DEADLINE_FIX = "give the run's wall time in ns, e.g. 90 * 86400e9 for 90 days"
+"""The fix of a deadline that is not a finite number > 0 (:func:`deadline_argument`)."""
+
+
+def _positive_ns(value: Any, name: str, fix: str) -> float:
+    """``value`` as a float when it is a real number, finite and > 0; else the InputError naming
+    ``name`` with ``fix``."""
+    if not is_real(value):
+        raise InputError(name, None, f"{value!r} is not a number", fix)
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise InputError(name, None, number_problem(v, "a number > 0"), fix)
+    return v
+
+
+def _other_readings(v: float, name: str, least_ns: float,
+                    units: tuple[tuple[str, float], ...]) -> str:
+    """`` (for V ms, NAME=X; ...)``: ``v`` read in each of ``units`` (name, ns per unit) whose
+    reading is at least ``least_ns``; "" when none is."""
+    alts = [f"for {v:g} {unit}, {name}={v * ns:g}" for unit, ns in units if v * ns >= least_ns]
+    return f" ({'; '.join(alts)})" if alts else ""
+
+
+def iteration_time_argument(value: Any, name: str) -> Any:
+    """An iteration time, ns: a finite number > 0 and at least
+    :data:`hieropt.units.MIN_PLAUSIBLE_ITERATION_NS` (1e3 ns = 1 us, a thousand times shorter than
+    any training iteration of an LLM). A smaller one is a time in s or ms read as ns (``12.5`` for
+    12.5 s), whose run would take 1e9 times too few days and $ and an MFU 1e9 times too high: it
+    is refused, as ``bw_gbps`` in bytes/s is (:func:`hieropt.model.bandwidths.check_bw_in_gbps`).
+
+    Raises:
+        InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
+            :data:`ITERATION_TIME_FIX`), or below 1e3 ns (the fix writes the value read as s and
+            as ms in ns).
+    """
+    v = _positive_ns(value, name, ITERATION_TIME_FIX)
+    if v < MIN_PLAUSIBLE_ITERATION_NS:
+        raise InputError(
+            name, None,
+            f"{v:g} ns is below {MIN_PLAUSIBLE_ITERATION_NS:,g} ns (1 µs), shorter than any "
+            "training iteration: looks like seconds or milliseconds",
+            f"give the time in ns (1 s = 1e9 ns, 1 ms = 1e6 ns): {v:g} s = {v * 1e9:g} ns: write "
+            f"{name}={v * 1e9:g}" + _other_readings(v, name, MIN_PLAUSIBLE_ITERATION_NS,
+                                                    (("ms", 1e6),)),
+        )
+    return value
+
+
+def deadline_argument(value: Any, name: str) -> Any:
+    """A run's wall-time deadline, ns, or None (no deadline): a finite number > 0 and at least
+    :data:`hieropt.units.MIN_PLAUSIBLE_DEADLINE_NS` (one hour; a training run takes days). A
+    smaller one is a deadline in days, hours or seconds read as ns (``90`` for 90 days), whose
+    iteration-time target would be 1e14 times too tight: it is refused (the command line's
+    ``--deadline`` needs its unit, ``90d``).
+
+    Raises:
+        InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
+            :data:`DEADLINE_FIX`), or below one hour (the fix writes the value read as days,
+            hours and seconds in ns).
+    """
+    if value is None:
+        return value
+    v = _positive_ns(value, name, DEADLINE_FIX)
+    if v < MIN_PLAUSIBLE_DEADLINE_NS:
+        raise InputError(
+            name, None,
+            f"{v:g} ns is below one hour ({MIN_PLAUSIBLE_DEADLINE_NS:g} ns), shorter than any "
+            "training run: looks like days, hours or seconds",
+            f"give the run's wall time in ns (1 day = 86400e9 ns): {v:g} days = {v * 86400e9:g} "
+            f"ns: write {name}={v * 86400e9:g}" + _other_readings(
+                v, name, MIN_PLAUSIBLE_DEADLINE_NS, (("h", 3600e9), ("s", 1e9))),
+        )
     return value

@@ -145,6 +145,65 @@ def test_run_figures_of_a_free_network_and_a_token_budget(inst):
     assert f.time_to_train_days == pytest.approx(15e12 / 524288 / 86400, rel=1e-12)
 
 
+def test_an_iteration_time_in_seconds_is_refused_with_its_value_in_ns(inst):
+    # 12.5 meant 12.5 s was read as 12.5 ns: 15e12 / 524,288 tokens x 12.5 ns = 0.36 s of
+    # training instead of 4,139 days, and an MFU 1e9 times too high
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.run_figures(inst, 12.5, 0.0, tokens=15e12)
+    assert str(e.value) == (
+        "iteration_time_ns: 12.5 ns is below 1,000 ns (1 µs), shorter than any training "
+        "iteration: looks like seconds or milliseconds; fix: give the time in ns (1 s = 1e9 ns, "
+        "1 ms = 1e6 ns): 12.5 s = 1.25e+10 ns: write iteration_time_ns=1.25e+10 (for 12.5 ms, "
+        "iteration_time_ns=1.25e+07)"
+    )
+    # the value the fix writes gives the run of 12.5 s iterations: 28,610,229 iterations
+    f = hieropt.run_figures(inst, 1.25e10, 0.0, tokens=15e12)
+    assert f.time_to_train_days == pytest.approx(15e12 / 524288 * 12.5 / 86400, rel=1e-12)
+    assert f.time_to_train_days == pytest.approx(4139.21, abs=0.005)
+    # 1 us itself is taken (the threshold), 0.999 us is not
+    assert hieropt.run_figures(inst, 1e3, 0.0, tokens=15e12).iteration_time_ns == 1e3
+    with pytest.raises(hieropt.InputError, match="^iteration_time_ns: 999 ns is below 1,000 ns"):
+        hieropt.run_figures(inst, 999.0)
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    (float("nan"), "nan is not a number (want a number > 0)"),
+    (float("inf"), "inf is not finite"),
+    (-12.5, "-12.5 is not a number > 0"),
+])
+def test_an_iteration_time_not_finite_or_negative_is_refused(inst, value, problem):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.run_figures(inst, value)
+    assert str(e.value).startswith(f"iteration_time_ns: {problem}")
+    assert str(e.value).endswith(f"; fix: {_TIME_FIX}")
+
+
+LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+
+
+def test_a_deadline_in_days_is_refused_with_its_value_in_ns():
+    # 90 meant 90 days was read as 90 ns: a target of 90 / 929,856 iterations = 1e-4 ns
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.iteration_target_ns(LLAMA, 90)
+    assert str(e.value) == (
+        "deadline_ns: 90 ns is below one hour (3.6e+12 ns), shorter than any training run: looks "
+        "like days, hours or seconds; fix: give the run's wall time in ns (1 day = 86400e9 ns): "
+        "90 days = 7.776e+15 ns: write deadline_ns=7.776e+15 (for 90 h, deadline_ns=3.24e+14)"
+    )
+    # the value the fix writes: 15.6e12 tokens / (2,048 x 8,192) = 929,856.9 iterations in 90 days
+    target = hieropt.iteration_target_ns(LLAMA, 7.776e15)
+    assert target == pytest.approx(7.776e15 / (15.6e12 / (2048 * 8192)), rel=1e-15)
+    assert target == pytest.approx(8.3626e9, rel=1e-4)  # 8.36 s per iteration
+    with pytest.raises(hieropt.InputError, match=r"^deadline_ns: nan is not a number"):
+        hieropt.iteration_target_ns(LLAMA, float("nan"))
+    with pytest.raises(hieropt.InputError, match=r"^deadline_ns: -1 is not a number > 0"):
+        hieropt.size_cluster(REPO / "spaces" / "codesign-gpt3-4096.toml", [4096],
+                             deadline_ns=-1)
+    with pytest.raises(hieropt.InputError, match=r"^deadline_ns: 150 ns is below one hour"):
+        hieropt.size_cluster(REPO / "spaces" / "codesign-gpt3-4096.toml", [4096],
+                             deadline_ns=150)
+
+
 BYTES_PER_S = [250e9, 125e9, 75e9, 50e9]
 """GPT-3's 250, 125, 75, 50 GB/s written in bytes/s: refused by ``--bw``, and was evaluated by the
 library (880 ms: the compute alone, communication all but free)."""
