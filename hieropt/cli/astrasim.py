@@ -288,7 +288,8 @@ def simulate_command(
     Run time: the simulator simulates every NPU. Tens of NPUs take seconds; one allocation of a
     4,096-NPU instance at one chunk about 17 CPU minutes and 7 GB of memory, and more chunks take
     longer (about 2x per doubling from 32). Check one allocation first with --bw, and raise
-    --timeout (per simulator run: --timeout 4h) for large instances.
+    --timeout (per simulator run: --timeout 4h) for large instances. Each run's start (what runs,
+    its NPUs, its trace's size) and its elapsed time are told on stderr.
     """
     import os
 
@@ -305,7 +306,7 @@ def simulate_command(
         from ..studies.simulate import simulate_allocations  # loaded once the input is valid
 
         study = simulate_allocations(inst, binary, values, chunks, keep, timeout_s, tolerance,
-                                     f"{instance}: ASTRA-sim export")
+                                     f"{instance}: ASTRA-sim export", progress=True)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.simulate import simulate_dict, simulate_table

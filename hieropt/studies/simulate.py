@@ -1,9 +1,10 @@
 """Run ASTRA-sim 2.0 on hieropt's bundle and check the answer ``solve`` gave against it.
 
 ``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the
-binary once per workload (subprocess with a timeout; its output read as bytes and decoded
-tolerantly), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns) and takes the slowest NPU as the
-iteration time; several workloads combine with the instance's weights, as hieropt's objective does.
+binary once per workload (:mod:`hieropt.studies.simulator_run`: subprocess with a timeout; its
+output read as bytes and decoded tolerantly), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns)
+and takes the slowest NPU as the iteration time; several workloads combine with the instance's
+weights, as hieropt's objective does.
 
 The question asked is whether the answer ``solve`` optimised holds: so the simulator runs in the
 instance's own dimension mode (:func:`simulator_chunks`: one chunk per collective for
@@ -19,9 +20,6 @@ simulator cannot run in the instance's mode (:func:`mode_mismatch`), the study s
 from __future__ import annotations
 
 import math
-import os
-import re
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,9 +33,8 @@ from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
 from ..solvers.portfolio import hours_weighted
 from ..spec import Instance, Workload
+from .simulator_run import DEFAULT_TIMEOUT_S, check_binary, run_bundle, run_text
 
-RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
-DEFAULT_TIMEOUT_S = 600.0
 TOLERANCE = 0.03
 """Relative agreement the CLI's exit code asks for (the whole-workload acceptance bound)."""
 TIE = 1e-6
@@ -102,93 +99,6 @@ def _relative(simulated: float, predicted: float) -> float:
     """|simulated - predicted| / simulated (both > 0: a run of 0 cycles is refused by
     :func:`run_bundle`)."""
     return abs(simulated - predicted) / simulated
-
-
-def check_binary(binary: str | Path | None) -> Path:
-    """The simulator binary as an absolute path (a relative one is taken from the current folder:
-    the simulator runs in the bundle's folder); InputError (exit 2) when missing, not a file, not
-    a program (no ELF binary, no script), or not executable."""
-    if binary is None or str(binary) == "":
-        raise InputError("--astra-sim", None, "no simulator binary given", "pass --astra-sim PATH "
-                         "to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
-    p = Path(binary)
-    problem = ("no such file" if not p.exists() else "is not a file" if not p.is_file() else
-               None if os.access(p, os.X_OK) else "is not executable")
-    if problem == "is not executable":
-        with p.open("rb") as f:  # (a program: an ELF binary or a script; else another file)
-            head = f.read(4)
-        if head == b"\x7fELF" or head.startswith(b"#!"):
-            raise InputError("--astra-sim", str(p), problem, f"chmod +x {p}")
-        problem = "is not a program (neither an executable binary nor a script)"
-    if problem is not None:
-        raise InputError("--astra-sim", str(p), problem, "give the path of the ASTRA-sim binary"
-                         + (" (AstraSim_Analytical_Congestion_Unaware)" if "program" in problem
-                            else ""))
-    return p.absolute()
-
-
-def _last_message(out: str, err: str) -> str:
-    """The simulator's last message: the last line on stderr, else on stdout (at most 300
-    characters)."""
-    for text in (err, out):
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        if lines:
-            return lines[-1][:300]
-    return "(no output)"
-
-
-def _text(raw: bytes) -> str:
-    """The simulator's output as text: UTF-8 where it is, any other byte replaced (U+FFFD), so a
-    message in another encoding or binary noise is still reported, not a UnicodeDecodeError."""
-    return raw.decode("utf-8", errors="replace")
-
-
-def run_bundle(
-    bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> tuple[float, ...]:
-    """Simulate every workload of ``bundle``; returns each one's iteration time (slowest NPU, ns).
-
-    Raises:
-        InputError: the binary is missing or not executable (exit 2).
-        SolverError: the run failed, timed out or printed no result (exit 3), with the simulator's
-            last message.
-    """
-    binary = check_binary(binary)
-    out = []
-    for k, w in enumerate(bundle.workloads):
-        args = bundle.simulator_args(binary, k)
-        try:
-            r = subprocess.run(args, capture_output=True, timeout=timeout_s, cwd=bundle.folder)
-        except subprocess.TimeoutExpired as e:
-            raise SolverError(
-                f"ASTRA-sim did not finish workload {w.name!r} within {timeout_s:g} s"
-            ) from e
-        except OSError as e:
-            raise SolverError(f"ASTRA-sim could not be started: {e}") from e
-        stdout, stderr = _text(r.stdout), _text(r.stderr)
-        if r.returncode != 0:
-            how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
-            raise SolverError(
-                f"ASTRA-sim failed on workload {w.name!r} ({how}): {_last_message(stdout, stderr)}"
-            )
-        cycles = [int(m.group(2)) for m in RESULT.finditer(stdout)]
-        if not cycles:
-            raise SolverError(
-                f"ASTRA-sim printed no result for workload {w.name!r}: "
-                f"{_last_message(stdout, stderr)}"
-            )
-        if len(cycles) != bundle.npus:
-            raise SolverError(
-                f"ASTRA-sim reported {len(cycles)} of {bundle.npus} NPUs for workload {w.name!r}: "
-                f"{_last_message(stdout, stderr)}"
-            )
-        if max(cycles) <= 0:
-            raise SolverError(
-                f"ASTRA-sim reported 0 cycles on every NPU for workload {w.name!r} (it simulated "
-                f"nothing; a trace it could not read?): {_last_message(stdout, stderr)}"
-            )
-        out.append(float(max(cycles)))
-    return tuple(out)
 
 
 def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
@@ -381,7 +291,8 @@ def mode_mismatch(
 
 def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
              folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-             source: str = "ASTRA-sim export") -> Simulated:
+             source: str = "ASTRA-sim export", progress: bool = False,
+             label: str = "") -> Simulated:
     """Export ``instance`` at ``bw_gbps`` (GB/s per NPU) with ``chunks`` chunks per collective, run
     ASTRA-sim, and give its time beside hieropt's predictions (the simulator's exact mode and the
     instance's own).
@@ -389,6 +300,8 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     Args:
         folder: where the bundle goes (default: a temporary folder, removed afterwards).
         source: what errors about the instance name (its file, e.g. ``"x.toml: ASTRA-sim export"``).
+        progress, label: lines on stderr as the simulator runs, ``label`` saying what the
+            allocation is (:func:`run_bundle`).
 
     Raises:
         InputError (exit 2) / SolverError (exit 3): see :func:`run_bundle` and
@@ -399,11 +312,12 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     instance, _ = hours_weighted(instance)  # (as solve: shares of hours -> weights)
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
-            return simulate(instance, bw, binary, chunks, tmp, timeout_s, source)
+            return simulate(instance, bw, binary, chunks, tmp, timeout_s, source, progress,
+                            label)
     predicted = float(evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns)
     own = float(evaluate(instance, list(bw)).iteration_time_ns)
     bundle = write_bundle(instance, bw, folder, chunks, sim_network(instance, bw, source))
-    per = run_bundle(bundle, binary, timeout_s)
+    per = run_bundle(bundle, binary, timeout_s, progress, label)
     total = float(sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True)))
     return Simulated(bw, predicted, own, total, per, bundle)
 
@@ -518,12 +432,15 @@ def simulate_allocations(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     tolerance: float = TOLERANCE,
     source: str = "ASTRA-sim export",
+    progress: bool = False,
 ) -> SimulationStudy:
     """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its
     own model), the equal split and the traffic-proportional split, each in its own bundle
     (``folder/<name>`` when given), in the instance's own dimension mode (``chunks`` default:
     :func:`simulator_chunks` at the first allocation). ``source``: what errors about the instance
-    name (its file).
+    name (its file). ``progress``: a line on stderr as each simulator run starts (what runs, its
+    NPUs, its trace's size) and one with its elapsed time when it ends, the elapsed time shown
+    while it runs on a terminal (:func:`run_bundle`; the command line's ``simulate`` shows them).
 
     Raises:
         InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified
@@ -562,9 +479,13 @@ def simulate_allocations(
         (m for m in (mode_mismatch(instance, chunks, bw) for *_, bw in allocations) if m), None
     )
     rows = []
-    for name, label, bw in allocations:
+    for i, (name, label, bw) in enumerate(allocations):
         sub = None if folder is None else Path(folder) / name
-        rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s, source)))
+        what = "the --bw allocation" if name == "given" else f"allocation {label}"
+        if len(allocations) > 1:
+            what += f" ({i + 1} of {len(allocations)})"
+        rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s, source,
+                                           progress, what)))
     return SimulationStudy(
         instance.name,
         chunks,
@@ -584,6 +505,7 @@ __all__ = [
     "simulate",
     "simulate_allocations",
     "run_bundle",
+    "run_text",
     "check_binary",
     "matching_instance",
     "in_mode",

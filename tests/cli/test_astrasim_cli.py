@@ -115,16 +115,24 @@ def test_simulate_errors(tmp_path: Path) -> None:
     assert_error(
         run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "not executable"
     )
+    # a run that fails: the line saying what ran, then the one error line
     crash = _script(tmp_path / "crash", "echo 'Assertion `delay > 0` failed.' >&2; exit 134")
-    assert_error(run("simulate", inst, "--astra-sim", crash, "--bw", "50,30,20"), 3, "exit 134",
-                 "Assertion `delay > 0` failed.")
+    _failed_run(run("simulate", inst, "--astra-sim", crash, "--bw", "50,30,20"), "exit 134",
+                "Assertion `delay > 0` failed.")
     quiet = _script(tmp_path / "quiet", "echo starting")
-    assert_error(
-        run("simulate", inst, "--astra-sim", quiet, "--bw", "50,30,20"),
-        3,
-        "printed no result",
-        "starting",
-    )
+    _failed_run(run("simulate", inst, "--astra-sim", quiet, "--bw", "50,30,20"),
+                "printed no result", "starting")
+
+
+def _failed_run(r, *parts: str) -> None:
+    """A simulator run that failed: exit 3, nothing on stdout, on stderr the run's start line
+    (no end line) and one error line holding every one of ``parts``."""
+    assert r.exit_code == 3 and r.stdout == "" and "Traceback" not in r.output, r.output
+    start, error = r.stderr.strip().splitlines()
+    assert start.startswith("ASTRA-sim: simulating the --bw allocation, workload 'wl': 128 NPUs")
+    assert error.startswith("error: ")
+    for p in parts:
+        assert p in error, (p, error)
 
 
 def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
