@@ -68,8 +68,10 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     peak in the number format is refused (:func:`hieropt.workloads.llm.accelerators.
     catalog_peak_problem`: the sparse figure, another format's peak, GFLOP/s; one below half of it
     gets a note: ``catalog_peak_tflops``, the entry's dense peak, is filled in for
-    :attr:`hieropt.workloads.llm.NPU.peak_note`). A table without ``accelerator`` (or not a
-    table) is returned as it is.
+    :attr:`hieropt.workloads.llm.NPU.peak_note`). A ``catalog_peak_tflops`` the table gives wins
+    too, as every field it gives: it is then the part's dense peak in the number format, the peak
+    when ``peak_tflops`` is not given and the figure both checks compare ``peak_tflops`` with.
+    A table without ``accelerator`` (or not a table) is returned as it is.
 
     Raises:
         InputError: no such accelerator (the names the catalog has), no peak for the number
@@ -92,6 +94,9 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps,
                               "scaleup_gbps": a.scaleup_gbps}
     fmt = npu.get("number_format", "bf16")
+    if _is_number(given := npu.get("catalog_peak_tflops")) and given > 0:
+        # (the user's dense peak of the part: the reference of the checks, not the catalog's)
+        a = a.model_copy(update={"peak_tflops": {**a.peak_tflops, str(fmt): float(given)}})
     if "peak_tflops" not in npu:
         try:
             filled["peak_tflops"] = a.peak(str(fmt))
@@ -104,8 +109,8 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         raise InputError(source, "params.npu.peak_tflops", *bad)
     if "efficiency" not in npu:
         filled.update({f: getattr(a.calibration, f) for f in CALIBRATION_NAMES})
-    return {**filled, **npu, "accelerator": a.name,
-            "catalog_peak_tflops": a.peak_tflops.get(str(fmt))}
+    return {"catalog_peak_tflops": a.peak_tflops.get(str(fmt)), **filled, **npu,
+            "accelerator": a.name}
 
 
 def _is_number(v: Any) -> bool:
@@ -148,7 +153,8 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
     accelerator file, relative to the folder of ``source``, the model file) filled in: the file's
     whole ``[params.npu]`` (fitted values and figures), then ``npu``'s own fields field by field,
     and ``calibrated`` as the file's absolute path (:attr:`hieropt.workloads.llm.NPU.calibrated`),
-    ``catalog_peak_tflops`` the shipped catalog's for the accelerator the file names.
+    ``catalog_peak_tflops`` the shipped catalog's for the accelerator the file names, unless the
+    file or ``npu`` gives one (a figure given wins).
     A table without ``calibrated`` is returned as it is.
 
     ``own`` (the model file's ``[params.npu]`` as written, before ``--set`` and a runs row's cells)
@@ -189,13 +195,15 @@ def fill_calibrated(npu: Any, source: str | Path, own: Any = None) -> Any:
             )
     rest = {k: v for k, v in npu.items() if k != "calibrated"}
     out = {**table, **rest, "calibrated": str(path.resolve())}
-    return {**out, "catalog_peak_tflops": _catalog_peak(out)}
+    return {"catalog_peak_tflops": catalog_peak_of(out), **out}
 
 
-def _catalog_peak(npu: dict[str, Any]) -> float | None:
+def catalog_peak_of(npu: dict[str, Any]) -> float | None:
     """The shipped catalog's dense peak of the ``accelerator`` a calibrated file names, in the
     NPU's number format (None: no such entry or peak): the reference of the note on a peak below
-    half of it (:attr:`hieropt.workloads.llm.NPU.peak_note`), as for a catalog entry."""
+    half of it (:attr:`hieropt.workloads.llm.NPU.peak_note`), as for a catalog entry; also what
+    the reader fills in for an NPU table that names an accelerator and gives no
+    ``catalog_peak_tflops`` (a written instance leaves that figure out when it is this one)."""
     name = npu.get("accelerator")
     if not isinstance(name, str):
         return None
@@ -341,6 +349,7 @@ __all__ = [
     "extrapolation",
     "read_npu_catalog",
     "fill_npu",
+    "catalog_peak_of",
     "fill_calibrated",
     "read_calibrated_npu",
     "calibration_of",

@@ -109,3 +109,15 @@ def test_the_shipped_space_reader_fills_the_catalog_peak(tmp_path):
     assert (npu.peak_tflops, npu.catalog_peak_tflops) == (400.0, 989.4)
     assert npu.peak_note.startswith("peak_tflops = 400 is 0.4 x the H100-SXM's dense bf16 peak of "
                                     "989.4 TFLOP/s (catalog), below 0.5 x")
+
+
+def test_a_written_instance_keeps_a_catalog_peak_given_inline():
+    # the shipped catalog's H100 peak (989.4 TFLOP/s bf16) is left out (the reader fills it in
+    # again); a model file's own figure (700) is written, so the instance read back keeps it
+    from hieropt.studies.codesign.export import npu_document
+
+    table = {"name": "H100-SXM", "accelerator": "H100-SXM", "number_format": "bf16",
+             "peak_tflops": 400.0, "hbm_gib": 80.0}
+    own = npu_document(None, {**table, "catalog_peak_tflops": 700.0})
+    assert own == {**table, "catalog_peak_tflops": 700.0}
+    assert npu_document(None, {**table, "catalog_peak_tflops": 989.4}) == table

@@ -170,6 +170,36 @@ def test_model_file_names_an_accelerator(tmp_path):
     )
 
 
+def test_a_catalog_peak_given_inline_wins_over_the_catalogs(tmp_path):
+    # the H100-SXM's dense bf16 peak is 989.4 TFLOP/s in the catalog; a model file stating the
+    # part's own 700 keeps it (the reader wrote 989.4 over it, and noted a peak of 400 as 0.4 x)
+    npu = read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 400.0\n'
+                                   'catalog_peak_tflops = 700.0')).npu
+    assert (npu.peak_tflops, npu.catalog_peak_tflops) == (400.0, 700.0)
+    assert npu.peak_note is None  # 400 / 700 = 0.57, not below 0.5
+    low = read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 300.0\n'
+                                   'catalog_peak_tflops = 700.0')).npu
+    assert low.peak_note.startswith(
+        "peak_tflops = 300 is 0.43 x the H100-SXM's dense bf16 peak of 700 TFLOP/s")
+    # without peak_tflops, the peak is the figure given; without either, the catalog's
+    own = read_llm(model(tmp_path, 'accelerator = "H100"\ncatalog_peak_tflops = 700.0')).npu
+    assert (own.peak_tflops, own.catalog_peak_tflops) == (700.0, 700.0)
+    cat = read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 400.0')).npu
+    assert (cat.peak_tflops, cat.catalog_peak_tflops) == (400.0, 989.4)
+    # the refusal above 1.5 x compares with the figure given: 1,100 > 1.5 x 700 = 1,050
+    with pytest.raises(InputError, match=r"params.npu.peak_tflops: 1100 TFLOP/s is 1.571 x the "
+                       r"H100-SXM's dense bf16 peak of 700 TFLOP/s"):
+        read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 1100.0\n'
+                                 'catalog_peak_tflops = 700.0'))
+    # (1,100 is within 1.5 x the catalog's 989.4 = 1,484.1)
+    assert read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 1100.0')).npu.peak_note \
+        is None
+    # an override of it wins too, as any field's
+    over = read_llm(model(tmp_path, 'accelerator = "H100"\npeak_tflops = 400.0'),
+                    ["catalog_peak_tflops=800"]).npu
+    assert over.catalog_peak_tflops == 800.0
+
+
 def test_model_file_catalog_errors(tmp_path):
     with pytest.raises(
         InputError,

@@ -148,13 +148,17 @@ def npu_document(npu: Any, table: dict[str, Any],
     figures and the note states the same fit. One whose fitted value, peak or number format was
     changed by an override is written inline without the file (the same figures; a model file
     may not give them beside the file, and the note then loses the fit's words). Any other NPU:
-    ``table`` as it is. ``catalog_peak_tflops`` is left out of every one: the reader fills it in
-    again from the accelerator named."""
+    ``table`` as it is. ``catalog_peak_tflops`` is left out of every one where it is the shipped
+    catalog's (:func:`hieropt.io.npus.catalog_peak_of`: the reader fills it in again from the
+    accelerator named); one given otherwise (the model file's own figure) is written."""
     import os
 
-    from ...io.npus import PINNED, read_calibrated_npu
+    from ...io.npus import PINNED, catalog_peak_of, read_calibrated_npu
 
+    given = table.get("catalog_peak_tflops")
     table = {k: v for k, v in table.items() if k != "catalog_peak_tflops"}
+    if given is not None and given != catalog_peak_of(table):
+        table["catalog_peak_tflops"] = given
     path = getattr(npu, "calibrated", None)
     if path is None:
         return table

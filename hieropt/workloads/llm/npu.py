@@ -51,9 +51,10 @@ class NPU(StrictModel):
         peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s); above 0.1
             and below 1 (PFLOP/s) or above 1e6 (FLOP/s) is refused with the conversion.
         catalog_peak_tflops: the catalog's dense peak of ``accelerator`` in ``number_format``,
-            TFLOP/s, filled in by the reader whenever ``accelerator`` is named (the catalog's
-            value wins over one written); None: no catalog entry. A ``peak_tflops`` below half
-            of it gets a note (:attr:`peak_note`).
+            TFLOP/s, filled in by the reader whenever ``accelerator`` is named and the table
+            does not give it (a value written wins: the part's own dense peak, e.g. a catalog
+            entry out of date); None: no catalog entry. A ``peak_tflops`` below half of it gets a
+            note (:attr:`peak_note`), one above 1.5 x it is refused.
         efficiency: the flat model: fraction of peak all compute sustains, 0 < efficiency <= 1;
             None: roofline.
         hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
