@@ -33,6 +33,30 @@ def total_params(p: LLMParams) -> float:
     return sum(op.dense_params + op.expert_params for st in step.stages for op in st.ops)
 
 
+def test_the_1t_model_trains_in_fp16_as_published(tmp_path):
+    """Narayanan et al. 2021 trained the 1008B model in FP16 (section 5, as
+    validation/narayanan2021.csv states): 2-byte gradients, reduced in 16 bits over DP. A middle
+    stage (2 of the 128 layers, TP 8) holds per layer 12 h^2 + 7 h TP-split parameters (QKV,
+    projection and FFN weights, QKV and FFN-in biases) and 6 h whole ones (2 LayerNorms, 2 output
+    biases): (12 x 25,600^2 + 7 x 25,600) / 8 + 6 x 25,600 = 983,216,000; its DP all-reduces send
+    2 x 983,216,000 x 2 bytes per iteration (7,865,728,000 with bf16's 4-byte gradients)."""
+    import json
+
+    from tests.cli.util import run
+
+    p = read_llm(MODELS / "megatron-1t.toml")
+    assert (p.npu.number_format, p.npu.peak_tflops) == ("fp16", 312.0)
+    r = run("workload", "plan", MODELS / "megatron-1t.toml", "--json", tmp_path / "p.json")
+    assert r.exit_code == 0, r.output
+    data = json.loads((tmp_path / "p.json").read_text())
+    assert data["precision"]["gradient_bytes"] == 2
+    h = 25600
+    per_layer = (12 * h**2 + 7 * h) // 8 + 6 * h
+    assert per_layer == 983_216_000
+    stage1 = data["collectives"][1]["bytes_per_iteration"]
+    assert stage1["dp"] == 2 * per_layer * 2 == 3_932_864_000
+
+
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_model_files_load_fit_and_match_published_size(name):
     p = read_llm(MODELS / name)
