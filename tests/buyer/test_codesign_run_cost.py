@@ -123,3 +123,40 @@ def test_report_of_a_space_uses_its_token_budget_and_cluster(tmp_path):
         assert head["run_cost_usd"] == pytest.approx(hours * rate, rel=1e-9)
         assert head["run_cost_usd"] == pytest.approx(best["objective_value"], rel=1e-9)
         assert head["time_to_train_days"] == pytest.approx(hours / 24, rel=1e-12)
+
+
+SHIPPED = REPO / "spaces" / "codesign-gpt3-4096-run-cost.toml"
+HOURS = 4 * 8760  # the NPUs', servers' and network's 4 years of amortisation, h
+
+
+def test_the_shipped_run_cost_space_prices_the_whole_cluster():
+    """spaces/codesign-gpt3-4096-run-cost.toml (docs/buyer.md's hand-computed [cluster]): the $ of
+    its best run is the run's days x 24 h x the cost rate, the rate the cluster's fixed $ per hour
+    plus the network's capex over 4 years, the days 300B tokens / 3,145,728 per iteration x T."""
+    r = hieropt.codesign(SHIPPED, workers=1)
+    best = r.best
+    assert best.status == "optimal" and best.objective == "min_run_cost"
+    # fixed: 4,096 NPUs x $15,000 + 512 servers x $100,000 over 4 years; a facility of
+    # (4,096 x 400 + 512 x 3,000) W = 3.1744 MW x $11.7M over 15 years; 3,174.4 kW x PUE 1.1 x $0.08
+    it_kw = (4096 * 400 + 512 * 3000) / 1e3
+    fixed = ((4096 * 15000 + 512 * 100000) / HOURS + 11.7e6 * it_kw / 1e3 / (15 * 8760)
+             + it_kw * 1.1 * 0.08)
+    assert fixed == pytest.approx(3214.612 + 282.652 + 279.347, abs=1e-3)  # $3,776.61 per hour
+    run = codesign_run(r)
+    assert run.cost_per_hour_usd == pytest.approx(fixed + best.network_cost_usd / HOURS, rel=1e-12)
+    days = 300e9 / 3_145_728 * best.iteration_time_ns / 86400e9
+    assert run.time_to_train_days == pytest.approx(days, rel=1e-12)
+    assert run.run_cost_usd == pytest.approx(days * 24 * run.cost_per_hour_usd, rel=1e-12)
+    assert best.objective_value == pytest.approx(run.run_cost_usd, rel=1e-9)
+    assert run.power_mw == pytest.approx(it_kw * 1.1 / 1e3, rel=1e-12)  # 3.49184 MW
+    # the answer (TP 8 x PP 8 x DP 64, selective recompute): $771,366 per run of 7.1 days
+    assert (best.tp, best.pp, best.dp, best.recompute) == (8, 8, 64, "selective")
+    assert best.objective_value == pytest.approx(771_366, abs=1)
+    # the fastest design of the same space costs at least as much per run
+    fast = hieropt.codesign(SHIPPED, "performance", workers=1)
+    fast_run = codesign_run(fast)
+    assert fast.best.iteration_time_ns <= best.iteration_time_ns * (1 + 1e-9)
+    assert fast_run.run_cost_usd >= run.run_cost_usd * (1 - 1e-9)
+    # (no budget: the fastest takes the bounds' 900 and 200 GB/s per NPU, $1.69M per run)
+    assert fast.best.bw_gbps == pytest.approx([900, 200], rel=1e-5)
+    assert fast_run.run_cost_usd == pytest.approx(1_686_167, abs=1)
