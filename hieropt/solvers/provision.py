@@ -27,7 +27,7 @@ from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
-from ..units import objective_unit
+from ..units import objective_unit, time_unit_hint
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -223,7 +223,9 @@ def provision(
         raise NoSolutionError(
             "infeasible",
             f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
-            f"{tm.compute_ns:,.1f} ns; raise the target",
+            f"{tm.compute_ns:,.1f} ns"
+            # (a target in s or ms read as ns: the unit that makes it feasible, as solve says)
+            f"{time_unit_hint(max_iteration_time_ns, tm.compute_ns)}; raise the target",
         )
     options = instance_options(catalog, instance, power)
     milp = options_milp(instance, tm, options, product=objective == "performance_per_cost")

@@ -92,6 +92,19 @@ def test_one_dimension_unreachable_time_target(one_dim):
         hieropt.provision(inst, cat, objective="min_cost", max_iteration_time_ns=1.2e8)
 
 
+def test_a_time_target_in_ms_read_as_ns_names_the_unit(one_dim):
+    # 1.5 meant 1.5 ms: below the 1e6 ns of compute alone, 666,667 x; 1.5 us is still below it,
+    # 1.5 ms is not (the answer said only "raise the target")
+    inst, cat = one_dim
+    with pytest.raises(hieropt.NoSolutionError) as e:
+        hieropt.provision(inst, cat, objective="min_cost", max_iteration_time_ns=1.5)
+    assert str(e.value) == (
+        "infeasible: time target 1.5 ns: the compute alone takes 1,000,000.0 ns — the target is "
+        "6.67e+05x below the fastest: a plain number is ns; did you mean 1.5ms? (write --max-time "
+        "1.5ms, or max_iteration_time_ns = 1.5e+06); raise the target"
+    )
+
+
 TWO_DIMS = (
     [("Ring", 2, "X"), ("Ring", 2, "Y")],
     {"forward": [2, 1], "input_grad": [1, 1], "weight_grad": [1, 2]},
