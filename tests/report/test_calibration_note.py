@@ -45,6 +45,10 @@ def test_the_note_says_what_and_how():
 
 
 H100_FILES = ("llama3-2024.csv", "dgxc-h100-2024.csv")
+FP8_FILES = ("megatron-bridge-2025.csv",)
+"""FP8 runs on GB200, B200 and H100: outside the notes' figures, which are of the A100's and the
+H100's defaults in the number format they were fitted in (BF16); a default used in FP8 is said to
+be extrapolated, and docs/validation.md reports these runs on their own."""
 A100_CAL = "validation/calibration/a100-one-node.csv"
 H100_CAL = "validation/calibration/h100-one-node.csv"
 
@@ -52,9 +56,10 @@ H100_CAL = "validation/calibration/h100-one-node.csv"
 def test_the_notes_are_what_validate_measures(tmp_path):
     """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs outside the
     two one-node runs its default was fitted on (marked in sample) within 67.3 %, mean 15.4 %; the
-    H100 runs outside its calibration runs within 6.4 %, mean 2.3 %. With the A100's kernel-level
-    figure (the maximum achievable matmul rate, 271.2 of 312 TFLOP/s) every A100 run is predicted
-    too fast, by 6.0 % to 69.3 %, mean 21.5 %: what the note on a kernel-level default says."""
+    BF16 H100 runs outside its calibration runs within 6.4 %, mean 2.3 % (FP8_FILES aside). With
+    the A100's kernel-level figure (the maximum achievable matmul rate, 271.2 of 312 TFLOP/s) every
+    A100 run is predicted too fast, by 6.0 % to 69.3 %, mean 21.5 %: what the note on a
+    kernel-level default says."""
     from hieropt.io.runs import read_runs
     from hieropt.studies.validate.predict import predict_ms
 
@@ -62,6 +67,7 @@ def test_the_notes_are_what_validate_measures(tmp_path):
     r = run("validate", *runs, "--json", tmp_path / "v.json")
     assert r.exit_code == 0, r.output
     rows = json.loads((tmp_path / "v.json").read_text())["rows"]
+    rows = [row for row in rows if not row["file"].endswith(FP8_FILES)]
     a100 = [row for row in rows if not row["file"].endswith(H100_FILES)]
     assert [row["run"] for row in a100 if row["in_sample"]] == ["22B full", "22B selective+SP"]
     out = [abs(row["error"]) for row in a100 if not row["in_sample"]]
@@ -79,7 +85,7 @@ def test_the_notes_are_what_validate_measures(tmp_path):
     kernel = [
         predict_ms(x, ("npu.matrix_efficiency=0.869",)) / x.measured_ms - 1
         for f in runs
-        if not f.endswith(H100_FILES)
+        if not f.endswith(H100_FILES + FP8_FILES)
         for x in read_runs(f)
     ]
     assert len(kernel) == UNCALIBRATED["runs"] and max(kernel) < 0
