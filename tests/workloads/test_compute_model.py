@@ -4,12 +4,14 @@ the fit never saw."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hieropt.io.npus import read_npu_catalog
 from hieropt.workloads.llm import NPU, Architecture, LLMParams, Plan, build_step
 from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS
-from hieropt.workloads.llm.kernels import eltwise, gemm, layer_kernels
+from hieropt.workloads.llm.kernels import Kernel, eltwise, gemm, layer_kernels
 from hieropt.workloads.llm.lower import lower_stage
 from hieropt.workloads.llm.roofline import (
     kernel_ns,
@@ -373,3 +375,41 @@ def test_context_parallel_kernels_by_hand():
     assert t2[0] == pytest.approx(sum(kernel_ns(ROOF, k) for k in ks if k.phase == "forward"))
     assert t2[0] > t1[0] / 2
     assert build_step(two).stages[0].ops[1].compute_ns == layer_ns(two, "attention")
+
+
+FP8_ROOF = NPU(peak_tflops=200.0, number_format="fp8", hbm_gib=1.0, hbm_gbps=1000.0, **CAL)
+"""ROOF training in FP8: 200 TFLOP/s is its FP8 peak, so its 16-bit peak is 100 TFLOP/s."""
+
+
+def test_fp8_times_linear_gemms_at_the_fp8_peak():
+    # the test_gemm_compute_bound GEMM: F = 2e9, eta = 1/3 at 2e5 FLOP/ns: 30,000 ns; bytes 12,000
+    # ns: t = 30,000 + 2,000
+    assert kernel_ns(FP8_ROOF, gemm("g", "forward", 1000, 1000, 1000, 2)) == pytest.approx(
+        32_000, rel=1e-12)
+    qkv = next(k for k in layer_kernels(tiny(FP8_ROOF), "attention") if k.name == "qkv")
+    assert not qkv.sixteen_bit
+
+
+def test_fp8_keeps_the_attention_core_and_the_logits_at_the_16_bit_peak():
+    # the same GEMM marked 16-bit: at 1e5 FLOP/ns as on ROOF, 60,000 + 2,000 ns
+    g16 = replace(gemm("g", "forward", 1000, 1000, 1000, 2), sixteen_bit=True)
+    assert kernel_ns(FP8_ROOF, g16) == pytest.approx(62_000, rel=1e-12)
+    assert kernel_ns(ROOF, g16) == pytest.approx(62_000, rel=1e-12)  # (bf16: its own peak)
+    # an attention kernel of 1e9 FLOPs (compute-bound): 1e9 / (1e5 x 0.25) = 40,000 + 2,000 ns at
+    # the 16-bit peak, 20,000 + 2,000 ns at the FP8 peak
+    core = Kernel("core", "forward", "attention", 1e9, 0.0)
+    assert kernel_ns(FP8_ROOF, replace(core, sixteen_bit=True)) == pytest.approx(42_000, rel=1e-12)
+    assert kernel_ns(FP8_ROOF, core) == pytest.approx(22_000, rel=1e-12)
+    fp8 = tiny(FP8_ROOF, flash_attention=True)
+    flash = [k for k in layer_kernels(fp8, "attention") if k.kind == "attention"]
+    assert len(flash) == 2 and all(k.sixteen_bit for k in flash)
+    unfused = [k for k in layer_kernels(tiny(FP8_ROOF), "attention") if k.kind == "gemm"]
+    assert {k.name for k in unfused if k.sixteen_bit} == {
+        "scores", "context", "context dgrad (probs)", "context dgrad (values)",
+        "scores dgrad (queries)", "scores dgrad (keys)"}
+    logits = [k for k in layer_kernels(fp8, "output") if k.name.startswith("logits") and k.flops]
+    assert len(logits) == 3 and all(k.sixteen_bit for k in logits)
+    # a full recompute's copies keep the mark
+    again = [k for k in layer_kernels(tiny(FP8_ROOF, recompute="full"), "attention")
+             if k.name == "recompute scores"]
+    assert again and again[0].sixteen_bit and again[0].phase == "input_grad"

@@ -38,6 +38,14 @@ attention core takes its s / cp queries of each sequence against all s keys and 
 all-gather form): scores (s / cp, s, d) x B, softmax over B s^2 / cp scores; fused, 2 B s^2 d / cp
 FLOPs.
 
+FP8 training (``number_format = "fp8"``): Transformer Engine runs the linear layers' GEMMs (QKV,
+projection, FFN, experts) in FP8; the attention core (FlashAttention or the unfused batched GEMMs,
+outside Transformer Engine's FP8 linears unless FP8 attention is asked for) and the output layer's
+logits GEMM (Megatron-Core's own column-parallel linear) stay in BF16 (NVIDIA Transformer Engine
+documentation, "Using FP8 with Transformer Engine"; Megatron-Core ``GPTModel.output_layer``): those
+kernels are marked ``sixteen_bit`` and timed at the 16-bit peak
+(:func:`hieropt.workloads.llm.roofline.kernel_ns`).
+
 Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
 S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run
 inside the collective's kernel (no launch of its own).
@@ -45,7 +53,7 @@ inside the collective's kernel (no launch of its own).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .counts import routed_tokens, shape
 from .params import LLMParams
@@ -64,6 +72,8 @@ class Kernel:
             FlashAttention kernel, by ``attention_efficiency``) or ``elementwise`` (bytes only).
         flops: FLOPs; bytes: bytes moved to and from HBM.
         launches: kernels launched (each pays the fixed overhead; 0 inside another kernel).
+        sixteen_bit: runs in 16 bits even when the plan trains in FP8 (``number_format = "fp8"``):
+            the attention core and the output layer's logits GEMM (module docstring).
     """
 
     name: str
@@ -72,6 +82,7 @@ class Kernel:
     flops: float
     bytes: float
     launches: int = 1
+    sixteen_bit: bool = False
 
 
 def gemm(name: str, phase: str, m: float, n: float, k: float, e: float, batch: float = 1) -> Kernel:
@@ -124,7 +135,7 @@ def _reduction(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
 def attention_core(p: LLMParams) -> list[Kernel]:
     """The attention core's kernels, forward and input gradient (module docstring): the NPU's s / cp
     queries of each sequence against all s keys and values (with context parallelism the others'
-    keys and values arrive by the ``cp`` group's all-gather)."""
+    keys and values arrive by the ``cp`` group's all-gather); 16-bit under FP8."""
     x, pr = shape(p), p.precision
     e, heads, s, d = p.activation_bytes, x.b * x.a_t, x.s, x.d
     sq, n_q = s / p.plan.cp, tokens(p)  # queries per sequence and per micro-batch on this NPU
@@ -132,9 +143,9 @@ def attention_core(p: LLMParams) -> list[Kernel]:
         f = 2.0 * heads * sq * s * d  # causal: half of 4 B s_q s d
         return [
             Kernel("flash attention", FWD, "attention", f,
-                   e * (n_q * 2 * x.q_t + x.n * 2 * x.kv_t)),
+                   e * (n_q * 2 * x.q_t + x.n * 2 * x.kv_t), sixteen_bit=True),
             Kernel("flash attention bwd", IN, "attention", 2.5 * f,
-                   e * (n_q * 4 * x.q_t + x.n * 4 * x.kv_t)),
+                   e * (n_q * 4 * x.q_t + x.n * 4 * x.kv_t), sixteen_bit=True),
         ]
     scores = heads * sq * s
     out = [gemm("scores", FWD, sq, s, d, e, heads), eltwise("softmax", FWD, 2 * e * scores)]
@@ -152,7 +163,7 @@ def attention_core(p: LLMParams) -> list[Kernel]:
         gemm("scores dgrad (queries)", IN, sq, d, s, e, heads),
         gemm("scores dgrad (keys)", IN, s, d, sq, e, heads),
     ]
-    return out
+    return [replace(k, sixteen_bit=True) for k in out]
 
 
 def tokens(p: LLMParams) -> float:
@@ -196,7 +207,7 @@ def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1) -
 
 
 def _batched(k: Kernel, batch: int) -> Kernel:
-    return Kernel(k.name, k.phase, k.kind, k.flops * batch, k.bytes * batch, k.launches)
+    return replace(k, flops=k.flops * batch, bytes=k.bytes * batch)
 
 
 def mlp_kernels(p: LLMParams) -> list[Kernel]:
@@ -254,13 +265,13 @@ def embedding_kernels(p: LLMParams) -> list[Kernel]:
 
 
 def output_kernels(p: LLMParams) -> list[Kernel]:
-    """The output layer's kernels: final norm, logits GEMM, cross-entropy (forward and its
-    gradient)."""
+    """The output layer's kernels: final norm, logits GEMM (16-bit under FP8), cross-entropy
+    (forward and its gradient)."""
     x, pr = shape(p), p.precision
     e, logits = p.activation_bytes, tokens(p) * x.v_t
-    out = _norm(p, "final norm", tokens(p) / x.seq_split) + linear(
-        "logits", tokens(p), x.v_t, x.h, e, False
-    )
+    out = _norm(p, "final norm", tokens(p) / x.seq_split) + [
+        replace(k, sixteen_bit=True) for k in linear("logits", tokens(p), x.v_t, x.h, e, False)
+    ]
     out += [
         eltwise("cross-entropy", FWD, (e + pr.logits_bytes) * logits),
         eltwise("cross-entropy bwd", IN, (e + pr.logits_bytes) * logits),
@@ -294,9 +305,7 @@ def layer_kernels(p: LLMParams, kind: str) -> list[Kernel]:
         again = [k for k in attention_core(p) if k.phase == FWD]
     else:
         again = []
-    return out + [
-        Kernel("recompute " + k.name, IN, k.kind, k.flops, k.bytes, k.launches) for k in again
-    ]
+    return out + [replace(k, name="recompute " + k.name, phase=IN) for k in again]
 
 
 __all__ = [

@@ -5,7 +5,9 @@ A kernel of F FLOPs moving Y bytes, launched c times, takes (ns)
 
     t = max(F / (P x eta), Y / (W x eta_hbm)) + c x o
 
-with P the dense peak (FLOP/ns = ``peak_tflops`` x 1e3), W the HBM bandwidth (bytes/ns =
+with P the dense peak (FLOP/ns = ``peak_tflops`` x 1e3; under FP8 training the 16-bit peak, P /
+:data:`FP8_SPEEDUP`, for the kernels that stay in 16 bits: the attention core and the logits GEMM,
+:mod:`hieropt.workloads.llm.kernels`), W the HBM bandwidth (bytes/ns =
 ``hbm_gbps``), eta_hbm ``hbm_efficiency``, o ``kernel_overhead_us`` x 1e3 and eta the kernel's
 compute efficiency:
 
@@ -33,6 +35,12 @@ from .params import LLMParams
 
 PHASE_INDEX = {FWD: 0, IN: 1, WT: 2}
 
+FP8_SPEEDUP = 2.0
+"""The dense FP8 peak over the dense 16-bit (BF16) peak: 2 on every accelerator of the catalog
+(``catalogs/npus.toml``: A100 has no FP8; H100, H200, B200, GB200 and MI300X 2.0). Under FP8
+training the kernels marked ``sixteen_bit`` (:class:`hieropt.workloads.llm.kernels.Kernel`: the
+attention core, the logits GEMM) run at the NPU's ``peak_tflops`` (the FP8 peak) / FP8_SPEEDUP."""
+
 
 def matrix_efficiency(npu: NPU, flops: float) -> float:
     """eta(F) = matrix_efficiency x F / (F + gemm_half_gflop x 1e9) of a GEMM launch of ``flops``
@@ -56,6 +64,8 @@ def kernel_ns(npu: NPU, k: Kernel) -> float:
     """
     _need_roofline(npu)
     peak = npu.peak_tflops * 1e3  # FLOP/ns
+    if k.sixteen_bit and npu.number_format == "fp8":
+        peak /= FP8_SPEEDUP  # (the 16-bit peak)
     memory = k.bytes / (npu.hbm_gbps * npu.hbm_efficiency)
     if k.kind == "gemm":
         compute = k.flops / (peak * matrix_efficiency(npu, k.flops)) if k.flops > 0 else 0.0
@@ -149,4 +159,5 @@ __all__ = [
     "optimizer_ns",
     "update_ns",
     "PHASE_INDEX",
+    "FP8_SPEEDUP",
 ]
