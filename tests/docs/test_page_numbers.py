@@ -296,3 +296,28 @@ def test_the_memory_quoted_for_llm_plans():
     model = REPO / "models" / "gpt3-175b-llm.toml"
     assert line in plan_printed(model, *gpt3, "--set", "sequence_parallel=false")
     assert "stage 0 needs 214.23 GB per NPU, 132.63 GB more" in plan_printed(model, *gpt3)
+
+
+def test_calibrate_how_to_plans_the_cluster_to_buy_as_the_page_shows(tmp_path):
+    """docs/how-to/calibrate.md §3 end to end: calibrate on the H100 one-node runs into mine/, the
+    page's two TOML files beside it, and `hieropt solve mine/buy.toml --tokens 1T`: every line the
+    page shows is printed (the tables omitted)."""
+    page = (DOCS / "how-to" / "calibrate.md").read_text()
+    section = page.split("## 3.", 1)[1].split("\n## ", 1)[0]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    r = run("calibrate", REPO / "validation" / "calibration" / "h100-one-node.csv",
+            "--out", mine / "h100-mine.toml")
+    assert r.exit_code == 0, r.output
+    for body, name in re.findall(r"```toml\n(# mine/(\S+)\n.*?)```", section, re.S):
+        (mine / name).write_text(body)
+    assert sorted(p.name for p in mine.iterdir()) == ["buy.toml", "h100-mine.toml",
+                                                       "llama13b.toml"]
+    shown = re.search(r"```\n\$ hieropt solve mine/buy.toml --tokens 1T[^\n]*\n(.*?)```",
+                      section, re.S)
+    assert shown is not None
+    out = printed("solve", mine / "buy.toml", "--tokens", "1T")
+    lines = [line for line in shown[1].splitlines() if line.strip()]
+    assert len(lines) == 5
+    for line in lines:
+        assert squash(line).replace("mine/", "") in out.replace(str(mine) + "/", ""), line
