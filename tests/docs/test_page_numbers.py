@@ -321,3 +321,16 @@ def test_calibrate_how_to_plans_the_cluster_to_buy_as_the_page_shows(tmp_path):
     assert len(lines) == 5
     for line in lines:
         assert squash(line).replace("mine/", "") in out.replace(str(mine) + "/", ""), line
+
+
+def test_provision_how_to_output_lines_are_printed():
+    """docs/how-to/provision.md's abridged output of the default instance: its headline lines
+    (status, iteration time, continuous optimum, dimension 3's parts) are what provision prints."""
+    page = (DOCS / "how-to" / "provision.md").read_text()
+    block = page.split("Output on the default instance", 1)[1].split("```\n", 2)[1]
+    heads = ("status:", "iteration time:", "continuous optimum", "dimension 3 ")
+    lines = [line for line in block.splitlines() if line.startswith(heads)]
+    assert len(lines) == 4
+    out = printed("provision", GPT3_4D, "--catalog", REPO / "catalogs" / "example-4d.toml")
+    for line in lines:
+        assert squash(line) in out, line
