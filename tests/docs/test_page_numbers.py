@@ -334,3 +334,24 @@ def test_provision_how_to_output_lines_are_printed():
     out = printed("provision", GPT3_4D, "--catalog", REPO / "catalogs" / "example-4d.toml")
     for line in lines:
         assert squash(line) in out, line
+
+
+def test_heuristics_how_to_table_rows_are_printed():
+    """docs/how-to/heuristics.md's table of the default compare instance: each design's iteration
+    time, network cost, gap and speed-up are what compare prints."""
+    page = (DOCS / "how-to" / "heuristics.md").read_text()
+    block = page.split("over-provisions (most dollars", 1)[1].split("```\n", 2)[1]
+    rows = [line.split() for line in block.splitlines()[1:9]]
+    out = run("compare", REPO / "instances" / "gpt3-4d-compare.toml")
+    assert out.exit_code == 0, out.output
+    printed_rows = {}
+    for line in out.stdout.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 7:
+            printed_rows[cells[0]] = cells
+    assert len(rows) == 8
+    for row in rows:
+        i = next(k for k, cell in enumerate(row) if re.fullmatch(r"[\d,]+\.\d+", cell))
+        name, ms, usd, gap, speed = " ".join(row[:i]), row[i], row[i + 1], row[i + 2], row[i + 3]
+        got = printed_rows[name]
+        assert (got[1], got[2], got[4], got[5]) == (ms, usd, gap, speed), name
