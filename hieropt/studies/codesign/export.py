@@ -310,36 +310,6 @@ def codesign_knee(space: CodesignSpace, rows: list[dict[str, Any]],
     return best
 
 
-def check_catalog_classes(space: CodesignSpace, catalog: str | Path) -> None:
-    """Refuse, before a search, a parts catalog (a file) that has no parts for a cost class every
-    network of ``space`` uses: its fixed network's classes, or those of its levels with
-    ``min_dims`` >= 1 (a class only some shapes use is left to each candidate's provisioning).
-
-    Raises:
-        InputError: a bad catalog file, or naming the first class missing, the others missing, the
-            catalog's classes and the fix.
-    """
-    from ...io.catalog import read_catalog
-
-    given = read_catalog(catalog).classes
-    if space.network is not None:
-        used = [d.cost_class for d in space.network.dims]
-    else:
-        used = [lv.cost_class for lv in space.levels if lv.min_dims >= 1]
-    missing = [c for c in dict.fromkeys(used) if c not in given]
-    if not missing:
-        return
-    more = f" (and {', '.join(missing[1:])})" if missing[1:] else ""
-    raise InputError(
-        str(catalog),
-        f"classes.{missing[0]}",
-        f"missing: the space's every network uses cost class '{missing[0]}'{more} but the "
-        f"catalog has parts for {', '.join(sorted(given))} only",
-        f"add {' and '.join(f'[classes.{c}]' for c in missing)} with their parts, or give the "
-        "catalog of this space's cost classes",
-    )
-
-
 def provision_codesign(
     result: Codesign, catalog: Catalog | str | Path, top: int = 5
 ) -> list[dict[str, Any]]:
@@ -383,5 +353,4 @@ __all__ = [
     "instance_files",
     "write_instances",
     "provision_codesign",
-    "check_catalog_classes",
 ]
