@@ -151,6 +151,10 @@ def codesign_command(
     try:
         plans, max_time_ns, budget_usd, run_tokens = _read_space(
             space, max_time, budget, tokens, dask, sizes, deadline)
+        if catalog is not None:  # (a catalog for other cost classes: told before the search)
+            from ..studies.explore.provision import check_catalog_classes
+
+            check_catalog_classes(plans, catalog)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     inputs_read()

@@ -135,6 +135,10 @@ def explore_command(
         from ..io.space import load_space
 
         shapes = load_space(space)  # bad input is reported before the solvers load
+        if catalog is not None:  # (a catalog for other cost classes: told before the sweep)
+            from ..studies.explore.provision import check_catalog_classes
+
+            check_catalog_classes(shapes, catalog)
         if dask is not None:  # a malformed address is one line, before any work
             from ..io.dask_address import check_dask_address
 

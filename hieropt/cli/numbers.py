@@ -223,19 +223,40 @@ def _scaled(text: str, flag: str, units: dict[str, float], kind: str, fix: str) 
 
 def parse_time_ns(text: str | None, flag: str, fix: str | None = None) -> float | None:
     """A time given to ``flag`` as ns: ``1.3s``, ``1300ms``, ``90d``, ``2h``; a plain number is ns.
-    ``fix``: the error's hint (None: an iteration time's, ``1.3s``).
+    ``fix``: the error's hint (None: an iteration-time target, ``1.3s``, which must be below a day,
+    :data:`ITERATION_DAY_NS`).
 
     Raises:
-        InputError: an unknown unit, or a value that is not a finite number > 0.
+        InputError: an unknown unit, a value that is not a finite number > 0, or an iteration-time
+            target of a day or more (a run's wall time: use ``--deadline``).
     """
     if text is None:
         return None
-    if fix is None:
-        fix = (
-            f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
-            "number is ns)"
+    if fix is not None:
+        return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
+    fix = (
+        f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
+        "number is ns)"
+    )
+    out = _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
+    if out >= ITERATION_DAY_NS:  # (a run's wall time typed as the iteration's: '--max-time 20d')
+        from ..errors import InputError
+
+        days = out / ITERATION_DAY_NS
+        raise InputError(
+            flag, None,
+            f"{text.strip()!r} is {days:,.4g} day{'' if days == 1 else 's'} per iteration, and no "
+            "training iteration takes a day: it looks like the run's wall time",
+            f"give the time of one iteration (e.g. {flag} 1.3s), or the run's deadline as "
+            "--deadline with its token budget (solve, codesign)",
         )
-    return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
+    return out
+
+
+ITERATION_DAY_NS = 86400e9
+"""An iteration-time target of a day (ns) or more is refused by :func:`parse_time_ns`: no
+training iteration takes one (Llama 3 405B's takes 6.7 s on 16,384 H100), so it is a run's wall
+time typed as the iteration's (``--max-time 20d``)."""
 
 
 TIMEOUT_UNITS_S = {"": 1.0, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}

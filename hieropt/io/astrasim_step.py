@@ -30,7 +30,10 @@ What a stage runs (the workload is one stage for one micro-batch,
   receive last so that neither end waits for the other's tail (the last stage finishes its backward
   passes first), as hieropt counts one send per end. With ``overlap_dp`` each weight-gradient
   collective starts after its layer's last C_wg, on a stream of its own in backward order (loop
-  ``tp_dp_overlap_cross``), and the step after both streams.
+  ``tp_dp_overlap_cross``), and the step after both streams; the stream starts after the stage's
+  last input-gradient send, which the simulator would otherwise queue behind the collectives the
+  last backward pass issued (whatever their dimension), holding the previous stage, which waits
+  for it, by the stage's whole gradient reduction.
 
 Every node of a stage waits for the one before it in that order (one stream): a receive blocks the
 stage until its bytes arrive, a send blocks it for the transfer (ASTRA-sim's sends, measured: hops x
@@ -98,6 +101,7 @@ class StageTrace:
             send_bytes(w, self.v) for w in works
         ]  # (forward, backward) bytes per stage and chunk
         self.last_wg: dict[int, Deps] = {}
+        self.last_send: Deps = []  # (the stage's last input-gradient send)
         self.tie: tuple[int, int] | None = None
         self.open: int | None = None  # the compute node further compute on the stream joins
         self.specs: dict[tuple[int, int], tuple | None] = {}
@@ -262,6 +266,7 @@ class StageTrace:
                 ),
                 deps,
             )
+            self.last_send = deps
         return deps
 
     def build(self) -> list[EtNode]:
@@ -274,7 +279,9 @@ class StageTrace:
         sends = self.t.collective[:, 2] == Collective.P2P
         rows = [row for row in rows if sends[row]] + [row for row in rows if not sends[row]]
         if self.inst.step.overlap_dp:
-            stream: Deps = []
+            # (after the stage's last backward send: the simulator queues a send behind the
+            # collectives issued before it, and the previous stage waits for that send)
+            stream: Deps = list(self.last_send)
             for row in rows:
                 stream = self.coll(row, 2, sorted(set(self.last_wg.get(row, [])) | set(stream)), "")
             deps = sorted(set(deps) | set(stream))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -255,9 +256,16 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
     return InputError(src, key, "missing", fix)
 
 
+_EXPONENT_FLOAT = r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"
+"""A number with an exponent, with or without a decimal point or an exponent sign (``1e3``,
+``78e-1``): a float in YAML 1.2 (and yaml-cpp, LIBRA's and ASTRA-sim's reader), text in PyYAML's
+YAML 1.1, which needs both."""
+
+
 def _unique_key_loader() -> type:
     """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one
-    mapping (PyYAML itself keeps the last one). Built when a YAML file is read, so PyYAML is
+    mapping (PyYAML itself keeps the last one) and which reads a plain ``1e3`` as a float, as
+    YAML 1.2 does (a quoted ``'1e3'`` stays text). Built when a YAML file is read, so PyYAML is
     imported only then."""
     import yaml
 
@@ -279,6 +287,9 @@ def _unique_key_loader() -> type:
                         continue
             return super().construct_mapping(node, deep=deep)
 
+    UniqueKeyLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(_EXPONENT_FLOAT), list("-+0123456789.")
+    )
     return UniqueKeyLoader
 
 

@@ -165,14 +165,21 @@ def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float |
         return "" if iterations is None else (
             f" = {days_text(days(ns))} for {fmt_tokens(tokens)} tokens")
 
-    if deadline_ns is not None and iterations is not None:
-        head = (f"the deadline of {days_text(deadline_ns / 86400e9)} for {fmt_tokens(tokens)} "
-                f"tokens ({iterations:,.0f} iterations of {space.tokens_per_iteration:,} tokens) "
-                f"is an iteration-time target of {ms_text(target_ns, 1)} ms")
+    # (--max-time tighter than the deadline's target: the target is --max-time's)
+    allows = None if deadline_ns is None or iterations is None else deadline_ns / iterations
+    by_deadline = allows is not None and target_ns >= allows * (1 - 1e-9)
+    deadline = ("" if allows is None else f"the deadline of {days_text(deadline_ns / 86400e9)} "
+                f"for {fmt_tokens(tokens)} tokens")
+    if by_deadline:
+        head = (f"{deadline} ({iterations:,.0f} iterations of {space.tokens_per_iteration:,} "
+                f"tokens) is an iteration-time target of {ms_text(target_ns, 1)} ms")
     else:  # (a target under 0.1 ms in ns: '7 ns', not '0.0 ms', and the unit hint below)
         shown = (f"{ms_text(target_ns, 1)} ms" if target_ns >= PLAIN_SLIP_NS
                  else f"{target_ns:,.6g} ns")
         head = f"the iteration-time target is {shown}"
+        if allows is not None:
+            head += (f" (--max-time: {deadline}, {iterations:,.0f} iterations of "
+                     f"{space.tokens_per_iteration:,} tokens, allows {ms_text(allows, 1)} ms)")
     words = f"{head}; no candidate is faster than {ms_text(reach.bound_ns, 1)} ms" + (
         f"{run_days(reach.bound_ns)} (the least proven bound over the candidates, "
         f"{reach.bound_of})")
@@ -181,7 +188,7 @@ def reach_words(space: Any, reach: Reach, target_ns: float, deadline_ns: float |
     t = reach.row["iteration_time_ns"]
     words += (f"; the fastest possible is {ms_text(t, 4)} ms{run_days(t)} ({reach.row['id']}, "
               "the space searched without the target)")
-    if deadline_ns is not None and iterations is not None:
+    if by_deadline:
         return words + f": give a deadline of at least {_up(days(t)):,.5g} days"
     return (words + f": give a time target of at least {_up(t / 1e6):,.5g} ms"
             + time_unit_hint(target_ns, t))

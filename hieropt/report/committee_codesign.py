@@ -38,7 +38,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
-from .run import calibration_note, row_bw
+from .run import calibration_note, fmt_tokens, row_bw
 
 NO_SPACE = (
     "tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its "
@@ -348,6 +348,33 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
     return [dataclasses.replace(alt, power_w=p.get("power_w"))]
 
 
+def sizing_lines(data: dict[str, Any], tokens: float | None) -> tuple[str, ...]:
+    """The page head's lines of a search with a deadline or over cluster sizes (``codesign
+    --deadline``, ``--sizes``; the result's ``target_ns``, ``sizes`` and ``chosen_npus``): the
+    deadline as the iteration-time target every design meets (with ``tokens``, the run's days),
+    and each size searched with its outcome (``chosen``, or why it has no answer); empty for a
+    search of one size without a deadline."""
+    out = []
+    target = data.get("target_ns")
+    per_iteration = (data.get("run") or {}).get("tokens_per_iteration")
+    if target is not None:
+        if tokens and per_iteration:
+            days = target * tokens / per_iteration / 86400e9
+            head = (f"a deadline of {days:,.4g} day{'' if f'{days:.4g}' == '1' else 's'} for "
+                    f"{fmt_tokens(tokens)} tokens")
+        else:
+            head = "a deadline"
+        out.append(f"{head}: every design takes at most {target / 1e6:,.1f} ms per iteration")
+    sizes = data.get("sizes") or []
+    if len(sizes) > 1 or (sizes and target is not None):
+        chosen = data.get("chosen_npus")
+        parts = [f"{s['npus']:,} NPUs ("
+                 + ("chosen" if s["npus"] == chosen else s.get("note") or "a dearer best")
+                 + ")" for s in sizes]
+        out.append("cluster sizes searched: " + ", ".join(parts))
+    return tuple(out)
+
+
 def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: float | None = None,
                        within: float = 0.01, fixed: dict[str, Any] | None = None,
                        fixed_space: Any | None = None) -> Committee:
@@ -389,9 +416,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     return Committee(
         "codesign",
         str(data.get("space")),
-        subject_lines(
+        (*subject_lines(
             model, npus=result_npus(data), tokens=tokens, objective=str(data.get("objective"))
-        ),
+        ), *sizing_lines(data, tokens)),
         key,
         why,
         alts_t,
@@ -403,5 +430,6 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     )
 
 
-__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus",
-           "result_tokens", "result_run", "NO_SPACE", "PAGE_RUN_COST", "page_run_cost_why"]
+__all__ = ["codesign_committee", "codesign_alternatives", "sizing_lines", "row_figures",
+           "result_npus", "result_tokens", "result_run", "NO_SPACE", "PAGE_RUN_COST",
+           "page_run_cost_why"]

@@ -11,7 +11,7 @@ import pytest
 
 import hieropt
 from hieropt import SolveOptions
-from hieropt.cli.numbers import parse_amount, parse_time_ns
+from hieropt.cli.numbers import parse_amount, parse_deadline_ns, parse_time_ns
 from hieropt.errors import InputError, NoSolutionError
 from hieropt.model.run import iteration_target_ns, network_budget_usd
 from tests.cli.util import error_line, run
@@ -164,7 +164,7 @@ def test_evaluate_says_a_design_is_above_the_site_power_cap(tmp_path):
     [
         ("1.3s", 1.3e9),
         ("1300ms", 1.3e9),
-        ("90d", 90 * 86400e9),
+        ("23h", 23 * 3600e9),
         ("2h", 7.2e12),
         ("1300", 1300.0),
         ("5us", 5e3),
@@ -173,6 +173,12 @@ def test_evaluate_says_a_design_is_above_the_site_power_cap(tmp_path):
 )
 def test_times_with_units(text, ns):
     assert parse_time_ns(text, "--max-time") == pytest.approx(ns, rel=1e-15)
+
+
+def test_a_deadline_of_days_is_a_time_an_iteration_target_is_not():
+    assert parse_deadline_ns("90d") == pytest.approx(90 * 86400e9, rel=1e-15)
+    with pytest.raises(InputError, match=r"^--max-time: '90d' is 90 days per iteration"):
+        parse_time_ns("90d", "--max-time")
 
 
 @pytest.mark.parametrize(

@@ -93,3 +93,38 @@ def test_a_time_of_many_digits_shows_the_same_digits_in_ns_and_ms():
     whole, tenths = ns.replace(",", "").split(".")
     assert len(whole) == 22 and tenths == "0"  # (a double this large is a whole number of ns)
     assert ms.replace(",", "") == f"{whole[:-6]}.{whole[-6:]}"
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "shown"),
+    [
+        ("solve", "20d", "'20d' is 20 days"),
+        ("solve", "1e30", "'1e30' is 1.157e+16 days"),
+        ("provision", "90d", "'90d' is 90 days"),
+        ("compare", "48h", "'48h' is 2 days"),
+    ],
+)
+def test_an_iteration_time_target_of_days_is_refused_as_a_run_deadline(command, target, shown):
+    """`--max-time 20d` was taken as 20 days per iteration: min_cost answered with the cheapest
+    network (a 503-day run of the Llama 3 70B example) instead of refusing a target no training
+    iteration has (1e30 ns: 1e21 s / 86,400 s = 1.157e+16 days)."""
+    args = [command, GPT3, "--objective", "min_cost", "--max-time", target]
+    if command == "provision":
+        args += ["--catalog", REPO / "catalogs" / "example-4d.toml"]
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: --max-time: {shown} per iteration, and no training iteration takes a day: it "
+        "looks like the run's wall time; fix: give the time of one iteration (e.g. --max-time "
+        "1.3s), or the run's deadline as --deadline with its token budget (solve, codesign)"
+    )
+
+
+def test_an_iteration_time_target_of_hours_is_taken():
+    """A target below a day is an iteration time: under sum(bw) == 500 the cheapest network meeting
+    2 h puts nearly all 500 GB/s on the $2 chiplet ring (4,096 NPUs x $2 x 500 GB/s = $4,096,000)
+    and just enough on the others to take the 2 h."""
+    r = run("solve", GPT3, "--objective", "min_cost", "--max-time", "2h", "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    assert "(7,200,000.000000 ms)" in r.stdout
+    assert "network cost: $4,096,271" in r.stdout

@@ -199,3 +199,37 @@ def test_every_command_taking_bw_refuses_bytes_per_second(command, tmp_path):
         "a dimension with no limit)"
     )
     assert not (tmp_path / "bundle").exists()
+
+
+L405 = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+TBPS = (
+    "every dimension below 1 GB/s per NPU (0.45, 0.05) on the H100-SXM, whose scale-up alone has "
+    "450 GB/s per direction: looks like TB/s; fix: give GB/s per NPU per direction (TB/s x "
+    "1,000): {} if every value is TB/s"
+)
+
+
+def test_evaluate_refuses_bandwidths_in_terabytes_per_second():
+    """--bw 0.45,0.05 for an H100's 450 GB/s of NVLink and 50 GB/s of scale-out was evaluated: a
+    0.2 % MFU and a 39,846-day run of Llama 3 70B, printed as an answer."""
+    r = run("evaluate", L405, "--bw", "0.45,0.05")
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == "error: --bw: " + TBPS.format("450,50")
+
+
+def test_a_runs_file_refuses_bandwidths_in_terabytes_per_second(tmp_path):
+    runs = REPO / "validation" / "llama3-2024.csv"
+    text = runs.read_text().replace("450;50,64,", "0.45;0.05,64,")
+    p = tmp_path / "runs.csv"
+    p.write_text(text.replace("models/", f"{runs.parent}/models/").replace(
+        "networks/", f"{runs.parent}/networks/"))
+    r = run("validate", p)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: {p}: line 11: bw_gbps: " + TBPS.format("450;50")
+
+
+def test_one_slow_dimension_is_not_a_unit_slip():
+    """A scale-out of 0.5 GB/s per NPU (one 100 Gb/s port shared by 25 NPUs) beside NVLink's 450
+    is evaluated."""
+    r = run("evaluate", L405, "--bw", "450,0.5")
+    assert r.exit_code == 0, r.output

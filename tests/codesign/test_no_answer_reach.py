@@ -96,3 +96,25 @@ def test_a_time_target_without_its_unit_is_told_in_ns_with_the_unit_meant():
         "give a time target of at least 6,050.4 ms — the target is 8.64e+08x below the fastest: "
         "a plain number is ns; did you mean 7s? (write --max-time 7s, or max_iteration_time_ns = "
         "7e+09)"), line
+
+
+CALCULON = SPACE.parent / "codesign-gpt3-calculon-a100.toml"
+
+
+def test_a_max_time_tighter_than_the_deadline_is_named_as_the_target():
+    """--deadline 30d with --max-time 5s for 300B tokens: the deadline's target is 30 d / (300e9 /
+    3,145,728 = 95,367.4 iterations) = 27,179.1 ms, so 5 s is the target no plan meets (the
+    fastest, TP 8 x PP 16 x DP 32, takes 5,488.7031 ms = 6.058 days). The message called 5,000.0
+    ms the deadline's target and asked for a deadline of at least 6.0584 days, which 30 days is."""
+    iterations = 300e9 / 3_145_728
+    assert 30 * 86400e3 / iterations == pytest.approx(27_179.09, abs=0.005)
+    r = run("codesign", CALCULON, "--workers", "1", "--deadline", "30d", "--tokens", "300B",
+            "--max-time", "5s")
+    assert r.exit_code == 3
+    line = error_line(r)
+    assert ("; the iteration-time target is 5,000.0 ms (--max-time: the deadline of 30 days for "
+            "300B tokens, 95,367 iterations of 3,145,728 tokens, allows 27,179.1 ms); no "
+            "candidate is faster than 4,874.2 ms = 5.38 days for 300B tokens") in line, line
+    assert line.endswith("the space searched without the target): give a time target of at "
+                         "least 5,488.8 ms"), line
+    assert "deadline of at least" not in line

@@ -230,3 +230,26 @@ def test_a_switch_below_the_top_names_switch_only_at_top(tmp_path):
     r = run("codesign", path, "--workers", "1")
     assert r.exit_code == 0, r.output
     assert "a:SW2 b:SW4" in r.stdout or "a:SW4 b:SW2" in r.stdout
+
+
+def test_a_catalog_without_the_space_classes_is_refused_before_the_search(tmp_path):
+    """codesign --catalog with a catalog for other cost classes searched the whole space (every
+    candidate solved) and then ended with exit 3, "no shortlisted design could be provisioned";
+    the catalog is bad input, told before the search (exit 2) with the classes the space uses."""
+    from pathlib import Path
+
+    from ..cli.util import error_line, run
+
+    repo = Path(__file__).resolve().parents[2]
+    space = repo / "spaces" / "codesign-gpt3-calculon-a100.toml"
+    catalog = repo / "catalogs" / "example-4d.toml"
+    out = tmp_path / "rows.csv"
+    r = run("codesign", space, "--workers", "1", "--catalog", catalog, "--out", out)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: {catalog}: classes.NVLink: missing: the space's every network uses cost class "
+        "'NVLink' (and InfiniBand) but the catalog has parts for InterChiplet, InterNode, "
+        "InterPackage, InterPod only; fix: add [classes.NVLink] and [classes.InfiniBand] with "
+        "their parts, or give the catalog of this space's cost classes"
+    )
+    assert not out.exists()  # (refused before any candidate was solved)

@@ -296,3 +296,62 @@ def test_the_memory_quoted_for_llm_plans():
     model = REPO / "models" / "gpt3-175b-llm.toml"
     assert line in plan_printed(model, *gpt3, "--set", "sequence_parallel=false")
     assert "stage 0 needs 214.23 GB per NPU, 132.63 GB more" in plan_printed(model, *gpt3)
+
+
+def test_calibrate_how_to_plans_the_cluster_to_buy_as_the_page_shows(tmp_path):
+    """docs/how-to/calibrate.md §3 end to end: calibrate on the H100 one-node runs into mine/, the
+    page's two TOML files beside it, and `hieropt solve mine/buy.toml --tokens 1T`: every line the
+    page shows is printed (the tables omitted)."""
+    page = (DOCS / "how-to" / "calibrate.md").read_text()
+    section = page.split("## 3.", 1)[1].split("\n## ", 1)[0]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    r = run("calibrate", REPO / "validation" / "calibration" / "h100-one-node.csv",
+            "--out", mine / "h100-mine.toml")
+    assert r.exit_code == 0, r.output
+    for body, name in re.findall(r"```toml\n(# mine/(\S+)\n.*?)```", section, re.S):
+        (mine / name).write_text(body)
+    assert sorted(p.name for p in mine.iterdir()) == ["buy.toml", "h100-mine.toml",
+                                                       "llama13b.toml"]
+    shown = re.search(r"```\n\$ hieropt solve mine/buy.toml --tokens 1T[^\n]*\n(.*?)```",
+                      section, re.S)
+    assert shown is not None
+    out = printed("solve", mine / "buy.toml", "--tokens", "1T")
+    lines = [line for line in shown[1].splitlines() if line.strip()]
+    assert len(lines) == 5
+    for line in lines:
+        assert squash(line).replace("mine/", "") in out.replace(str(mine) + "/", ""), line
+
+
+def test_provision_how_to_output_lines_are_printed():
+    """docs/how-to/provision.md's abridged output of the default instance: its headline lines
+    (status, iteration time, continuous optimum, dimension 3's parts) are what provision prints."""
+    page = (DOCS / "how-to" / "provision.md").read_text()
+    block = page.split("Output on the default instance", 1)[1].split("```\n", 2)[1]
+    heads = ("status:", "iteration time:", "continuous optimum", "dimension 3 ")
+    lines = [line for line in block.splitlines() if line.startswith(heads)]
+    assert len(lines) == 4
+    out = printed("provision", GPT3_4D, "--catalog", REPO / "catalogs" / "example-4d.toml")
+    for line in lines:
+        assert squash(line) in out, line
+
+
+def test_heuristics_how_to_table_rows_are_printed():
+    """docs/how-to/heuristics.md's table of the default compare instance: each design's iteration
+    time, network cost, gap and speed-up are what compare prints."""
+    page = (DOCS / "how-to" / "heuristics.md").read_text()
+    block = page.split("over-provisions (most dollars", 1)[1].split("```\n", 2)[1]
+    rows = [line.split() for line in block.splitlines()[1:9]]
+    out = run("compare", REPO / "instances" / "gpt3-4d-compare.toml")
+    assert out.exit_code == 0, out.output
+    printed_rows = {}
+    for line in out.stdout.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 7:
+            printed_rows[cells[0]] = cells
+    assert len(rows) == 8
+    for row in rows:
+        i = next(k for k, cell in enumerate(row) if re.fullmatch(r"[\d,]+\.\d+", cell))
+        name, ms, usd, gap, speed = " ".join(row[:i]), row[i], row[i + 1], row[i + 2], row[i + 3]
+        got = printed_rows[name]
+        assert (got[1], got[2], got[4], got[5]) == (ms, usd, gap, speed), name

@@ -57,6 +57,7 @@ def test_quick_start_output_is_what_the_solve_prints():
     assert len(stable) == 10 + 4 + 5  # those lines, the bandwidth table's rows, the time split's
     header = next(line for line in shown if line.startswith("sensitivity of"))
     assert header.split(";")[0] in printed  # (without the time it took)
+    assert header.split(";", 2)[2] in printed  # (the design the multipliers are taken at)
     for line in stable:
         assert " ".join(line.split()) in printed, line
 

@@ -79,3 +79,27 @@ def test_a_shape_no_part_serves_names_every_part(tmp_path):
         "GB/s per NPU); fix: raise "
         "the unit limits (max_per_npu / max_per_node) or add faster parts, or relax the constraint"
     }
+
+
+def test_a_catalog_without_the_space_classes_is_refused_before_the_sweep(tmp_path):
+    """explore --catalog with a catalog for other cost classes swept every shape and then ended
+    with exit 3; the catalog is bad input (exit 2), told before the sweep. The small space's
+    level b (class B, exactly one dimension) is in every shape; level a (class A) need not be
+    (min_dims 0), so each shape's provisioning would tell it."""
+    from pathlib import Path
+
+    from tests.cli.util import error_line, run
+
+    from .util import space_text
+
+    space = tmp_path / "s.toml"
+    space.write_text(space_text())
+    catalog = Path(__file__).resolve().parents[2] / "catalogs" / "example-4d.toml"
+    r = run("explore", space, "--workers", "1", "--catalog", catalog)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == (
+        f"error: {catalog}: classes.B: missing: the space's every network uses cost class 'B' "
+        "but the catalog has parts for InterChiplet, InterNode, InterPackage, InterPod only; "
+        "fix: add [classes.B] with their parts, or give the catalog of this space's cost "
+        "classes"
+    )

@@ -27,7 +27,8 @@ from ...spec import Instance
 from .enumerate import build_instance
 from .run import Exploration, rank_rows
 
-__all__ = ["provision_shortlist", "provision_ranked", "provisioned_objective", "all_failed"]
+__all__ = ["provision_shortlist", "provision_ranked", "provisioned_objective", "all_failed",
+           "check_catalog_classes"]
 
 
 def provisioned_objective(objective: str) -> tuple[str, str | None]:
@@ -78,6 +79,35 @@ def provision_shortlist(
                "continuous_objective": row["objective_value"], "bom_rank": None},
               build_instance(space, cands[row["shape_id"]])) for row in result.ranking[:top])
     return provision_ranked(items, catalog, space.objective, target, "shape_id")
+
+
+def check_catalog_classes(space: Any, catalog: str | Path) -> None:
+    """Refuse, before a search, a parts catalog (a file) that has no parts for a cost class every
+    network of ``space`` (a co-design space or a shape space) uses: its fixed network's classes,
+    or those of its levels with ``min_dims`` >= 1 (a class only some shapes use is left to each
+    candidate's provisioning), as ``codesign --catalog`` and ``explore --catalog`` check it.
+
+    Raises:
+        InputError: a bad catalog file, or naming the first class missing, the others missing, the
+            catalog's classes and the fix.
+    """
+    given = read_catalog(catalog).classes
+    if getattr(space, "network", None) is not None:
+        used = [d.cost_class for d in space.network.dims]
+    else:
+        used = [lv.cost_class for lv in space.levels if lv.min_dims >= 1]
+    missing = [c for c in dict.fromkeys(used) if c not in given]
+    if not missing:
+        return
+    more = f" (and {', '.join(missing[1:])})" if missing[1:] else ""
+    raise InputError(
+        str(catalog),
+        f"classes.{missing[0]}",
+        f"missing: the space's every network uses cost class '{missing[0]}'{more} but the "
+        f"catalog has parts for {', '.join(sorted(given))} only",
+        f"add {' and '.join(f'[classes.{c}]' for c in missing)} with their parts, or give the "
+        "catalog of this space's cost classes",
+    )
 
 
 def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],

@@ -41,6 +41,11 @@ SCALEOUT_GBPS = 2 * NIC_GBPS
 per NPU, the fastest NIC and the most per NPU the shipped catalogs provision (NVIDIA ConnectX-8
 SuperNIC, 800 Gb/s, ``max_per_npu = 2`` in catalogs/nvl72-ethernet.toml and
 nvl72-infiniband.toml)."""
+LEAST_GBPS = 1.0
+"""A known accelerator's dimensions all below this (GB/s per NPU per direction, 8 Gb/s: less than
+one 10 Gb/s Ethernet port per NPU) are refused as TB/s in a measured run or ``--bw`` (``0.45,0.05``
+for an H100's 450 GB/s of NVLink and 50 GB/s of scale-out); one slow dimension beside faster ones
+(a port shared by many NPUs) is not."""
 _REL = 1e-9
 """Relative tolerance of "equal to the scale-up bandwidth" and "above a limit" (a design bounded
 at the limit is at it, not above)."""
@@ -119,7 +124,7 @@ def check_bandwidths(
     Gb/s). For a measured run's bandwidths and ``evaluate --bw`` (``field``: the field the values
     came from, None for a flag; ``sep``: how the fix writes a list of them, ``;`` in a runs file,
     ``,`` for ``--bw``; ``above``: values at or above it are not checked, ``--bw``'s what-if
-    of a dimension with no limit, ``1e6``).
+    of a dimension with no limit, ``1e6``); and every dimension below :data:`LEAST_GBPS` (TB/s).
 
     Raises:
         InputError: ``where: field``, the dimension, the figure / 8 (or / 2) and the fix.
@@ -153,6 +158,17 @@ def check_bandwidths(
                 f"bidirectional figure / 2): {sep.join(f'{x / 8:g}' for x in bw)} if every "
                 "value is Gb/s",
             )
+    checked = [b for b in bw if above is None or b < above]
+    if checked and max(checked) < LEAST_GBPS and max(checked) > 0:
+        raise InputError(
+            where,
+            field,
+            f"every dimension below {LEAST_GBPS:g} GB/s per NPU "
+            f"({', '.join(f'{b:g}' for b in bw)}) on the {npu}, whose scale-up alone has "
+            f"{scaleup:g} GB/s per direction: looks like TB/s",
+            f"give GB/s per NPU per direction (TB/s x 1,000): "
+            f"{sep.join(f'{x * 1000:g}' for x in bw)} if every value is TB/s",
+        )
     if scaleout is None or scaleout >= len(bw):
         return
     b = bw[scaleout]
@@ -173,6 +189,7 @@ def check_bandwidths(
 
 __all__ = [
     "BANDWIDTH_FACTOR",
+    "LEAST_GBPS",
     "NIC_GBPS",
     "SCALEOUT_GBPS",
     "bandwidth_caveats",
