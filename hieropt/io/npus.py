@@ -5,9 +5,12 @@ accelerator = "<name>"`` filled in from it.
 Format: ``[[accelerator]]`` entries (name, aliases, vendor, ``hbm_gib``, ``hbm_gbps``, ``tdp_w``,
 ``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number
 format), ``[accelerator.sources]`` (every figure's source and date) and
-``[accelerator.calibration]`` (the roofline's defaults,
+``[accelerator.calibration]`` (the roofline's defaults in 16-bit training,
 :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, ``fitted_on`` and, for a default
-fitted on measured runs, ``runs_file``).
+fitted on measured runs, ``runs_file``), optionally with a sub-table per other number format
+(``[accelerator.calibration.fp8]``: the fields that differ in it, its own ``fitted_on`` and
+``runs_file``; :meth:`~hieropt.workloads.llm.accelerators.Calibration.in_format`). A plan takes
+the calibration of its NPU's ``number_format``.
 
 A model file may instead name a calibrated accelerator file (``[params.npu] calibrated =
 "FILE"``, relative to the model file, written by ``hieropt calibrate``): its whole ``[params.npu]``
@@ -64,13 +67,15 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     """The ``[params.npu]`` table ``npu`` with its ``accelerator`` filled in from the catalog
     (``catalog``, default :data:`DEFAULT_CATALOG`): name, the peak of its ``number_format`` (default
     bf16), HBM capacity and bandwidth, and (unless ``efficiency`` is given: the flat model) the
-    calibration. Fields the table gives win, but a ``peak_tflops`` above 1.5 x the entry's dense
-    peak in the number format is refused (:func:`hieropt.workloads.llm.accelerators.
-    catalog_peak_problem`: the sparse figure, another format's peak, GFLOP/s; one below half of it
-    gets a note: ``catalog_peak_tflops``, the entry's dense peak, is filled in for
-    :attr:`hieropt.workloads.llm.NPU.peak_note`). A ``catalog_peak_tflops`` the table gives wins
-    too, as every field it gives: it is then the part's dense peak in the number format, the peak
-    when ``peak_tflops`` is not given and the figure both checks compare ``peak_tflops`` with.
+    calibration in that number format (the entry's ``[calibration.<format>]`` over its base:
+    :meth:`~hieropt.workloads.llm.accelerators.Calibration.in_format`). Fields the table gives win,
+    but a ``peak_tflops`` above 1.5 x the entry's dense peak in the number format is refused
+    (:func:`hieropt.workloads.llm.accelerators.catalog_peak_problem`: the sparse figure, another
+    format's peak, GFLOP/s; one below half of it gets a note: ``catalog_peak_tflops``, the entry's
+    dense peak, is filled in for :attr:`hieropt.workloads.llm.NPU.peak_note`). A
+    ``catalog_peak_tflops`` the table gives wins too, as every field it gives: it is then the part's
+    dense peak in the number format, the peak when ``peak_tflops`` is not given and the figure both
+    checks compare ``peak_tflops`` with.
     A table without ``accelerator`` (or not a table) is returned as it is.
 
     Raises:
@@ -108,7 +113,8 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         # (a peak in PFLOP/s or FLOP/s: the NPU's own rule gives the conversion)
         raise InputError(source, "params.npu.peak_tflops", *bad)
     if "efficiency" not in npu:
-        filled.update({f: getattr(a.calibration, f) for f in CALIBRATION_NAMES})
+        calibration = a.calibration.in_format(str(fmt))
+        filled.update({f: getattr(calibration, f) for f in CALIBRATION_NAMES})
     return {"catalog_peak_tflops": a.peak_tflops.get(str(fmt)), **filled, **npu,
             "accelerator": a.name}
 
@@ -219,7 +225,9 @@ def calibration_of(npu: Any) -> str | None:
     (:func:`hieropt.report.run.calibration_note`): the absolute path of the calibrated accelerator
     file it was filled from (:attr:`~hieropt.workloads.llm.NPU.calibrated`) when its fitted values
     are the file's; else the accelerator's name when it is timed with the shipped catalog's
-    default calibration values (:func:`default_calibration_of`); else None (a fitted value changed
+    default calibration values (:func:`default_calibration_of`), followed by :data:`IN_FORMAT` and
+    the number format when they are the entry's calibration of that format (``H100-SXM in fp8``:
+    :func:`default_entry`); else None (a fitted value changed
     by the model file or ``--set``: a calibration given inline; the flat model).
 
     When the fitted values are used at another number format, peak or HBM bandwidth than the fit's
@@ -233,11 +241,15 @@ def calibration_of(npu: Any) -> str | None:
         if name is None:
             return None
         entry = read_npu_catalog().find(name)
-        # (the defaults are of 16-bit runs at the entry's peak and HBM bandwidth)
-        fmt = "fp16" if getattr(npu, "number_format", "bf16") == "fp16" else "bf16"
+        # (the defaults are of 16-bit runs, or of the format of their sub-table, at the entry's
+        # peak in that format and its HBM bandwidth)
+        now = str(getattr(npu, "number_format", "bf16"))
+        fmt = entry.calibration.fitted_format(now)
         fitted = {"number_format": fmt, "peak_tflops": entry.peak_tflops.get(fmt),
                   "hbm_gbps": entry.hbm_gbps}
-        verb = "fitted in" if entry.calibration.runs_file else "set for"
+        verb = "fitted in" if entry.calibration.in_format(now).runs_file else "set for"
+        if entry.calibration.format_table(now) is not None:
+            name += IN_FORMAT + now
         moved = extrapolation(fitted, npu, verb)
         return name + EXTRAPOLATED + moved if moved else name
     table, _, values = read_calibrated_npu(path)
@@ -249,6 +261,36 @@ def calibration_of(npu: Any) -> str | None:
     fitted = {k: table[k] for k in ("number_format", "peak_tflops", "hbm_gbps") if k in table}
     fitted.setdefault("number_format", "bf16")
     return path + EXTRAPOLATED + moved if (moved := extrapolation(fitted, npu)) else path
+
+
+IN_FORMAT = " in "
+"""The separator in :func:`calibration_of`'s answer between an accelerator's name and the number
+format whose own catalog calibration (``[calibration.fp8]``) timed it: ``H100-SXM in fp8``
+(:func:`default_entry` reads it back)."""
+
+
+def default_entry(label: str) -> tuple[str, str | None, Any]:
+    """(accelerator, number format or None, its catalog calibration) of a :func:`calibration_of`
+    answer naming a shipped default (``H100-SXM``, ``H100-SXM in fp8``; the words after
+    :data:`EXTRAPOLATED` left out): the format is given when the entry has its own calibration of
+    it (:meth:`~hieropt.workloads.llm.accelerators.Calibration.in_format`); the calibration is
+    None for a name the shipped catalog lacks."""
+    label = label.split(EXTRAPOLATED, 1)[0]
+    name, sep, fmt = label.rpartition(IN_FORMAT)
+    if not sep:
+        name, fmt = label, ""
+    try:
+        entry = read_npu_catalog().find(name)
+    except KeyError:
+        return name, fmt or None, None
+    return name, fmt or None, entry.calibration.in_format(fmt or "bf16")
+
+
+def default_name(label: str) -> str:
+    """The words naming a :func:`calibration_of` answer's shipped default in a note:
+    ``H100-SXM``, ``H100-SXM FP8`` (its calibration of that format)."""
+    name, fmt, _ = default_entry(label)
+    return name if fmt is None else f"{name} {fmt.upper()}"
 
 
 EXTRAPOLATED = "\n"
@@ -295,8 +337,11 @@ def default_calibration_of(npu: Any, figures: bool = True) -> str | None:
     inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, any
     calibration value that differs (given in the model file, or fitted by ``hieropt
     calibrate``, or taken from a calibrated file: :func:`calibration_of`), and (``figures``) a
-    peak, HBM bandwidth or number format other than the 16-bit runs' the default was fitted on
-    (``figures=False``: the values alone; :func:`calibration_of` says it is extrapolated)."""
+    peak, HBM bandwidth or number format other than those of the runs the default was fitted on
+    (16-bit runs for the base calibration, FP8 runs for its ``[calibration.fp8]``: the values of
+    the NPU's number format are compared, :meth:`~hieropt.workloads.llm.accelerators.Calibration.
+    in_format`; ``figures=False``: the values alone; :func:`calibration_of` says it is
+    extrapolated)."""
     name = getattr(npu, "accelerator", None)
     if name is None or getattr(npu, "efficiency", None) is not None or getattr(
             npu, "calibrated", None) is not None:
@@ -305,19 +350,21 @@ def default_calibration_of(npu: Any, figures: bool = True) -> str | None:
         entry = read_npu_catalog().find(name)
     except KeyError:
         return None
-    same = all(getattr(npu, f) == getattr(entry.calibration, f) for f in CALIBRATION_NAMES)
-    # (the fit was made on 16-bit runs at the entry's peak and HBM bandwidth: another format,
-    # peak or bandwidth is no longer the calibration validated)
+    fmt = str(getattr(npu, "number_format", "bf16"))
+    calibration = entry.calibration.in_format(fmt)
+    same = all(getattr(npu, f) == getattr(calibration, f) for f in CALIBRATION_NAMES)
+    # (the fit was made on runs in its format at the entry's peak and HBM bandwidth: another
+    # format, peak or bandwidth is no longer the calibration validated)
     held = not figures or (
-        getattr(npu, "number_format", "bf16") in ("bf16", "fp16")
-        and npu.peak_tflops == entry.peak(npu.number_format)
+        entry.calibration.fitted_format(fmt) == fmt
+        and npu.peak_tflops == entry.peak(fmt)
         and getattr(npu, "hbm_gbps", None) == entry.hbm_gbps)
     return entry.name if same and held else None
 
 
 def default_runs_file(npu: Any) -> Path | None:
     """The runs file (a path) that the shipped catalog's default calibration of ``npu``'s
-    accelerator was fitted on, when ``npu`` is timed with exactly that default
+    accelerator in its number format was fitted on, when ``npu`` is timed with exactly that default
     (:func:`default_calibration_of`) and its entry names a ``runs_file`` (relative to the
     repository's root, the folder above ``catalogs/``); else None (kernel-level figures, another
     calibration, the flat model).
@@ -329,14 +376,17 @@ def default_runs_file(npu: Any) -> Path | None:
     name = default_calibration_of(npu)
     if name is None:
         return None
-    runs = read_npu_catalog().find(name).calibration.runs_file
+    fmt = str(getattr(npu, "number_format", "bf16"))
+    base = read_npu_catalog().find(name).calibration
+    runs = base.in_format(fmt).runs_file
     if runs is None:
         return None
     path = DEFAULT_CATALOG.parents[1] / runs
     if not path.is_file():
+        table = f"calibration.{fmt}" if base.format_table(fmt) is not None else "calibration"
         raise InputError(
             DEFAULT_CATALOG,
-            f"{name}: calibration.runs_file",
+            f"{name}: {table}.runs_file",
             f"{runs} is missing (the runs this default was fitted on)",
             "restore the file, or remove runs_file if the default is not fitted on runs",
         )
@@ -346,6 +396,9 @@ def default_runs_file(npu: Any) -> Path | None:
 __all__ = [
     "TIMED_FIGURES",
     "EXTRAPOLATED",
+    "IN_FORMAT",
+    "default_entry",
+    "default_name",
     "extrapolation",
     "read_npu_catalog",
     "fill_npu",

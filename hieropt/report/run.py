@@ -59,16 +59,32 @@ FITTED = {
         "runs": 33, "mean_pct": 15.4, "worst_pct": 67.3, "too_fast": 31},
     "validation/calibration/h100-one-node.csv": {
         "runs": 6, "mean_pct": 2.3, "worst_pct": 6.4, "too_fast": 6},
+    "validation/calibration/gb200-fp8-one-node.csv": {
+        "runs": 2, "mean_pct": 11.5, "worst_pct": 16.9, "too_fast": 0,
+        "basis": "1 measured FP8 run (Llama 3 8B on one 8-GPU slice of a GB200 NVL72 rack)"},
+    "validation/calibration/b200-fp8-one-node.csv": {
+        "runs": 1, "mean_pct": 4.9, "worst_pct": 4.9, "too_fast": 0,
+        "basis": "1 measured FP8 run (Llama 3 8B on one DGX B200 node, 8 GPUs)"},
+    "validation/calibration/h100-fp8-one-node.csv": {
+        "runs": 2, "mean_pct": 7.4, "worst_pct": 10.0, "too_fast": 1,
+        "basis": "1 measured FP8 run (Llama 3 8B on one DGX H100 node, 8 GPUs)"},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
 validate validation/*.csv`` measures with that default on the runs of its accelerator outside the
 calibration runs (docs/validation.md): the A100-SXM-80GB's on 33 runs (BLOOM, MT-NLG, Narayanan
 et al. 2021 and Korthikanti et al. 2022's multi-node runs, ZeRO-3 the worst), the H100-SXM's on 6
-(Llama 3.1 70B on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384): mean absolute error mean_pct %,
-worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative error)."""
+(Llama 3.1 70B on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384); the FP8 defaults (each
+entry's ``[calibration.fp8]``, fitted on one 8-GPU run of Llama 3 8B) on NVIDIA's Megatron-Bridge
+FP8 runs of Llama 3 70B and 405B (validation/megatron-bridge-2025.csv): the GB200's on 2 runs (64
+and 256 GPUs), the B200's on 1 (128), the H100-SXM's on 2 (64 and 1,024): mean absolute error
+mean_pct %, worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative
+error); basis (when given): the runs it was fitted on, in words (else "the measured runs")."""
 SYSTEMATIC = 0.8
 """At least this fraction of a :data:`FITTED` entry's runs erring one way: the note says which way
-(``mostly too fast``: days and $ per run likely low)."""
+(``mostly too fast``: days and $ per run likely low), from :data:`SYSTEMATIC_RUNS` runs up."""
+SYSTEMATIC_RUNS = 3
+"""The fewest runs of a :data:`FITTED` entry whose errors' sign the note states as a tendency (one
+or two runs show no pattern)."""
 
 
 UNRELIABLE_WORST = 0.10
@@ -95,7 +111,7 @@ def calibration_note(accelerator: str | None) -> str | None:
     fitted in bf16 at 989.4 TFLOP/s and extrapolated to fp8 at 1,978.9 TFLOP/s: days and $ per run
     are unverified (no measured run at these figures); the H100-SXM compute calibration is the
     catalog's default, ..."``."""
-    from ..io.npus import EXTRAPOLATED
+    from ..io.npus import EXTRAPOLATED, default_name
 
     if accelerator is None:
         return None
@@ -108,23 +124,19 @@ def calibration_note(accelerator: str | None) -> str | None:
     if Path(accelerator).is_absolute():
         return calibrated_note(accelerator)
     runs = _default_runs_file(accelerator)
+    name = default_name(accelerator)
     if runs is not None:
         f = FITTED.get(runs)
-        measured = (
-            f": on {f['runs']} published runs of other models and cluster sizes it predicts "
-            f"iteration times within {f['worst_pct']:g} % (mean {f['mean_pct']:g} %)"
-            + _direction(f)
-            if f
-            else ""
-        )
+        measured = _measured(f) if f else ""
+        basis = f.get("basis", "the measured runs") if f else "the measured runs"
         return (
-            f"the {accelerator} compute calibration is the catalog's default, fitted on the "
-            f"measured runs in {runs}{measured}; fit it with 'hieropt calibrate' on runs of your "
-            "own cluster (docs/validation.md)"
+            f"the {name} compute calibration is the catalog's default, fitted on {basis} in "
+            f"{runs}{measured}; fit it with 'hieropt calibrate' on runs of your own cluster "
+            "(docs/validation.md)"
         )
     u = UNCALIBRATED
     return (
-        f"the {accelerator} compute calibration is the catalog's kernel-level default, not fitted "
+        f"the {name} compute calibration is the catalog's kernel-level default, not fitted "
         f"on measured runs: on the {u['runs']} published A100 runs of docs/validation.md such "
         f"figures predict iteration times {u['least_pct']:g} % to {u['worst_pct']:.0f} % below "
         f"the measured ones (mean {u['mean_pct']:g} %), how far depending on the software stack, "
@@ -133,10 +145,26 @@ def calibration_note(accelerator: str | None) -> str | None:
     )
 
 
+def _measured(f: dict[str, Any]) -> str:
+    """``: on 6 published runs of other models and cluster sizes it predicts iteration times
+    within 6.4 % (mean 2.3 %), too fast on all 6 runs: ...`` for a :data:`FITTED` entry (one run:
+    ``on 1 published run of another model and cluster size it predicts the iteration time within
+    4.9 %``)."""
+    if f["runs"] == 1:
+        return (": on 1 published run of another model and cluster size it predicts the "
+                f"iteration time within {f['worst_pct']:g} %")
+    return (f": on {f['runs']} published runs of other models and cluster sizes it predicts "
+            f"iteration times within {f['worst_pct']:g} % (mean {f['mean_pct']:g} %)"
+            + _direction(f))
+
+
 def _named(source: str) -> str:
-    """The accelerator a calibration (a catalog name or a calibrated file's path) is of."""
+    """The accelerator a calibration (a catalog name, with its format when it is the entry's
+    calibration of that format, or a calibrated file's path) is of."""
+    from ..io.npus import default_name
+
     if not Path(source).is_absolute():
-        return source
+        return default_name(source)
     from ..io.npus import read_calibrated_npu
 
     table = read_calibrated_npu(source)[0]
@@ -146,8 +174,11 @@ def _named(source: str) -> str:
 def _direction(f: dict[str, Any]) -> str:
     """``, mostly too fast (31 of 33 runs): days and $ per run are likely low`` (``too fast on all
     6 runs`` when every one is) when at least :data:`SYSTEMATIC` of the runs of a :data:`FITTED`
-    entry err one way (too slow: likely high), else ''."""
+    entry err one way (too slow: likely high), else '' (and for fewer than
+    :data:`SYSTEMATIC_RUNS` runs)."""
     runs = f["runs"]
+    if runs < SYSTEMATIC_RUNS:
+        return ""
     for n, way, then in ((f["too_fast"], "too fast", "low"),
                          (runs - f["too_fast"], "too slow", "high")):
         if n >= SYSTEMATIC * runs:
@@ -211,14 +242,13 @@ def calibrated_note(path: str | Path) -> str:
 
 
 def _default_runs_file(accelerator: str) -> str | None:
-    """The runs file the shipped catalog's default calibration of ``accelerator`` was fitted on,
-    else None (kernel-level figures, or no such accelerator)."""
-    from ..io.npus import read_npu_catalog
+    """The runs file the shipped catalog's default calibration ``accelerator`` (a name, or a name
+    and number format: :func:`hieropt.io.npus.default_entry`) was fitted on, else None
+    (kernel-level figures, or no such accelerator)."""
+    from ..io.npus import default_entry
 
-    try:
-        return read_npu_catalog().find(accelerator).calibration.runs_file
-    except KeyError:
-        return None
+    calibration = default_entry(accelerator)[2]
+    return None if calibration is None else calibration.runs_file
 
 
 def instance_calibration(instance: Any) -> str | None:

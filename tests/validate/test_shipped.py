@@ -64,7 +64,9 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert set(fit.values) == {"matrix_efficiency"}  # the roofline's one field fitted on runs
     assert fit.values["matrix_efficiency"] == pytest.approx(0.7706, abs=1e-4)
     assert all(0.01 <= v <= 1 for v in fit.values.values())
-    assert sum(x.in_sample for x in v.rows) == 2  # the calibration runs, marked, not validated
+    # the calibration runs, marked, not validated: the A100's two, and the three 8-GPU FP8 runs the
+    # catalog's FP8 defaults were fitted on
+    assert sum(x.in_sample for x in v.rows) == 5
     # the published numbers of docs/validation.md (calibrated on one node, predicting the other
     # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 8.6 % on average,
     # the Megatron-LM runs (the calibration runs' software) within 6.0 %, worst 11.8 %
@@ -79,27 +81,34 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
 
 
 @pytest.mark.parametrize(
-    ("npu", "runs", "plans", "mape", "worst", "errors"),
+    ("npu", "fmt", "runs", "plans", "mape", "worst", "errors"),
     [
-        ("H100-SXM", H100_CALIBRATION, 1, 0.0172, 0.0416, [-0.010, 0.0, 0.042]),
-        ("A100-SXM-80GB", CALIBRATION, 2, 0.0133, 0.0267, [0.0, -0.027]),
+        ("H100-SXM", "bf16", H100_CALIBRATION, 1, 0.0172, 0.0416, [-0.010, 0.0, 0.042]),
+        ("A100-SXM-80GB", "bf16", CALIBRATION, 2, 0.0133, 0.0267, [0.0, -0.027]),
+        ("GB200", "fp8", FP8_CALIBRATION[0], 1, 0.0, 0.0, [0.0]),
+        ("B200", "fp8", FP8_CALIBRATION[1], 1, 0.0, 0.0, [0.0]),
+        ("H100-SXM", "fp8", FP8_CALIBRATION[2], 1, 0.0, 0.0, [0.0]),
     ],
 )
 @pytest.mark.heavy
-def test_the_default_is_its_fit_on_one_node(npu, runs, plans, mape, worst, errors):
-    """A catalog default fitted on one node (catalogs/npus.toml) is what ``hieropt calibrate`` fits
-    on the runs file its ``runs_file`` names, and ``validate`` with that default predicts the runs
-    as fitted (not at a bound of the fit).
+def test_the_default_is_its_fit_on_one_node(npu, fmt, runs, plans, mape, worst, errors):
+    """A catalog default fitted on one node (catalogs/npus.toml; in FP8 its entry's
+    ``[calibration.fp8]``) is what ``hieropt calibrate`` fits on the runs file its ``runs_file``
+    names, and ``validate`` with that default predicts the runs as fitted (not at a bound of the
+    fit).
 
     H100-SXM: three measured BF16 runs of Llama 3.1 8B on one DGX H100 node (one plan, three
     software releases: 12.91, 12.78 and 12.27 s); the MAPE fit lands on the middle run (0.0 %), the
     others 1.0 % and 4.2 % off: the releases' spread. A100-SXM-80GB: the two 8-GPU runs of
     Korthikanti et al. 2022 Table 5 (22B, TP 8; 1.42 s with full recompute, 1.10 s with selective
     recompute and sequence parallelism); the fit lands on the full-recompute run (0.0 %), the other
-    2.7 % off."""
+    2.7 % off. GB200, B200, H100-SXM in FP8: each system's one FP8 run of Llama 3 8B on 8 GPUs
+    (NVIDIA Megatron-Bridge 25.11), fitted exactly: 0.4081, 0.4466 and 0.4942 of the FP8 peak."""
     from hieropt.io.npus import read_npu_catalog
 
-    entry = read_npu_catalog().find(npu).calibration
+    entry = read_npu_catalog().find(npu).calibration.in_format(fmt)
+    if fmt == "fp8":
+        assert entry.matrix_efficiency == {"GB200": 0.4081, "B200": 0.4466, "H100-SXM": 0.4942}[npu]
     assert REPO / entry.runs_file == runs
     (fit,) = calibrate(read_runs(runs))
     assert fit.npu == npu and set(fit.values) == {"matrix_efficiency"}
@@ -125,25 +134,32 @@ def test_the_siblings_take_the_fit_of_their_die():
 def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     """``hieropt validate validation/*.csv`` with the catalog's defaults gives the out-of-sample
     summary of ``--calibrate-on validation/calibration/a100-one-node.csv`` (the A100 default is
-    that fit, rounded to 4 digits): 47 runs, MAPE 15.2 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
-    1,536 GPUs), the two 22B rows of korthikanti2022.csv (the default's runs) in sample. Without
-    megatron-bridge-2025.csv (8 FP8 runs, the B200's and GB200's kernel-level defaults and the
-    H100's BF16 fit extrapolated to FP8: 24.1 %), the 39 runs of the other files: 13.4 %."""
+    that fit, rounded to 4 digits): 44 runs, MAPE 12.9 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
+    1,536 GPUs), the two 22B rows of korthikanti2022.csv and the three 8-GPU FP8 rows of
+    megatron-bridge-2025.csv (the defaults' runs: the A100's, and the GB200's, B200's and
+    H100-SXM's [calibration.fp8]) in sample. The 5 other runs of megatron-bridge-2025.csv: 8.5 %;
+    the 39 runs of the other files: 13.4 %."""
     plain = validate(FILES)
     fitted = validate(FILES, calibrate_on=[CALIBRATION])
-    assert [x.run.label for x in plain.rows if x.in_sample] == ["22B full", "22B selective+SP"]
+    fp8 = ["GB200 8B 8 GPUs", "B200 8B 8 GPUs", "H100 8B 8 GPUs"]
+    assert [x.run.label for x in plain.rows if x.in_sample] == [
+        "22B full", "22B selective+SP", *fp8]
     assert [x.in_sample for x in plain.rows] == [x.in_sample for x in fitted.rows]
-    assert sum(not x.in_sample for x in plain.rows) == 47
-    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.152
+    assert sum(not x.in_sample for x in plain.rows) == 44
+    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.129
     assert round(plain.worst, 3) == round(fitted.worst, 3) == 0.673
     others = [x for x in plain.rows if not x.in_sample and x.run.path != BRIDGE]
     assert len(others) == 39
     assert round(sum(abs(x.error) for x in others) / 39, 3) == 0.134
+    bridge = [x for x in plain.rows if not x.in_sample and x.run.path == BRIDGE]
+    assert len(bridge) == 5 and round(sum(abs(x.error) for x in bridge) / 5, 3) == 0.085
     for a, b in zip(plain.rows, fitted.rows, strict=True):
         assert a.predicted_ms == pytest.approx(b.predicted_ms, rel=1e-4)
-    # another accelerator's fit leaves the A100 at its default: its runs still in sample
+    # another accelerator's fit leaves the A100 at its default: its runs still in sample; the
+    # H100's BF16 fit replaces its FP8 default too (its FP8 row then out of sample)
     h100 = validate(FILES, calibrate_on=[H100_CALIBRATION])
-    assert [x.run.label for x in h100.rows if x.in_sample] == ["22B full", "22B selective+SP"]
+    assert [x.run.label for x in h100.rows if x.in_sample] == [
+        "22B full", "22B selective+SP", *fp8[:2]]
     # the A100 fitted on another file: the 22B rows are predicted out of sample
     other = REPO / "validation" / "calibration" / "a100-narayanan-table1.csv"
     table1 = validate(FILES, calibrate_on=[other])
@@ -157,9 +173,10 @@ def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():
     expected = [(str(p), run.line) for p in FILES for run in read_runs(p)]
     assert [(x["file"], x["line"]) for x in data["rows"]] == expected
     assert all(x["predicted_ms"] > 0 for x in data["rows"])
-    # the two 22B runs the A100's catalog default was fitted on are in sample
-    assert sum(x["in_sample"] for x in data["rows"]) == 2
-    assert data["summary"]["runs"] == len(expected) - 2 and data["summary"]["mape"] >= 0
+    # the two 22B runs the A100's catalog default was fitted on are in sample, and the three
+    # 8-GPU FP8 runs the GB200's, B200's and H100-SXM's FP8 defaults were fitted on
+    assert sum(x["in_sample"] for x in data["rows"]) == 5
+    assert data["summary"]["runs"] == len(expected) - 5 and data["summary"]["mape"] >= 0
     assert "mean absolute error" in r.stderr
     assert "(fit): the runs a catalog default or a calibrated file was fitted on" in r.stderr
 
@@ -173,9 +190,10 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
     logits GEMM at the 16-bit peak (docs/validation.md). The fits, as fractions of the catalog's
     dense FP8 peaks: GB200 0.4081, B200 0.4466, H100-SXM 0.4942 (the 8B sustains less of the peak
     than the 70B and 405B: their model TFLOP/s per GPU in the table are 1.19-1.27 x the 8B's on
-    GB200). With the catalog's defaults instead (the B200's and GB200's kernel-level figures, the
-    H100's BF16 fit extrapolated to FP8), every run is predicted fast: MAPE 24.1 %, worst
-    -33.4 %."""
+    GB200). The catalog's FP8 defaults ([calibration.fp8] of each entry) are these fits rounded
+    to 4 digits: without --calibrate-on the same three rows are in sample (marked (fit)) and the
+    five others are predicted as calibrated (GB200 70B +6.1 % where the unrounded fit gives
+    +6.0 %)."""
     v = validate([BRIDGE], calibrate_on=FP8_CALIBRATION)
     fits = {c.npu: (c.runs, round(c.values["matrix_efficiency"], 4)) for c in v.calibrations}
     assert fits == {"GB200": (1, 0.4081), "B200": (1, 0.4466), "H100-SXM": (1, 0.4942)}
@@ -195,7 +213,28 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
     assert [x.run.label for x in v.rows if not x.fits_memory] == [
         "GB200 70B 64 GPUs", "GB200 405B 256 GPUs"]
     plain = validate([BRIDGE])
-    assert not any(x.in_sample for x in plain.rows)
+    assert [x.in_sample for x in plain.rows] == [x.in_sample for x in v.rows]
     assert [round(x.error, 3) for x in plain.rows] == [
+        0.0, 0.061, 0.169, 0.0, 0.049, 0.0, 0.1, -0.048]
+    assert (round(plain.mape, 3), round(plain.worst, 3)) == (0.085, 0.169)
+    r = runner.invoke(app, ["validate", str(BRIDGE)])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("% (fit)") == 3  # (the three 8-GPU rows)
+    assert "5 runs out of sample: mean absolute error 8.5%, worst 16.9%" in r.output
+    assert "extrapolated" not in r.output
+    # the 16-bit defaults taken to FP8 (the catalog before its FP8 fits: the B200's and GB200's
+    # kernel-level figures, the H100's BF16 fit, as fractions of the FP8 peak): every run fast,
+    # MAPE 24.1 %, worst -33.4 %
+    from hieropt.io.npus import read_npu_catalog
+    from hieropt.studies.validate.predict import predict_ms
+
+    cat = read_npu_catalog()
+    sixteen = [
+        predict_ms(x, (f"npu.matrix_efficiency="
+                       f"{cat.find(x.params.npu.name).calibration.matrix_efficiency}",))
+        / x.measured_ms - 1
+        for x in read_runs(BRIDGE)
+    ]
+    assert [round(e, 3) for e in sixteen] == [
         -0.329, -0.334, -0.283, -0.313, -0.31, -0.126, -0.051, -0.183]
-    assert (round(plain.mape, 3), round(plain.worst, 3)) == (0.241, 0.334)
+    assert round(sum(map(abs, sixteen)) / 8, 3) == 0.241

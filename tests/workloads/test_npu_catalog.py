@@ -10,7 +10,11 @@ import pytest
 from hieropt.errors import InputError
 from hieropt.io.llm import read_llm
 from hieropt.io.npus import read_npu_catalog
-from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS, CALIBRATION_NAMES
+from hieropt.workloads.llm.accelerators import (
+    CALIBRATION_FIELDS,
+    CALIBRATION_NAMES,
+    FORMAT_CALIBRATIONS,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["A100-SXM-80GB", "A100-SXM-40GB", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X"]
@@ -230,7 +234,9 @@ def test_model_file_names_its_own_catalog(tmp_path):
 
 def test_calibration_names_are_the_catalog_table():
     cal = read_npu_catalog().find("A100").calibration
-    assert set(CALIBRATION_NAMES) | {"fitted_on", "runs_file"} == set(type(cal).model_fields)
+    assert set(CALIBRATION_NAMES) | {"fitted_on", "runs_file", *FORMAT_CALIBRATIONS} == set(
+        type(cal).model_fields)
+    assert FORMAT_CALIBRATIONS == ("fp16", "fp8", "tf32")
 
 
 def test_generic_defaults_are_the_a100_fit():
@@ -253,6 +259,12 @@ def test_the_runs_a_default_was_fitted_on(monkeypatch):
     kernel = NPU(**fill_npu({"accelerator": "A100", "matrix_efficiency": 0.869}, "m.toml"))
     assert default_runs_file(kernel) is None
     assert default_runs_file(NPU(**fill_npu({"accelerator": "B200"}, "m.toml"))) is None
+    # in FP8 the default is the entry's [calibration.fp8], fitted on its own runs file
+    for name, system in (("H100", "h100"), ("B200", "b200"), ("GB200", "gb200")):
+        fp8 = NPU(**fill_npu({"accelerator": name, "number_format": "fp8"}, "m.toml"))
+        assert default_runs_file(fp8) == ROOT / f"validation/calibration/{system}-fp8-one-node.csv"
+    h200 = NPU(**fill_npu({"accelerator": "H200", "number_format": "fp8"}, "m.toml"))
+    assert default_runs_file(h200) is None  # (its BF16 fit extrapolated to FP8: not validated)
     cat = read_npu_catalog()
     gone = [
         a.model_copy(update={"calibration": a.calibration.model_copy(
@@ -281,3 +293,77 @@ def test_a_number_format_hieropt_does_not_time_is_named_so(tmp_path, fmt, hint):
     assert e.value.one_line().split(": ", 1)[1] == (
         f"params.npu.number_format: '{fmt}' is not a training number format hieropt times "
         "(bf16, fp16, fp8, tf32); fix: use one of bf16, fp16, tf32 for the A100-SXM-80GB" + hint)
+
+
+FP8_TABLE = """
+[accelerator.calibration.fp8]
+matrix_efficiency = 0.5
+fitted_on = "one FP8 run (test)"
+runs_file = "runs/x1-fp8.csv"
+"""
+
+
+def test_a_format_sub_table_overrides_only_the_fields_it_gives(tmp_path):
+    """``[accelerator.calibration.fp8]`` gives matrix_efficiency 0.5 and its own provenance; the
+    other four fields are the base's (0.7 HBM, 3 us, 0.5 attention, 1 GFLOP), and bf16, fp16 and
+    tf32 (no sub-table) take the base itself."""
+    cal = read_npu_catalog(write(tmp_path, entry() + FP8_TABLE)).find("X1").calibration
+    fp8 = cal.in_format("fp8")
+    assert {n: getattr(fp8, n) for n in CALIBRATION_NAMES} == {
+        "matrix_efficiency": 0.5, "gemm_half_gflop": 1.0, "hbm_efficiency": 0.7,
+        "kernel_overhead_us": 3.0, "attention_efficiency": 0.5}
+    assert (fp8.fitted_on, fp8.runs_file) == ("one FP8 run (test)", "runs/x1-fp8.csv")
+    assert (cal.matrix_efficiency, cal.fitted_on, cal.runs_file) == (0.8, "nothing (test)", None)
+    assert cal.in_format("bf16") is cal and cal.in_format("fp16") is cal
+    assert cal.in_format("tf32") is cal
+    assert [cal.fitted_format(f) for f in ("bf16", "fp16", "fp8", "tf32")] == [
+        "bf16", "fp16", "fp8", "bf16"]
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    (FP8_TABLE.replace("matrix_efficiency", "matrix_eficiency"),
+     "accelerator[0].calibration.fp8.matrix_eficiency: unknown key (did you mean "
+     "'matrix_efficiency'?); fix: rename 'matrix_eficiency' to 'matrix_efficiency'"),
+    (FP8_TABLE.replace("calibration.fp8", "calibration.fp4"),
+     "accelerator[0].calibration.fp4: unknown key (did you mean 'fp8'?); fix: rename 'fp4' to "
+     "'fp8'"),
+    (FP8_TABLE.replace("calibration.fp8", "calibration.bf16"),
+     "accelerator[0].calibration: bf16: the base calibration is bf16's; fix: give its fields in "
+     "[accelerator.calibration] itself (a sub-table is for fp16, fp8 or tf32)"),
+    (FP8_TABLE.replace('fitted_on = "one FP8 run (test)"\n', ""),
+     "accelerator[0].calibration.fp8.fitted_on: Field required; fix: add it"),
+    (FP8_TABLE.replace("0.5", "1.5"),
+     "accelerator[0].calibration.fp8.matrix_efficiency: Input should be less than or equal to 1; "
+     "fix: got 1.5; use a number <= 1"),
+])
+def test_a_bad_format_sub_table_is_one_line(tmp_path, table, message):
+    path = write(tmp_path, entry() + table)
+    with pytest.raises(InputError) as e:
+        read_npu_catalog(path)
+    assert str(e.value) == f"{path.resolve()}: {message}"
+
+
+def test_fill_npu_takes_the_calibration_of_the_number_format(tmp_path):
+    """The shipped catalog: the H100-SXM, B200 and GB200 in FP8 take their FP8 fits (0.4942,
+    0.4466, 0.4081 of the FP8 peak), in BF16 their 16-bit values (0.6004, the MAMFs 0.776 and
+    0.729); the H200 (no FP8 fit) keeps its BF16 value in FP8; the other fields are the base's.
+    A catalog of the model file's own (``npu_catalog``) is read the same way."""
+    from hieropt.io.npus import fill_npu
+
+    def eff(name, fmt):
+        return fill_npu({"accelerator": name, "number_format": fmt}, "m.toml")["matrix_efficiency"]
+
+    assert [eff(n, "fp8") for n in ("H100", "B200", "GB200", "H200")] == [
+        0.4942, 0.4466, 0.4081, 0.6004]
+    assert [eff(n, "bf16") for n in ("H100", "B200", "GB200", "H200")] == [
+        0.6004, 0.776, 0.729, 0.6004]
+    fp8 = fill_npu({"accelerator": "B200", "number_format": "fp8"}, "m.toml")
+    assert (fp8["peak_tflops"], fp8["gemm_half_gflop"], fp8["attention_efficiency"]) == (
+        4500.0, 7.2, 0.6)
+    own = write(tmp_path, entry(peak="100.0\nfp8 = 200.0") + FP8_TABLE)
+    assert fill_npu({"accelerator": "X1", "number_format": "fp8"}, "m.toml", own)[
+        "matrix_efficiency"] == 0.5
+    assert fill_npu({"accelerator": "X1"}, "m.toml", own)["matrix_efficiency"] == 0.8
+    # a given field still wins over the format's calibration
+    assert fill_npu({"accelerator": "H100", "number_format": "fp8", "matrix_efficiency": 0.45},
+                    "m.toml")["matrix_efficiency"] == 0.45

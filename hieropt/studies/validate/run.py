@@ -467,7 +467,7 @@ def extrapolated_notes(rows: Sequence[ValidationRow],
     (:func:`hieropt.io.npus.calibration_of`: a catalog default or a calibrated file in another
     number format, at another peak or HBM bandwidth, e.g. a ``number_format`` cell of ``fp8``),
     naming the first such row and how many: its error measures the extrapolation, not the fit."""
-    from ...io.npus import EXTRAPOLATED, calibration_of
+    from ...io.npus import EXTRAPOLATED, calibration_of, default_name
 
     fits = one_per_accelerator(calibrations)
     found: dict[str, list[str]] = {}
@@ -478,7 +478,7 @@ def extrapolated_notes(rows: Sequence[ValidationRow],
     out = []
     for key, where in found.items():
         source, words = key.split(EXTRAPOLATED, 1)
-        name = Path(source).name if Path(source).is_absolute() else source
+        name = Path(source).name if Path(source).is_absolute() else default_name(source)
         more = f" (and {len(where) - 1} more)" if len(where) > 1 else ""
         out.append(f"note: {where[0]}{more}: the {name} compute calibration is {words}: the "
                    "error measures that extrapolation, not the fit")

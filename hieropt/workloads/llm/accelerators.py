@@ -145,9 +145,41 @@ class StrictModel(BaseModel):
         return check_number_fields(cls, data)
 
 
+BASE_FORMATS = ("bf16", "fp16")
+"""The number formats an accelerator's base calibration (``[accelerator.calibration]``) holds in:
+16-bit training, the format its values were measured or fitted in. Another format (or fp16) may
+have its own (:class:`FormatCalibration`); without one the base is used there, extrapolated."""
+FORMAT_CALIBRATIONS = ("fp16", "fp8", "tf32")
+"""The number formats (of :data:`NUMBER_FORMATS`) a catalog entry may give a calibration of its
+own for (``[accelerator.calibration.fp8]``): every one but bf16, the base's."""
+
+
+class FormatCalibration(StrictModel):
+    """The calibration fields of one accelerator that differ in one number format
+    (``[accelerator.calibration.<format>]``, e.g. ``fp8``: the GEMMs' efficiency as a fraction of
+    the FP8 peak), and what they were fitted on; a field left out (None) is the base
+    calibration's.
+
+    Attributes:
+        fitted_on: what the values rest on, one line.
+        runs_file: the runs file (relative to the repository's root) its fields were fitted on by
+            ``hieropt calibrate``, in that format; None: not fitted on measured runs.
+    """
+
+    matrix_efficiency: float | None = calibration_field("matrix_efficiency")
+    gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
+    hbm_efficiency: float | None = calibration_field("hbm_efficiency")
+    kernel_overhead_us: float | None = calibration_field("kernel_overhead_us")
+    attention_efficiency: float | None = calibration_field("attention_efficiency")
+    fitted_on: str = Field(min_length=1)
+    runs_file: str | None = Field(default=None, min_length=1)
+
+
 class Calibration(StrictModel):
     """Default calibration of one accelerator (:data:`CALIBRATION_FIELDS`) and what it was fitted
-    on.
+    on, in 16-bit training (:data:`BASE_FORMATS`), with an optional calibration per other number
+    format (:data:`FORMAT_CALIBRATIONS`: ``fp16``, ``fp8``, ``tf32``, each a
+    :class:`FormatCalibration`; :meth:`in_format` picks one).
 
     Attributes:
         fitted_on: what the values rest on (kernel-level measurements, or the measured runs and
@@ -156,6 +188,10 @@ class Calibration(StrictModel):
             calibrate`` (path relative to the repository's root, e.g.
             ``validation/calibration/h100-one-node.csv``); None (default): kernel-level figures,
             not fitted on any measured run.
+
+    Raises:
+        ValueError: ``"bf16: ...; fix: ..."``: a ``[calibration.bf16]`` sub-table (the base
+        calibration is bf16's).
     """
 
     matrix_efficiency: float = calibration_field("matrix_efficiency", ...)
@@ -165,6 +201,46 @@ class Calibration(StrictModel):
     attention_efficiency: float = calibration_field("attention_efficiency", ...)
     fitted_on: str = Field(min_length=1)
     runs_file: str | None = Field(default=None, min_length=1)
+    fp16: FormatCalibration | None = None
+    fp8: FormatCalibration | None = None
+    tf32: FormatCalibration | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bf16_table(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "bf16" in data:
+            raise ValueError(
+                "bf16: the base calibration is bf16's; fix: give its fields in "
+                "[accelerator.calibration] itself (a sub-table is for fp16, fp8 or tf32)"
+            )
+        return data
+
+    def fitted_format(self, number_format: str) -> str:
+        """The number format the calibration :meth:`in_format` gives for ``number_format`` was
+        fitted (or measured) in: ``number_format`` when it has its own sub-table or is 16-bit
+        (:data:`BASE_FORMATS`: fp16 is timed as bf16), else bf16 (the base, extrapolated)."""
+        if number_format in BASE_FORMATS or self.format_table(number_format) is not None:
+            return number_format
+        return "bf16"
+
+    def format_table(self, number_format: str) -> FormatCalibration | None:
+        """The sub-table ``[calibration.<number_format>]`` (None: none, or no such format)."""
+        if number_format not in FORMAT_CALIBRATIONS:
+            return None
+        table: FormatCalibration | None = getattr(self, number_format)
+        return table
+
+    def in_format(self, number_format: str) -> Calibration:
+        """The calibration for training in ``number_format``: the sub-table's fields over the
+        base's, with the sub-table's ``fitted_on`` and ``runs_file`` (and no sub-tables); the
+        base itself (``self``) when the format has no sub-table (or is no format hieropt
+        times)."""
+        table = self.format_table(number_format)
+        if table is None:
+            return self
+        values = {f: getattr(self, f) if getattr(table, f) is None else getattr(table, f)
+                  for f in CALIBRATION_NAMES}
+        return Calibration(**values, fitted_on=table.fitted_on, runs_file=table.runs_file)
 
 
 _FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps")
@@ -191,7 +267,8 @@ class Accelerator(StrictModel):
         scaleup_gbps: scale-up (NVLink, Infinity Fabric) bandwidth per NPU and direction, GB/s.
         price_usd: a price estimate per NPU, US dollars (optional; not a list price).
         sources: for every figure given (the names above), its public source and date.
-        calibration: the roofline's default calibration (:class:`Calibration`).
+        calibration: the roofline's default calibration (:class:`Calibration`), per number format
+            (:meth:`Calibration.in_format`).
 
     Raises:
         ValueError: ``"<field>: <problem>; fix: <fix>"``: a figure without its source, a value given
@@ -427,8 +504,11 @@ class AcceleratorCatalog(StrictModel):
 __all__ = [
     "Accelerator",
     "AcceleratorCatalog",
+    "BASE_FORMATS",
     "Calibration",
     "CalibrationField",
+    "FORMAT_CALIBRATIONS",
+    "FormatCalibration",
     "CALIBRATION_FIELDS",
     "CALIBRATION_NAMES",
     "CATALOG_PEAK_RANGE",
