@@ -45,6 +45,15 @@ activations of the one block being recomputed. The embedding stores its dropout 
 output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
 ``logits_bytes`` for the cross-entropy loss.
 
+FP8 training (``number_format = "fp8"``): the stored inputs of the linear layers' GEMMs take
+``FP8_INPUT_BYTES`` = 1 byte per element, g below e (Transformer Engine keeps the FP8 copy it cast
+for the forward GEMM, and the weight-gradient GEMM reads it): the QKV and FC1 inputs (the norm
+outputs), the FC2 inputs (dense, shared and expert FFNs) and the projection's input, which with
+FlashAttention is kept twice (its output O in e bytes for its own backward, and the FP8 copy): n h
+(e + g) / T for a norm's input and output, n a_t d (e + g) (FlashAttention) or n a_t d g; norm
+inputs, Q, K, V, the activation functions' inputs, the router's and the experts' dispatch stay in e
+bytes.
+
 Not counted: activation gradients and temporary buffers of the layer being back-propagated,
 communication buffers, the framework's own memory (the NPU's ``hbm_reserve_gib`` stands for these).
 """
@@ -62,6 +71,10 @@ from ..workloads.llm.counts import routed_tokens, shape
 from ..workloads.llm.layout import stage_chunks
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Op, Step, in_flight, peak_in_flight, stage_layers
+
+FP8_INPUT_BYTES = 1
+"""Bytes per element of a linear layer's stored GEMM input under FP8 training
+(:func:`gemm_input_bytes`)."""
 
 FLASH_STATS_BYTES = 4
 """Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and
@@ -181,8 +194,12 @@ def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
     x, pr, mdl = shape(p), p.precision, p.model
     e, u = p.activation_bytes, pr.mask_bytes if mdl.dropout else 0
     T = x.seq_split
+    g = gemm_input_bytes(p)
+    # the projection's input: FlashAttention keeps its output O, the FP8 linear its own FP8 copy
+    o = e + g if p.plan.flash_attention and g != e else g
     out = (
-        2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+        x.n * x.h * (e + g) / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * o
+        + x.n * x.h * u / T
     )
     if p.plan.flash_attention:
         return out + x.n * x.a_t * FLASH_STATS_BYTES
@@ -191,10 +208,19 @@ def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
     return out
 
 
+def gemm_input_bytes(p: LLMParams) -> float:
+    """Bytes per element of a stored input of a linear layer's GEMM (QKV, projection, FC1, FC2):
+    ``activation_bytes``, or under FP8 training (``number_format = "fp8"``) :data:`FP8_INPUT_BYTES`
+    (Transformer Engine keeps the FP8 copy of the input it cast for the forward GEMM, and the
+    weight-gradient GEMM reads it), at most ``activation_bytes``."""
+    e = p.activation_bytes
+    return min(e, FP8_INPUT_BYTES) if p.npu.number_format == "fp8" else e
+
+
 def _ffn_body(p: LLMParams, tokens: float, width_t: int) -> float:
     x, e = shape(p), p.activation_bytes
     # activation input(s) + FC2 input
-    return tokens * width_t * e * (x.m - 1) + tokens * width_t * e
+    return tokens * width_t * e * (x.m - 1) + tokens * width_t * gemm_input_bytes(p)
 
 
 def ffn_activation_bytes(p: LLMParams) -> float:
@@ -203,7 +229,8 @@ def ffn_activation_bytes(p: LLMParams) -> float:
     x, pr = shape(p), p.precision
     u = pr.mask_bytes if p.model.dropout else 0
     T = x.seq_split
-    return 2 * x.n * x.h * p.activation_bytes / T + _ffn_body(p, x.n, x.f_t) + x.n * x.h * u / T
+    e, g = p.activation_bytes, gemm_input_bytes(p)
+    return x.n * x.h * (e + g) / T + _ffn_body(p, x.n, x.f_t) + x.n * x.h * u / T
 
 
 def moe_activation_bytes(p: LLMParams) -> float:
@@ -449,6 +476,8 @@ def memory_savers(p: LLMParams) -> list[str]:
 
 
 __all__ = [
+    "gemm_input_bytes",
+    "FP8_INPUT_BYTES",
     "require_fit",
     "memory_savers",
     "FLASH_STATS_BYTES",

@@ -176,3 +176,36 @@ def test_meta_llama3_405b_8k_plan_in_flight_by_hand():
     rep = memory(read_llm(path, ["dp=64", "virtual_stages=2", "microbatch_group_size=16"]))
     assert rep.stages[1].in_flight == 22.5
     assert rep.peak.total_bytes / 1e9 == pytest.approx(104.46, abs=0.005)
+
+
+def test_fp8_keeps_the_linear_layers_gemm_inputs_in_one_byte():
+    """Under FP8 training the stored inputs of the QKV, projection, FC1 and FC2 GEMMs take 1 byte
+    (Transformer Engine's FP8 copies), the projection's input twice with FlashAttention (O in 2
+    bytes for its backward, the FP8 copy); by hand on a small Llama-style block."""
+    from hieropt.model.memory import attention_activation_bytes, ffn_activation_bytes
+    from hieropt.workloads.llm import NPU, Architecture, LLMParams, Plan
+
+    arch = Architecture(name="t", layers=2, hidden_size=64, heads=4, kv_heads=2, ffn_size=128,
+                        gated_ffn=True, vocab_size=100, sequence_length=16, norm="rmsnorm",
+                        biases=False, dropout=False, position_embedding="rotary",
+                        tied_embeddings=False)
+    plan = Plan(tp=1, pp=1, dp=1, micro_batch_size=1, global_batch_size=1, flash_attention=True)
+    bf16 = NPU(peak_tflops=100.0, efficiency=0.5, hbm_gib=80.0)
+    fp8 = NPU(peak_tflops=200.0, efficiency=0.5, hbm_gib=80.0, number_format="fp8")
+    p16, p8 = (LLMParams(model=arch, plan=plan, npu=n) for n in (bf16, fp8))
+    assert p8.activation_bytes == 2  # (the other stored tensors stay in 2 bytes)
+    n, h, q, kv, f = 16, 64, 64, 32, 128  # tokens, hidden, q_t = a d, kv_t = g d, ffn
+    stats = n * 4 * 4  # FlashAttention's log-sum-exp: n a_t x 4 bytes
+    # bf16: norm in + QKV in 2 n h e, Q K V n (q + 2 kv) e, O n q e
+    qkv = n * (q + 2 * kv) * 2
+    assert attention_activation_bytes(p16) == 2 * n * h * 2 + qkv + n * q * 2 + stats
+    # fp8: n h (2 + 1), Q K V as bf16, O n q (2 + 1)
+    assert attention_activation_bytes(p8) == n * h * 3 + qkv + n * q * 3 + stats
+    # FFN (gated): norm in + FC1 in, gate and up outputs 2 n f e, FC2 in n f (e or 1)
+    assert ffn_activation_bytes(p16) == 2 * n * h * 2 + 2 * n * f * 2 + n * f * 2
+    assert ffn_activation_bytes(p8) == n * h * 3 + 2 * n * f * 2 + n * f * 1
+    # without FlashAttention O is the projection's input only: its FP8 copy
+    unfused = LLMParams(model=arch, plan=plan.model_copy(update={"flash_attention": False}),
+                        npu=fp8)
+    with_core = attention_activation_bytes(unfused, core=False)
+    assert with_core == n * h * 3 + qkv + n * q * 1
