@@ -42,6 +42,7 @@ seconds, microseconds: :mod:`hieropt.io.run_units`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,7 +245,7 @@ def _run(
         bw, scaleup_gbps(params, data, model), params.npu.name, where, outer if outer else None
     )
     measured = _positive(
-        row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
+        row["measured_ms"], where, "measured_ms", measured_fix(row["measured_ms"])
     )
     check_measured(measured, params, where)
     return Run(
@@ -298,6 +299,29 @@ def _without_npus(data: dict[str, Any]) -> dict[str, Any]:
         **data,
         "params": {**data["params"], "plan": {k: v for k, v in plan.items() if k != "npus"}},
     }
+
+
+MS_PER_UNIT = {"ms": 1.0, "s": 1e3, "sec": 1e3, "min": 6e4, "h": 3.6e6, "us": 1e-3, "µs": 1e-3,
+               "ns": 1e-6}
+"""Milliseconds per unit a ``measured_ms`` cell may be written in by mistake
+(:func:`measured_fix`)."""
+
+
+def measured_fix(text: str) -> str:
+    """The fix of a ``measured_ms`` cell that is not a positive number: the cell in ms when it is a
+    number followed by a time unit (``14.72s``: "write 14720 (14.72 s in ms)"), else the plain fix;
+    the column holds ms per iteration, without a unit."""
+    fix = "give the measured iteration time in ms"
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-zµ]+)\s*", text or "")
+    if m is None or m.group(2).lower() not in MS_PER_UNIT:
+        return fix
+    try:
+        value = float(m.group(1)) * MS_PER_UNIT[m.group(2).lower()]
+    except ValueError:
+        return fix
+    if m.group(2).lower() == "ms":
+        return f"{fix}: write {value:.10g} (without 'ms')"
+    return f"{fix}: write {value:.10g} ({m.group(1)} {m.group(2)} = {value:.10g} ms)"
 
 
 def _positive(text: str, where: str, column: str, fix: str) -> float:
@@ -382,6 +406,8 @@ def _first(used: int) -> str:
 
 
 __all__ = [
+    "measured_fix",
+    "MS_PER_UNIT",
     "Run",
     "NetworkFile",
     "read_runs",
