@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from ..model.memory import gemm_input_bytes
 from ..model.plan import PlanFigures
 from ..units import GB
 from ..workloads.llm.comms import own_stream_groups
@@ -20,11 +21,13 @@ def _gb(b: float) -> str:
 def precision_line(p) -> str:
     """The bytes per element of ``p`` (:class:`~hieropt.workloads.llm.params.LLMParams`) in one
     line, the gradients' with where they come from (given, or the number format's default:
-    :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`)."""
-    pr = p.precision
+    :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`), and under FP8 the stored
+    GEMM inputs' (:func:`hieropt.model.memory.gemm_input_bytes`)."""
+    pr, g = p.precision, gemm_input_bytes(p)
+    fp8 = f" (stored GEMM inputs {g:g}: their FP8 copies)" if g != p.activation_bytes else ""
     return (f"bytes per element ({p.npu.number_format} training): activations "
-            f"{p.activation_bytes}, weights {p.weight_bytes}, gradients {p.gradient_bytes_note}, "
-            f"optimizer {pr.optimizer_bytes_per_param} per parameter")
+            f"{p.activation_bytes}{fp8}, weights {p.weight_bytes}, gradients "
+            f"{p.gradient_bytes_note}, optimizer {pr.optimizer_bytes_per_param} per parameter")
 
 
 def summary_lines(fig: PlanFigures) -> list[str]:

@@ -74,6 +74,10 @@ def test_shown_resolved(tmp_path: Path):
     assert precision_line(tiny("tf32")) == (
         "bytes per element (tf32 training): activations 4, weights 4, gradients 4 (fp32 reduce, "
         "the default for tf32), optimizer 12 per parameter")
+    assert precision_line(tiny("fp8")) == (
+        "bytes per element (fp8 training): activations 2 (stored GEMM inputs 1: their FP8 "
+        "copies), weights 2, gradients 4 (fp32 reduce, the default for fp8), optimizer 12 per "
+        "parameter")
     d = json.loads(json.dumps(plan_figures(tiny("tf32")).as_dict()))
     assert (d["precision"]["activation_bytes"], d["precision"]["weight_bytes"]) == (4, 4)
     f = tmp_path / "m.toml"
