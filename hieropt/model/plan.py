@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..workloads.llm.layout import chunk_share
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Step, build_step
-from .memory import MemoryReport, memory
+from .memory import MemoryReport, gemm_input_bytes, memory
 from .pipeline import DAG_OPS
 from .schedule_dag import one_f_one_b, schedule_time
 
@@ -115,7 +115,8 @@ class PlanFigures:
     def as_dict(self) -> dict:
         """JSON-ready: plan, precision (bytes per element; ``gradient_bytes``,
         ``activation_bytes`` and ``weight_bytes`` as resolved, given or the number format's
-        default, ``gradient_bytes_note`` saying which), memory (per distinct stage and the peak),
+        default, ``gradient_bytes_note`` saying which, ``gemm_input_bytes`` the stored inputs of
+        the linear layers' GEMMs: 1 under FP8), memory (per distinct stage and the peak),
         compute, collectives per stage."""
         pl, mem, p = self.params.plan, self.memory, self.params
         return {
@@ -142,6 +143,7 @@ class PlanFigures:
                 **p.precision.model_dump(),
                 "activation_bytes": p.activation_bytes,
                 "weight_bytes": p.weight_bytes,
+                "gemm_input_bytes": gemm_input_bytes(p),
                 "number_format": p.npu.number_format,
                 "gradient_bytes": p.gradient_bytes,
                 "gradient_bytes_note": p.gradient_bytes_note,

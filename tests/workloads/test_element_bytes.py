@@ -80,6 +80,9 @@ def test_shown_resolved(tmp_path: Path):
         "parameter")
     d = json.loads(json.dumps(plan_figures(tiny("tf32")).as_dict()))
     assert (d["precision"]["activation_bytes"], d["precision"]["weight_bytes"]) == (4, 4)
+    assert d["precision"]["gemm_input_bytes"] == 4
+    fp8 = plan_figures(tiny("fp8")).as_dict()["precision"]
+    assert (fp8["activation_bytes"], fp8["gemm_input_bytes"]) == (2, 1)
     f = tmp_path / "m.toml"
     f.write_text(MODEL.format(npu="", precision=""))
     assert read_llm(f).activation_bytes == 2
