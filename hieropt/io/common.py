@@ -256,10 +256,10 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
     return InputError(src, key, "missing", fix)
 
 
-_EXPONENT_FLOAT = r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"
-"""A number with an exponent, with or without a decimal point or an exponent sign (``1e3``,
-``78e-1``): a float in YAML 1.2 (and yaml-cpp, LIBRA's and ASTRA-sim's reader), text in PyYAML's
-YAML 1.1, which needs both."""
+_EXPONENT_FLOAT = r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"
+"""A number with an exponent and at least one mantissa digit, with or without a decimal point or
+an exponent sign (``1e3``, ``78e-1``, ``.5e1``; ``-e5`` stays text): a float in YAML 1.2 (and
+yaml-cpp, LIBRA's and ASTRA-sim's reader), text in PyYAML's YAML 1.1, which needs both."""
 
 
 def _unique_key_loader() -> type:

@@ -22,6 +22,12 @@ def test_exponent_without_a_point_is_a_number():
         "a": 1000.0, "b": 7.8, "c": -200.0, "d": "1e3", "e": 1500.0, "f": 7}
 
 
+def test_an_exponent_without_a_mantissa_digit_stays_text():
+    # (read as a float it would crash the reader: float('-e5') has no digits to convert)
+    assert load_yaml("a: -e5\nb: .e5\nc: .5e1\nd: 1.e2\n", "s") == {
+        "a": "-e5", "b": ".e5", "c": 5.0, "d": 100.0}
+
+
 def test_libra_cost_model_with_exponent_prices(tmp_path: Path):
     p = tmp_path / "cost.yml"
     p.write_text("InterChiplet:\n  Link: 2e0\nInterPod:\n  Link: 78e-1\n  Switch: 18e0\n"
