@@ -120,6 +120,13 @@ def test_power_budget(problem):
         NoSolutionError, match="power budget 400 W: the lowest-power design .* draws 458 W"
     ):
         hieropt.provision(inst, cat, objective="performance", max_power_w=400, compare=False)
+    # 0.4 W, a thousand times below the 458 W the least-power design draws: the unit is named
+    # (a budget of 400 W stays without the hint, as its message above ends)
+    with pytest.raises(NoSolutionError) as e:
+        hieropt.provision(inst, cat, objective="performance", max_power_w=0.4, compare=False)
+    assert str(e.value).endswith(
+        "draws 458 W; raise the power budget; a plain number is W (0.4kW or 0.4MW for kilo- or "
+        "megawatts)")
 
 
 def test_power_needs_every_figure(tmp_path: Path):
