@@ -1,6 +1,7 @@
 """The library's checks of arguments that name something to read or run, or a plain setting: a
 co-design space, a parts catalog, a folder to write, the simulator's binary, a number of workers, a
-callback, a time limit, a fraction, an iteration time or a run's deadline in ns.
+callback, a time limit, a fraction, an iteration time or a run's deadline in ns, a run's token
+budget.
 
 Each is ``(value, argument name) -> the value``, raising an
 :class:`~hieropt.errors.InputError` that names the argument and says what to pass (the facade's
@@ -19,6 +20,7 @@ from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
 from ..spec.overrides import check_time_limit, is_real
 from ..units import MIN_PLAUSIBLE_DEADLINE_NS, MIN_PLAUSIBLE_ITERATION_NS
+from .cluster import tokens_excess_problem, tokens_unit_problem
 
 
 def space_argument(value: Any, name: str) -> Any:
@@ -111,9 +113,35 @@ DEADLINE_FIX = "give the run's wall time in ns, e.g. 90 * 86400e9 for 90 days"
 """The fix of a deadline that is not a finite number > 0 (:func:`deadline_argument`)."""
 
 
+TOKENS_FIX = "give the run's token budget as a number, e.g. 15e12 for 15T (None: the instance's)"
+"""The fix of a token budget that is not a finite number > 0 (:func:`tokens_argument`)."""
+
+
+def tokens_argument(value: Any, name: str) -> Any:
+    """A run's token budget, tokens, or None (the instance's): a finite number > 0 from
+    :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (1M, fewer than one iteration of an LLM: ``15``
+    meant 15T) to :data:`hieropt.io.cluster.MAX_RUN_TOKENS` (1,000T), as the command line's
+    ``--tokens`` and an instance file's ``tokens`` are.
+
+    Raises:
+        InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
+            :data:`TOKENS_FIX`), below 1M or above 1,000T.
+    """
+    if value is None:
+        return value
+    v = _positive_ns(value, name, TOKENS_FIX)
+    if (problem := tokens_unit_problem(v)) is not None:
+        raise InputError(name, None, problem, f"give the run's token budget in tokens, e.g. "
+                         f"{name}=15e12 for 15T ({v:g} would be {v:g} tokens)")
+    if (problem := tokens_excess_problem(v)) is not None:
+        raise InputError(name, None, problem,
+                         f"give the run's token budget, at most 1000T, e.g. {name}=15e12")
+    return value
+
+
 def _positive_ns(value: Any, name: str, fix: str) -> float:
-    """``value`` as a float when it is a real number, finite and > 0; else the InputError naming
-    ``name`` with ``fix``."""
+    """``value`` (a time in ns, or another amount) as a float when it is a real number, finite and
+    > 0; else the InputError naming ``name`` with ``fix``."""
     if not is_real(value):
         raise InputError(name, None, f"{value!r} is not a number", fix)
     v = float(value)
