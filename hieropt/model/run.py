@@ -303,6 +303,9 @@ def figures(
             "capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
             "amortisation_years"
         )
+    elif network_cost_usd is None:
+        unknown.append("capex and $: no network cost (give the network's cost in $, "
+                       "network_cost_usd)")
     out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
     c = cluster

@@ -107,6 +107,21 @@ def test_run_cost_from_a_cluster_section():
     assert run_figures(with_net, 10e9, network_cost_usd=net).left_out == ()
 
 
+def test_without_the_networks_cost_the_capex_and_dollars_are_said_unknown():
+    """A priced [cluster] and no network cost (``run_figures``'s default None): the capex, the cost
+    per hour and the $ per run are unknown, and ``unknown`` says why (they were None with nothing
+    said); the power and the days do not need it."""
+    cl = _cluster(accelerator_usd=15000.0, accelerator_w=400.0, pue=1.1,
+                  electricity_usd_per_kwh=0.08, amortisation_years=4.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9)
+    assert fig.capex_usd is None and fig.cost_per_hour_usd is None and fig.run_cost_usd is None
+    assert fig.unknown == ("capex and $: no network cost (give the network's cost in $, "
+                           "network_cost_usd)",)
+    assert fig.power_mw == pytest.approx(4096 * 400 * 1.1 / 1e6, rel=1e-12)
+    assert fig.time_to_train_days == pytest.approx(300e9 / 3_145_728 * 10 / 86400, rel=1e-12)
+
+
 def test_solve_names_the_network_power_it_leaves_out():
     """The Llama 3 example (no network_w_per_npu): its 26.11 MW is 16,384 x 700 W + 2,048 x
     4,600 W at PUE 1.25, without the network; the JSON's run.left_out and the text's "left out:"
