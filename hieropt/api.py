@@ -421,6 +421,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "workers": workers_argument,
         "on_row": callback_argument,
+        "progress": callback_argument,
     },
     "knee": {
         "instance": _instance,
