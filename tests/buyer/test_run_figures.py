@@ -122,6 +122,28 @@ def test_without_the_networks_cost_the_capex_and_dollars_are_said_unknown():
     assert fig.time_to_train_days == pytest.approx(300e9 / 3_145_728 * 10 / 86400, rel=1e-12)
 
 
+def test_without_a_pue_the_power_is_the_it_power_and_is_said_so():
+    """No ``pue`` in [cluster]: the MW are the IT power alone (4,096 x 400 W + 512 x 3,000 W =
+    3.1744 MW, as with PUE 1), and ``left_out`` says so instead of a silent PUE of 1; the text's
+    cluster line calls them IT power, not "with PUE"."""
+    from hieropt.model.run import PUE_LEFT_OUT
+    from hieropt.report.run import run_lines
+
+    cl = _cluster(accelerator_w=400.0, npus_per_server=8, server_w=3000.0, network_w_per_npu=0.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9, network_cost_usd=5e6)
+    assert fig.power_mw == pytest.approx(3.1744, rel=1e-12)
+    assert fig.left_out == (
+        "PUE (no pue): the MW, MWh and electricity $ are IT power only, as with pue = 1; set "
+        "[cluster] pue (facility power / IT power, e.g. 1.25)",) == (PUE_LEFT_OUT,)
+    text = "\n".join(run_lines(fig))
+    assert "cluster: 3.17 MW (IT power, no PUE)" in text and "with PUE" not in text
+    with_pue = inst.model_copy(update={"cluster": cl.model_copy(update={"pue": 1.25})})
+    fig = run_figures(with_pue, 10e9, network_cost_usd=5e6)
+    assert fig.left_out == () and fig.power_mw == pytest.approx(3.1744 * 1.25, rel=1e-12)
+    assert "cluster: 3.97 MW (with PUE)" in "\n".join(run_lines(fig))
+
+
 def test_solve_names_the_network_power_it_leaves_out():
     """The Llama 3 example (no network_w_per_npu): its 26.11 MW is 16,384 x 700 W + 2,048 x
     4,600 W at PUE 1.25, without the network; the JSON's run.left_out and the text's "left out:"
