@@ -176,6 +176,12 @@ written in another unit: one hour; a training run takes days to months, so ``90`
 takes its unit (``90d``) and refuses a plain number."""
 
 
+MAX_PLAUSIBLE_DEADLINE_NS = 10 * 365 * 86400e9
+"""Ten years (ns): the longest wall time a reading of a deadline refused as written in another unit
+is offered as (:func:`hieropt.io.arguments.deadline_argument`): ``7776000`` is 90 days in seconds,
+not 21,290 years in days."""
+
+
 def usd_cents(usd: float, up: bool) -> str:
     """``usd`` ($) to the cent with thousands separators, without the ``$`` (``9,555,552.00``),
     rounded exactly (decimal arithmetic on the double's exact value, at any magnitude): ``up``

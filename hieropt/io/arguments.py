@@ -19,7 +19,11 @@ import numpy as np
 from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
 from ..spec.overrides import check_time_limit, is_real
-from ..units import MIN_PLAUSIBLE_DEADLINE_NS, MIN_PLAUSIBLE_ITERATION_NS
+from ..units import (
+    MAX_PLAUSIBLE_DEADLINE_NS,
+    MIN_PLAUSIBLE_DEADLINE_NS,
+    MIN_PLAUSIBLE_ITERATION_NS,
+)
 from .cluster import tokens_excess_problem, tokens_unit_problem
 
 
@@ -193,18 +197,28 @@ def deadline_argument(value: Any, name: str) -> Any:
     Raises:
         InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
             :data:`DEADLINE_FIX`), or below one hour (the fix writes the value read as days,
-            hours and seconds in ns).
+            hours or seconds in ns, the readings from one hour to ten years, days first:
+            ``7776000`` is 90 days in seconds).
     """
     if value is None:
         return value
     v = _positive_ns(value, name, DEADLINE_FIX)
     if v < MIN_PLAUSIBLE_DEADLINE_NS:
+        # (the readings from one hour to ten years, days first; days when none is)
+        readings = [(unit, ns, what) for unit, ns, what in _DEADLINE_UNITS
+                    if MIN_PLAUSIBLE_DEADLINE_NS <= v * ns <= MAX_PLAUSIBLE_DEADLINE_NS]
+        unit, ns, what = (readings or _DEADLINE_UNITS)[0]
+        rest = tuple((u, n) for u, n, _ in readings[1:])
         raise InputError(
             name, None,
             f"{v:g} ns is below one hour ({MIN_PLAUSIBLE_DEADLINE_NS:g} ns), shorter than any "
             "training run: looks like days, hours or seconds",
-            f"give the run's wall time in ns (1 day = 86400e9 ns): {v:g} days = {v * 86400e9:g} "
-            f"ns: write {name}={v * 86400e9:g}" + _other_readings(
-                v, name, MIN_PLAUSIBLE_DEADLINE_NS, (("h", 3600e9), ("s", 1e9))),
+            f"give the run's wall time in ns ({what}): {v:g} {unit} = {v * ns:g} ns: write "
+            f"{name}={v * ns:g}" + _other_readings(v, name, MIN_PLAUSIBLE_DEADLINE_NS, rest),
         )
     return value
+
+
+_DEADLINE_UNITS = (("days", 86400e9, "1 day = 86400e9 ns"), ("h", 3600e9, "1 h = 3600e9 ns"),
+                   ("s", 1e9, "1 s = 1e9 ns"))
+"""The units a deadline refused as ns may have been meant in: name, ns per unit, the conversion."""

@@ -210,6 +210,18 @@ def test_a_token_budget_below_one_iteration_is_refused():
         "tokens=15e12")
 
 
+def test_a_deadline_in_seconds_is_refused_with_its_seconds_reading_first():
+    # 90 days written in seconds (7,776,000) read as ns: as days it would be 21,290 years and as
+    # hours 887 years, beyond any training run; the fix offers the seconds, 90 days
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.iteration_target_ns(LLAMA, 90 * 86400)
+    assert str(e.value) == (
+        "deadline_ns: 7.776e+06 ns is below one hour (3.6e+12 ns), shorter than any training run: "
+        "looks like days, hours or seconds; fix: give the run's wall time in ns (1 s = 1e9 ns): "
+        "7.776e+06 s = 7.776e+15 ns: write deadline_ns=7.776e+15"
+    )
+
+
 def test_a_deadline_in_days_is_refused_with_its_value_in_ns():
     # 90 meant 90 days was read as 90 ns: a target of 90 / 929,856 iterations = 1e-4 ns
     with pytest.raises(hieropt.InputError) as e:
