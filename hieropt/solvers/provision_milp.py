@@ -27,7 +27,7 @@ from ..model.timing import Breakdown, build_time_model, evaluate
 from ..result import Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
-from ..units import usd_cents
+from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
 
@@ -313,9 +313,9 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
             ("budget", "min_cost", "budget ${budget}: the cheapest design from the "
              "catalog that meets the constraints costs ${floor}; raise the budget or add "
              "cheaper parts"),
-            ("power_cap", "min_power", "power budget {max_power:,.0f} W: the lowest-power design "
-             "from the catalog that meets the other limits draws {best:,.0f} W; raise the power "
-             "budget"),
+            ("power_cap", "min_power", "power budget {power_text} W: the lowest-power design "
+             "from the catalog that meets the other limits draws {best:,.0f} W{power_hint}; raise "
+             "the power budget"),
             ("site_cap", "min_power", "the site's power cap of {cap_mw:,.6g} MW: with the "
              "lowest-power design from the catalog that meets the other limits (its parts draw "
              "{best:,.0f} W) the cluster draws {mw:,.6g} MW with PUE; fewer NPUs, lower-power "
@@ -330,7 +330,10 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
             return NoSolutionError("infeasible", why.format(
                 max_time=max_time, budget=budget, max_power=max_power, within=within, best=best,
                 floor=usd_cents(best, up=True), cap_mw=site.cap_mw if site else 0.0,
-                mw=site.cluster_mw(best) if site else 0.0))
+                mw=site.cluster_mw(best) if site else 0.0,
+                power_hint=power_unit_hint(max_power, best) if max_power else "",
+                power_text=(f"{max_power:,.0f}" if max_power and max_power >= 100
+                            else f"{max_power or 0:g}")))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (
