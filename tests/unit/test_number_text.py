@@ -31,6 +31,8 @@ HEAD = ("is text, not a number: a number takes no unit, the unit is implied by t
     ("hbm_gib", "80GB", f"'80GB' {HEAD}write 80 if 80GB is a vendor's memory capacity (binary: "
                         "an 80 GB H100 holds 80 GiB), or 74.5058 for 80e9 bytes (in the unit of "
                         "'hbm_gib')"),
+    # a reserve is no vendor's capacity: GB are converted to GiB
+    ("hbm_reserve_gib", "4GB", f"'4GB' {HEAD}write 3.72529 (in the unit of 'hbm_reserve_gib')"),
     # a unit that cannot be converted: no number offered
     ("hbm_gib", "80 bananas", f"'80 bananas' {HEAD}write the number in the unit of 'hbm_gib', "
                               "without quotes"),
