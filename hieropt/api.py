@@ -29,6 +29,7 @@ from .io.arguments import (
     iteration_time_argument,
     space_argument,
     time_limit_argument,
+    tokens_argument,
     workers_argument,
 )
 from .io.catalog import read_catalog as load_catalog
@@ -240,6 +241,20 @@ def _fit_needs_its_runs(given: dict[str, Any]) -> None:
             )
 
 
+def _tokens_for_an_iteration(given: dict[str, Any]) -> None:
+    """``run_figures``: a token budget of at least one iteration's tokens, as the command line's
+    ``--tokens`` and an instance file's ``tokens`` (:func:`hieropt.spec.training.tokens_problem`;
+    several workloads on one fabric: not checked, their run is no one workload's)."""
+    from .spec.training import tokens_problem
+
+    inst, tokens = given.get("instance"), given.get("tokens")
+    if inst is None or tokens is None or inst.more_workloads:
+        return
+    if (problem := tokens_problem(float(tokens), inst.workload.training)) is not None:
+        raise InputError("tokens", None, problem, "give the run's token budget, at least one "
+                         "iteration's, e.g. tokens=15e12")
+
+
 def _bw_in_gbps(given: dict[str, Any]) -> None:
     """``evaluate``, ``verify``, ``export_astrasim``, ``simulate``: ``bw_gbps`` is one number per
     dimension in GB/s per NPU; a value above 1e6 (bytes/s written for GB/s) is refused unless the
@@ -381,11 +396,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
             "a number >= 0", "give the network's cost in $ (None: unknown)", allow_none=True,
             positive=False,
         ),
-        "tokens": _number(
-            "a number > 0",
-            "give the run's token budget as a number, e.g. 15e12 for 15T (None: the instance's)",
-            allow_none=True,
-        ),
+        "tokens": tokens_argument,
     },
     "iteration_target_ns": {"instance": _instance, "deadline_ns": deadline_argument},
     "size_cluster": {"deadline_ns": deadline_argument},
@@ -410,6 +421,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "workers": workers_argument,
         "on_row": callback_argument,
+        "progress": callback_argument,
     },
     "knee": {
         "instance": _instance,
@@ -439,6 +451,7 @@ instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list
 given by the user that looks like another unit is refused (``run_figures``'s ``iteration_time_ns``
 below 1 us, a ``deadline_ns`` below one hour: :mod:`hieropt.io.arguments`)."""
 _RULES: dict[str, tuple[_Rule, ...]] = {
+    "run_figures": (_tokens_for_an_iteration,),
     "validate": (_fit_needs_its_runs,),
     "evaluate": (_bw_in_gbps,),
     "verify": (_bw_in_gbps,),

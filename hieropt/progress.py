@@ -16,9 +16,11 @@ class ProgressBar:
         description: the label, printed as written (it is escaped: a name such as ``x[/b]`` is not
             markup).
         total: the number of steps.
+        remaining: show the estimated time remaining (False for steps of very unequal lengths,
+            e.g. a co-design search, whose last candidates are settled at once by their bounds).
     """
 
-    def __init__(self, enabled: bool, description: str, total: int):
+    def __init__(self, enabled: bool, description: str, total: int, remaining: bool = True):
         self.bar = None
         if enabled:
             from rich.console import Console
@@ -36,7 +38,7 @@ class ProgressBar:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                TimeRemainingColumn(),
+                *([TimeRemainingColumn()] if remaining else []),
                 console=Console(stderr=True),
             )
             self.task = self.bar.add_task(escape(description), total=total)

@@ -156,6 +156,22 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     return f"{below}: times are ns"
 
 
+def power_unit_hint(budget_w: float, least_w: float) -> str:
+    """A hint for a power budget ``budget_w`` (W, of the network's parts) at least 100 x below the
+    least a design draws, ``least_w`` (W); "" when it is not that far below, or when no unit up to
+    MW makes it enough. A plain number given to ``--max-power-w`` is W, so ``300`` meant 300 kW
+    (a cluster's network draws hundreds of kW): the hint names the smallest unit (kW, MW) that
+    makes the budget enough, as :func:`time_unit_hint` does for a time target."""
+    if not (budget_w > 0 and least_w >= 100 * budget_w):
+        return ""
+    for unit, w in (("kW", 1e3), ("MW", 1e6)):
+        if budget_w * w >= least_w:
+            return (f" — the budget is {least_w / budget_w:,.0f}x below it: a plain number is W; "
+                    f"did you mean {budget_w:g}{unit}? (write --max-power-w {budget_w:g}{unit}, "
+                    f"or max_power_w={budget_w * w:g})")
+    return ""
+
+
 PLAIN_SLIP_NS = 1e5
 """A time target (ns) below which :func:`time_unit_hint` reads it as a number typed without its unit
 (100 us: shorter than any training iteration)."""
@@ -174,6 +190,12 @@ MIN_PLAUSIBLE_DEADLINE_NS = 3600e9
 written in another unit: one hour; a training run takes days to months, so ``90`` meant 90 days
 (7.776e15 ns) (:func:`hieropt.io.arguments.deadline_argument`). The command line's ``--deadline``
 takes its unit (``90d``) and refuses a plain number."""
+
+
+MAX_PLAUSIBLE_DEADLINE_NS = 10 * 365 * 86400e9
+"""Ten years (ns): the longest wall time a reading of a deadline refused as written in another unit
+is offered as (:func:`hieropt.io.arguments.deadline_argument`): ``7776000`` is 90 days in seconds,
+not 21,290 years in days."""
 
 
 def usd_cents(usd: float, up: bool) -> str:

@@ -165,11 +165,15 @@ def codesign_command(
     from ..report.run import codesign_calibration, codesign_run, run_lines, run_notes
     from ..studies.codesign import codesign
 
+    bar = _SearchBar(err.is_terminal, f"codesign {plans.name}: candidates settled")
     try:
         result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
-                          max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
+                          max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
+                          progress=bar.update)
     except HieroptError as e:
         raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
+    finally:
+        bar.stop()
     try:
         shortlist, written = _exports(result, catalog, provision_top, write_instances, top)
     except HieroptError as e:
@@ -192,6 +196,33 @@ def codesign_command(
         console.print(line, highlight=False, soft_wrap=True)
     _print_tables(console, err, result, top, shortlist, written, write_instances,
                   deadline_ns, reach)
+
+
+class _SearchBar:
+    """The search's progress on a terminal's stderr: candidates settled (solved, or pruned by
+    their bound) of the space's, shown from the first one settled (a search can run for minutes
+    before its summary prints); nothing when ``enabled`` is False (stderr not a terminal)."""
+
+    def __init__(self, enabled: bool, description: str):
+        self.enabled, self.description, self.bar = enabled, description, None
+
+    def update(self, settled: int, total: int) -> None:
+        """``settled`` of ``total`` candidates settled (:func:`hieropt.studies.codesign.codesign`'s
+        ``progress``)."""
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from ..progress import ProgressBar
+
+            self.bar = ProgressBar(True, self.description, total, remaining=False)
+            self.bar.start()
+        self.bar.update(settled, total)
+
+    def stop(self) -> None:
+        """Remove the bar (its last state stays on the terminal)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: str | None,

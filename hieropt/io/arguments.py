@@ -1,6 +1,7 @@
 """The library's checks of arguments that name something to read or run, or a plain setting: a
 co-design space, a parts catalog, a folder to write, the simulator's binary, a number of workers, a
-callback, a time limit, a fraction, an iteration time or a run's deadline in ns.
+callback, a time limit, a fraction, an iteration time or a run's deadline in ns, a run's token
+budget.
 
 Each is ``(value, argument name) -> the value``, raising an
 :class:`~hieropt.errors.InputError` that names the argument and says what to pass (the facade's
@@ -18,7 +19,12 @@ import numpy as np
 from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
 from ..spec.overrides import check_time_limit, is_real
-from ..units import MIN_PLAUSIBLE_DEADLINE_NS, MIN_PLAUSIBLE_ITERATION_NS
+from ..units import (
+    MAX_PLAUSIBLE_DEADLINE_NS,
+    MIN_PLAUSIBLE_DEADLINE_NS,
+    MIN_PLAUSIBLE_ITERATION_NS,
+)
+from .cluster import tokens_excess_problem, tokens_unit_problem
 
 
 def space_argument(value: Any, name: str) -> Any:
@@ -111,9 +117,35 @@ DEADLINE_FIX = "give the run's wall time in ns, e.g. 90 * 86400e9 for 90 days"
 """The fix of a deadline that is not a finite number > 0 (:func:`deadline_argument`)."""
 
 
+TOKENS_FIX = "give the run's token budget as a number, e.g. 15e12 for 15T (None: the instance's)"
+"""The fix of a token budget that is not a finite number > 0 (:func:`tokens_argument`)."""
+
+
+def tokens_argument(value: Any, name: str) -> Any:
+    """A run's token budget, tokens, or None (the instance's): a finite number > 0 from
+    :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (1M, fewer than one iteration of an LLM: ``15``
+    meant 15T) to :data:`hieropt.io.cluster.MAX_RUN_TOKENS` (1,000T), as the command line's
+    ``--tokens`` and an instance file's ``tokens`` are.
+
+    Raises:
+        InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
+            :data:`TOKENS_FIX`), below 1M or above 1,000T.
+    """
+    if value is None:
+        return value
+    v = _positive_ns(value, name, TOKENS_FIX)
+    if (problem := tokens_unit_problem(v)) is not None:
+        raise InputError(name, None, problem, f"give the run's token budget in tokens, e.g. "
+                         f"{name}=15e12 for 15T ({v:g} would be {v:g} tokens)")
+    if (problem := tokens_excess_problem(v)) is not None:
+        raise InputError(name, None, problem,
+                         f"give the run's token budget, at most 1000T, e.g. {name}=15e12")
+    return value
+
+
 def _positive_ns(value: Any, name: str, fix: str) -> float:
-    """``value`` as a float when it is a real number, finite and > 0; else the InputError naming
-    ``name`` with ``fix``."""
+    """``value`` (a time in ns, or another amount) as a float when it is a real number, finite and
+    > 0; else the InputError naming ``name`` with ``fix``."""
     if not is_real(value):
         raise InputError(name, None, f"{value!r} is not a number", fix)
     v = float(value)
@@ -165,18 +197,28 @@ def deadline_argument(value: Any, name: str) -> Any:
     Raises:
         InputError: (exit 2) naming ``name``: not a number, NaN, infinite, <= 0 (fix
             :data:`DEADLINE_FIX`), or below one hour (the fix writes the value read as days,
-            hours and seconds in ns).
+            hours or seconds in ns, the readings from one hour to ten years, days first:
+            ``7776000`` is 90 days in seconds).
     """
     if value is None:
         return value
     v = _positive_ns(value, name, DEADLINE_FIX)
     if v < MIN_PLAUSIBLE_DEADLINE_NS:
+        # (the readings from one hour to ten years, days first; days when none is)
+        readings = [(unit, ns, what) for unit, ns, what in _DEADLINE_UNITS
+                    if MIN_PLAUSIBLE_DEADLINE_NS <= v * ns <= MAX_PLAUSIBLE_DEADLINE_NS]
+        unit, ns, what = (readings or _DEADLINE_UNITS)[0]
+        rest = tuple((u, n) for u, n, _ in readings[1:])
         raise InputError(
             name, None,
             f"{v:g} ns is below one hour ({MIN_PLAUSIBLE_DEADLINE_NS:g} ns), shorter than any "
             "training run: looks like days, hours or seconds",
-            f"give the run's wall time in ns (1 day = 86400e9 ns): {v:g} days = {v * 86400e9:g} "
-            f"ns: write {name}={v * 86400e9:g}" + _other_readings(
-                v, name, MIN_PLAUSIBLE_DEADLINE_NS, (("h", 3600e9), ("s", 1e9))),
+            f"give the run's wall time in ns ({what}): {v:g} {unit} = {v * ns:g} ns: write "
+            f"{name}={v * ns:g}" + _other_readings(v, name, MIN_PLAUSIBLE_DEADLINE_NS, rest),
         )
     return value
+
+
+_DEADLINE_UNITS = (("days", 86400e9, "1 day = 86400e9 ns"), ("h", 3600e9, "1 h = 3600e9 ns"),
+                   ("s", 1e9, "1 s = 1e9 ns"))
+"""The units a deadline refused as ns may have been meant in: name, ns per unit, the conversion."""

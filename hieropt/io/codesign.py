@@ -151,8 +151,8 @@ def result_space(data: dict[str, Any], source: str | Path) -> CodesignSpace | No
     doc = data.get("space_definition")
     if doc is None:
         return None
-    try:
-        return CodesignSpace.model_validate(doc)
+    try:  # (the model file's own plan, as load_codesign reads it: not one the space searched)
+        return CodesignSpace.model_validate(doc, context={"plan_rules": False})
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])

@@ -32,6 +32,10 @@ from ..workloads.llm.links import bandwidth_caveats
 NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
 """The ``left_out`` line of a cluster with ``accelerator_w`` but no ``network_w_per_npu``: its
 power, energy, facility capex and cost rate count no network power."""
+PUE_LEFT_OUT = ("PUE (no pue): the MW, MWh and electricity $ are IT power only, as with pue = 1; "
+                "set [cluster] pue (facility power / IT power, e.g. 1.25)")
+"""The ``left_out`` line of a cluster with ``accelerator_w`` but no ``pue``: its power, energy and
+electricity count the IT power alone (no cooling or power delivery), not a guessed PUE."""
 HOURS_PER_YEAR = 8760.0
 """Hours in one (non-leap) year: amortisation years -> hours."""
 SECONDS_PER_DAY = 86400.0
@@ -303,11 +307,16 @@ def figures(
             "capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
             "amortisation_years"
         )
+    elif network_cost_usd is None:
+        unknown.append("capex and $: no network cost (give the network's cost in $, "
+                       "network_cost_usd)")
     out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
     c = cluster
     if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
+    if c is not None and c.accelerator_w is not None and c.pue is None:
+        left += (PUE_LEFT_OUT,)  # (the power is known without the facility's overhead)
     caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps)
     if (size := cluster_size_note(npus)) is not None and size not in caveats:
         caveats += (size,)  # (a network of millions of NPUs, with or without an LLM plan)
@@ -521,5 +530,6 @@ __all__ = [
     "run_figures",
     "HOURS_PER_YEAR",
     "NETWORK_POWER_LEFT_OUT",
+    "PUE_LEFT_OUT",
     "SECONDS_PER_DAY",
 ]

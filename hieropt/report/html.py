@@ -64,8 +64,8 @@ def page(title: str, heading: str, sections: list[str]) -> str:
             *[s for s in sections if s],
             f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per "
             "dimension (1 GB = 1e9 bytes), "
-            "time ns (shown in ms), cost $ (M$ = 1e6 $), power MW (with PUE), days of "
-            "86,400 s.</p>",
+            "time ns (shown in ms), cost $ (M$ = 1e6 $), power MW (IT power x PUE; the IT "
+            "power alone without a pue, as the page's unknowns say), days of 86,400 s.</p>",
             "</body></html>",
         ]
     )

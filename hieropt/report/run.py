@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model.run import RunFigures, figures
+from ..model.run import PUE_LEFT_OUT, RunFigures, figures
 from ..workloads.llm.flops import training_of
 
 
@@ -302,7 +302,8 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
         lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run))
     cluster = []
     if fig.power_mw is not None:
-        cluster.append(f"{fig.power_mw:,.2f} MW (with PUE)")
+        pue = "IT power, no PUE" if PUE_LEFT_OUT in fig.left_out else "with PUE"
+        cluster.append(f"{fig.power_mw:,.2f} MW ({pue})")
     if fig.capex_usd is not None:
         cluster.append(
             f"capex {fmt_money(fig.capex_usd)} (network {fmt_money(fig.network_capex_usd)})"

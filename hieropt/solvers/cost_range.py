@@ -26,10 +26,19 @@ __all__ = ["cheapest_vertex", "CheapestVertex",
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
-    """The error of design constraints and bounds that cannot all hold (they are listed)."""
+    """The error of design constraints and bounds that cannot all hold: the constraints, then the
+    bounds other than the default ``0 <= bw[d]`` (GB/s per NPU), and what to change."""
     texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
+    bounds = []
+    for d, b in enumerate(instance.bounds_or_default):
+        low = f"{b.lower_gbps:g} <= " if b.lower_gbps > 0 else ""
+        high = f" <= {b.upper_gbps:g}" if b.upper_gbps is not None else ""
+        if low or high:
+            bounds.append(f"{low}bw[{d}]{high}")
+    listed = f"; bounds (GB/s per NPU): {', '.join(bounds)}" if bounds else ""
     return NoSolutionError("infeasible",
-                           f"the design constraints and bounds cannot all hold: {texts}")
+                           f"the design constraints and bounds cannot all hold: {texts}{listed}; "
+                           "fix: loosen a constraint or widen a bound")
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:

@@ -27,7 +27,7 @@ from ..model.timing import Breakdown, build_time_model, evaluate
 from ..result import Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
-from ..units import usd_cents
+from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
 
@@ -313,9 +313,9 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
             ("budget", "min_cost", "budget ${budget}: the cheapest design from the "
              "catalog that meets the constraints costs ${floor}; raise the budget or add "
              "cheaper parts"),
-            ("power_cap", "min_power", "power budget {max_power:,.0f} W: the lowest-power design "
-             "from the catalog that meets the other limits draws {best:,.0f} W; raise the power "
-             "budget{unit_hint}"),
+            ("power_cap", "min_power", "power budget {power_text} W: the lowest-power design "
+             "from the catalog that meets the other limits draws {best:,.0f} W{power_hint}; raise "
+             "the power budget"),
             ("site_cap", "min_power", "the site's power cap of {cap_mw:,.6g} MW: with the "
              "lowest-power design from the catalog that meets the other limits (its parts draw "
              "{best:,.0f} W) the cluster draws {mw:,.6g} MW with PUE; fewer NPUs, lower-power "
@@ -329,23 +329,16 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
             best = design_value(objective, solver.milp, tm, run.choice)
             return NoSolutionError("infeasible", why.format(
                 max_time=max_time, budget=budget, max_power=max_power, within=within, best=best,
-                unit_hint=power_unit_hint(max_power, best),
                 floor=usd_cents(best, up=True), cap_mw=site.cap_mw if site else 0.0,
-                mw=site.cluster_mw(best) if site else 0.0))
+                mw=site.cluster_mw(best) if site else 0.0,
+                power_hint=power_unit_hint(max_power, best) if max_power else "",
+                power_text=(f"{max_power:,.0f}" if max_power and max_power >= 100
+                            else f"{max_power or 0:g}")))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (
         f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
         f"give {ranges} GB/s per NPU; change the constraints or the parts"))
-
-
-def power_unit_hint(budget_w: float | None, least_w: float) -> str:
-    """A hint for a power budget ``budget_w`` (W) a thousand times or more below the least power a
-    design draws, ``least_w`` (W), likely meant in kW or MW: ``"; a plain number is W (1kW or
-    1MW for kilo- or megawatts)"``; empty otherwise."""
-    if not budget_w or least_w < 1e3 * budget_w:
-        return ""
-    return f"; a plain number is W ({budget_w:g}kW or {budget_w:g}MW for kilo- or megawatts)"
 
 
 def _values(opts: list[Option], show: int = 6) -> str:

@@ -104,6 +104,10 @@ def _fix_for(name: str, number: str, unit: str) -> str | None:
     if unit.lower() in FIELD_UNITS.get(suffix, ()):
         return number
     gib = 2.0**30 / 1e9  # (GB in a GiB)
+    if (name.rsplit(".", 1)[-1], unit.lower()) == ("hbm_gib", "gb"):  # (vendors quote binary
+        # HBM capacities in GB)
+        return (f"{number} if {number}{unit} is a vendor's memory capacity (binary: an 80 GB H100 "
+                f"holds 80 GiB), or {float(number) / gib:.6g} for {number}e9 bytes")
     if (suffix, unit.lower()) in (("gib", "gb"), ("gb", "gib")):
         return f"{float(number) / gib if suffix == 'gib' else float(number) * gib:.6g}"
     return None
@@ -119,8 +123,10 @@ def text_for_number(name: str, text: str) -> str:
     quoted number (``"1e7"``) to drop the quotes, a percentage (``50%``) to write the fraction
     (``0.5``); a number with a multiplier (``10M``: 1e+07), with a time unit the field's differs
     from (``1.3s`` to a field in ns: 1.3e+09), with GB for GiB or back (``80GB`` to ``hbm_gib``:
-    74.5058) or with the field's own unit (``80GB`` to ``hbm_gb``) gets the plain number in the
-    field's unit; any other text is told to write the number in the field's unit."""
+    80 if it is a vendor's capacity, which is binary, or 74.5058 for 80e9 bytes; ``4GB`` to
+    ``hbm_reserve_gib``: 3.72529) or with the field's own unit (``80GB`` to ``hbm_gb``) gets the
+    plain number in the field's unit; any other text is told to write the number in the field's
+    unit."""
     if _LEADING_ZEROS.fullmatch(text):  # (TOML refuses 08: read as a word)
         return (f"{name}: {text!r} is text, not a number: a number has no leading zeros; fix: "
                 f"write {int(text)}")

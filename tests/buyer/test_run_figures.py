@@ -107,6 +107,43 @@ def test_run_cost_from_a_cluster_section():
     assert run_figures(with_net, 10e9, network_cost_usd=net).left_out == ()
 
 
+def test_without_the_networks_cost_the_capex_and_dollars_are_said_unknown():
+    """A priced [cluster] and no network cost (``run_figures``'s default None): the capex, the cost
+    per hour and the $ per run are unknown, and ``unknown`` says why (they were None with nothing
+    said); the power and the days do not need it."""
+    cl = _cluster(accelerator_usd=15000.0, accelerator_w=400.0, pue=1.1,
+                  electricity_usd_per_kwh=0.08, amortisation_years=4.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9)
+    assert fig.capex_usd is None and fig.cost_per_hour_usd is None and fig.run_cost_usd is None
+    assert fig.unknown == ("capex and $: no network cost (give the network's cost in $, "
+                           "network_cost_usd)",)
+    assert fig.power_mw == pytest.approx(4096 * 400 * 1.1 / 1e6, rel=1e-12)
+    assert fig.time_to_train_days == pytest.approx(300e9 / 3_145_728 * 10 / 86400, rel=1e-12)
+
+
+def test_without_a_pue_the_power_is_the_it_power_and_is_said_so():
+    """No ``pue`` in [cluster]: the MW are the IT power alone (4,096 x 400 W + 512 x 3,000 W =
+    3.1744 MW, as with PUE 1), and ``left_out`` says so instead of a silent PUE of 1; the text's
+    cluster line calls them IT power, not "with PUE"."""
+    from hieropt.model.run import PUE_LEFT_OUT
+    from hieropt.report.run import run_lines
+
+    cl = _cluster(accelerator_w=400.0, npus_per_server=8, server_w=3000.0, network_w_per_npu=0.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9, network_cost_usd=5e6)
+    assert fig.power_mw == pytest.approx(3.1744, rel=1e-12)
+    assert fig.left_out == (
+        "PUE (no pue): the MW, MWh and electricity $ are IT power only, as with pue = 1; set "
+        "[cluster] pue (facility power / IT power, e.g. 1.25)",) == (PUE_LEFT_OUT,)
+    text = "\n".join(run_lines(fig))
+    assert "cluster: 3.17 MW (IT power, no PUE)" in text and "with PUE" not in text
+    with_pue = inst.model_copy(update={"cluster": cl.model_copy(update={"pue": 1.25})})
+    fig = run_figures(with_pue, 10e9, network_cost_usd=5e6)
+    assert fig.left_out == () and fig.power_mw == pytest.approx(3.1744 * 1.25, rel=1e-12)
+    assert "cluster: 3.97 MW (with PUE)" in "\n".join(run_lines(fig))
+
+
 def test_solve_names_the_network_power_it_leaves_out():
     """The Llama 3 example (no network_w_per_npu): its 26.11 MW is 16,384 x 700 W + 2,048 x
     4,600 W at PUE 1.25, without the network; the JSON's run.left_out and the text's "left out:"

@@ -459,6 +459,19 @@ def test_a_power_budget_in_another_unit_is_refused(power, problem):
                  f"error: --max-power-w: {problem}; fix: ")
 
 
+@pytest.mark.parametrize(("power", "meant", "watts"), [
+    ("300", "300kW", "300000"),    # kW meant: the lowest-power design draws 205,920 W
+    ("0.25", "0.25MW", "250000"),  # MW meant (it was printed as a budget of "0 W")
+])
+def test_a_plain_power_budget_far_below_every_design_names_the_unit_meant(power, meant, watts):
+    r = run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power, "--no-compare")
+    ratio = f"{205920 / float(power):,.0f}"
+    assert_error(r, 3, f"error: infeasible: power budget {power} W: the lowest-power design from "
+                 "the catalog that meets the other limits draws 205,920 W — the budget is "
+                 f"{ratio}x below it: a plain number is W; did you mean {meant}? (write "
+                 f"--max-power-w {meant}, or max_power_w={watts}); raise the power budget")
+
+
 def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
     from types import SimpleNamespace as NS
 

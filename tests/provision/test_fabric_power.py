@@ -120,13 +120,15 @@ def test_power_budget(problem):
         NoSolutionError, match="power budget 400 W: the lowest-power design .* draws 458 W"
     ):
         hieropt.provision(inst, cat, objective="performance", max_power_w=400, compare=False)
-    # 0.4 W, a thousand times below the 458 W the least-power design draws: the unit is named
-    # (a budget of 400 W stays without the hint, as its message above ends)
+    # 0.4 W, 1,145 times below the 458 W the least-power design draws: the smallest unit that makes
+    # it enough is named (0.4 kW is still below)
+    # (a budget of 400 W has no such hint)
     with pytest.raises(NoSolutionError) as e:
         hieropt.provision(inst, cat, objective="performance", max_power_w=0.4, compare=False)
     assert str(e.value).endswith(
-        "draws 458 W; raise the power budget; a plain number is W (0.4kW or 0.4MW for kilo- or "
-        "megawatts)")
+        "power budget 0.4 W: the lowest-power design from the catalog that meets the other limits "
+        "draws 458 W — the budget is 1,145x below it: a plain number is W; did you mean 0.4MW? "
+        "(write --max-power-w 0.4MW, or max_power_w=400000); raise the power budget")
 
 
 def test_power_needs_every_figure(tmp_path: Path):

@@ -181,6 +181,47 @@ def test_an_iteration_time_not_finite_or_negative_is_refused(inst, value, proble
 LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 
 
+@pytest.mark.parametrize(("tokens", "message"), [
+    # 15 meant 15T: a run of 15 / 524,288 iterations, 3e-11 days, was printed
+    (15, "tokens: 15 tokens is below 1,000,000, fewer than one iteration of an LLM training: the "
+         "budget is a plain token count; fix: give the run's token budget in tokens, e.g. "
+         "tokens=15e12 for 15T (15 would be 15 tokens)"),
+    (1e30, "tokens: 1e+30 tokens is above 1,000T (1e15), about 28 x the largest published "
+           "pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388); fix: give the "
+           "run's token budget, at most 1000T, e.g. tokens=15e12"),
+])
+def test_a_token_budget_in_another_unit_is_refused_as_the_command_line_does(inst, tokens,
+                                                                              message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.run_figures(inst, 1e9, 0.0, tokens=tokens)
+    assert str(e.value) == message
+    # 1M tokens is taken (the threshold), as --tokens 1M is
+    f = hieropt.run_figures(inst, 1e9, 0.0, tokens=1e6)
+    assert f.iterations_per_run == pytest.approx(1e6 / 524288, rel=1e-12)
+
+
+def test_a_token_budget_below_one_iteration_is_refused():
+    # Llama 3 405B trains 2,048 x 8,192 = 16,777,216 tokens per iteration: 5M is no run
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.run_figures(LLAMA, 6.3e9, tokens=5e6)
+    assert str(e.value) == (
+        "tokens: 5,000,000 tokens is fewer than one iteration of llama3-405b (16,777,216 tokens "
+        "per iteration); fix: give the run's token budget, at least one iteration's, e.g. "
+        "tokens=15e12")
+
+
+def test_a_deadline_in_seconds_is_refused_with_its_seconds_reading_first():
+    # 90 days written in seconds (7,776,000) read as ns: as days it would be 21,290 years and as
+    # hours 887 years, beyond any training run; the fix offers the seconds, 90 days
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.iteration_target_ns(LLAMA, 90 * 86400)
+    assert str(e.value) == (
+        "deadline_ns: 7.776e+06 ns is below one hour (3.6e+12 ns), shorter than any training run: "
+        "looks like days, hours or seconds; fix: give the run's wall time in ns (1 s = 1e9 ns): "
+        "7.776e+06 s = 7.776e+15 ns: write deadline_ns=7.776e+15"
+    )
+
+
 def test_a_deadline_in_days_is_refused_with_its_value_in_ns():
     # 90 meant 90 days was read as 90 ns: a target of 90 / 929,856 iterations = 1e-4 ns
     with pytest.raises(hieropt.InputError) as e:

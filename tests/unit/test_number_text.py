@@ -25,9 +25,14 @@ HEAD = ("is text, not a number: a number takes no unit, the unit is implied by t
                                       "'max_iteration_time_ns')"),
     ("max_iteration_time_ns", "250 ms", f"'250 ms' {HEAD}write 2.5e+08 (in the unit of "
                                         "'max_iteration_time_ns')"),
-    # the field's own unit, and GB for GiB (80 GB = 74.5058 GiB)
+    # the field's own unit, and GB for GiB: a vendor's "80GB" of HBM is 80 GiB (the catalog's
+    # capacities are binary), 80e9 bytes are 74.5058 GiB; both are offered, the vendor's first
     ("bw_gbps", "500 GB/s", f"'500 GB/s' {HEAD}write 500 (in the unit of 'bw_gbps')"),
-    ("hbm_gib", "80GB", f"'80GB' {HEAD}write 74.5058 (in the unit of 'hbm_gib')"),
+    ("hbm_gib", "80GB", f"'80GB' {HEAD}write 80 if 80GB is a vendor's memory capacity (binary: "
+                        "an 80 GB H100 holds 80 GiB), or 74.5058 for 80e9 bytes (in the unit of "
+                        "'hbm_gib')"),
+    # a reserve is no vendor's capacity: GB are converted to GiB
+    ("hbm_reserve_gib", "4GB", f"'4GB' {HEAD}write 3.72529 (in the unit of 'hbm_reserve_gib')"),
     # a unit that cannot be converted: no number offered
     ("hbm_gib", "80 bananas", f"'80 bananas' {HEAD}write the number in the unit of 'hbm_gib', "
                               "without quotes"),

@@ -163,7 +163,9 @@ def test_bad_plans_are_one_line_errors(overrides, message):
         (
             "npu.hbm_gib=80GB",
             "npu.hbm_gib=80GB: '80GB' is text, not a number: a number takes no unit, the unit is "
-            "implied by the field's name; fix: write 74.5058 (in the unit of 'hbm_gib')",
+            "implied by the field's name; fix: write 80 if 80GB is a vendor's memory capacity "
+            "(binary: an 80 GB H100 holds 80 GiB), or 74.5058 for 80e9 bytes (in the unit of "
+            "'hbm_gib')",
         ),
         ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
         # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)

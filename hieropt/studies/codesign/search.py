@@ -229,6 +229,7 @@ def codesign(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     keep: int = KEEP_ROWS,
     cache: Cache | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Codesign:
     """Search plans and networks jointly and rank the candidates by their proven optimum (module
     docstring).
@@ -250,6 +251,10 @@ def codesign(
         keep: solved rows kept for the ranking (the best by objective value).
         cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
             default: a new one for this call, dropped after it); pool workers keep their own.
+        progress: called in this process as ``progress(settled, total)`` after each candidate
+            solved or settled by its bound (``total`` the space's candidates, read-back ones
+            counted settled), and once with ``settled == total`` when the rest is settled by
+            their bounds (the command line's progress bar).
 
     Returns:
         a :class:`Codesign`.
@@ -281,7 +286,7 @@ def codesign(
     with paused_gc():
         enum = enumerate_candidates(space)
     _no_plan(space, enum)
-    search = _Search(space, codesign_fingerprint(space), enum, keep, on_row)
+    search = _Search(space, codesign_fingerprint(space), enum, keep, on_row, progress)
     sink = (
         ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False)
         if out is not None
@@ -326,9 +331,11 @@ class _Search:
     """One search's state: the incumbent, the tally, the rows' destinations."""
 
     def __init__(
-        self, space: CodesignSpace, digest: str, enum: CodesignEnumeration, keep: int, on_row
+        self, space: CodesignSpace, digest: str, enum: CodesignEnumeration, keep: int, on_row,
+        progress: Callable[[int, int], None] | None = None,
     ):
         self.space, self.digest, self.enum, self.on_row = space, digest, enum, on_row
+        self.progress = progress
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
         # cluster size -> its incumbent; size -> the position of its last pair
@@ -449,8 +456,12 @@ class _Search:
                 row["space_hash"] = self.digest
                 row = typed_row(row, COLUMNS)
             self._take(row)
+            if self.progress is not None:
+                self.progress(self.resumed + self.solved + self.pruned, self.enum.count)
         if self.tail is not None:
             self._settle_tail(*self.tail)
+        if self.progress is not None:
+            self.progress(self.enum.count, self.enum.count)
 
     def _settle_tail(self, pos: int, first: list[CodesignCandidate]) -> None:
         """Every candidate from ``first`` (the rest of pair ``pos``) on is pruned or infeasible by
