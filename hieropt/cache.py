@@ -22,6 +22,8 @@ from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
 
+from .threads import one_blas_thread
+
 T = TypeVar("T")
 
 COUNT = 64
@@ -160,13 +162,15 @@ def current() -> Cache:
 def use(cache: Cache | None = None) -> Iterator[Cache]:
     """Make ``cache`` the active cache while the block runs (then the one before it again). Without
     ``cache``: the active one if a caller opened one (a sweep's solves share the sweep's), else a
-    new one for this block."""
+    new one for this block. The block runs with one BLAS thread
+    (:func:`hieropt.threads.one_blas_thread`), as a :func:`scoped` call does."""
     if cache is None:
         active = _ACTIVE.get()
         cache = active if active is not None else Cache()
     token = _ACTIVE.set(cache)
     try:
-        yield cache
+        with one_blas_thread():
+            yield cache
     finally:
         _ACTIVE.reset(token)
 
@@ -175,7 +179,7 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
     """``fn`` run inside :func:`use`: with the cache its caller passes as the keyword ``cache`` (a
     sweep's own argument, which ``fn`` declares and documents), else its callers' active cache, else
     a new one per call. A top-level call's repeated work is shared within the call and with nothing
-    else."""
+    else; it runs with one BLAS thread (:func:`hieropt.threads.one_blas_thread`)."""
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> T:
@@ -184,7 +188,8 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
             return fn(*args, **kwargs)  # (a call inside a call: its cache is active already)
         token = _ACTIVE.set(cache if cache is not None else Cache())
         try:
-            return fn(*args, **kwargs)
+            with one_blas_thread():
+                return fn(*args, **kwargs)
         finally:
             _ACTIVE.reset(token)
 

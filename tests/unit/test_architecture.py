@@ -18,7 +18,7 @@ MAX_LINES = 600
 """A module longer than this (at 100 columns) holds more than one concept: split it by concept."""
 
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("errors", "units", "names", "version", "lazy", "progress", "cache"),  # 0: no hieropt imports
+    ("errors", "units", "names", "version", "lazy", "progress", "threads", "cache"),  # 0
     ("spec",),  # 1: the problem statement (pydantic)
     ("workloads",),  # 2: workload generators -> spec.Workload
     ("model",),  # 3: physics: traffic, timing, cost, mapping, catalog (numpy, no Pyomo)

@@ -24,6 +24,7 @@ PROCESS_STATE = {
     ("cli/__init__.py", "_INTERRUPTED"): "the signal handler's note: the command was interrupted",
     ("solvers/highs.py", "_THREADS"): "the HiGHS scheduler's thread count in this process",
     ("solvers/highs.py", "_BANNER_SHOWN"): "whether this process showed the HiGHS banner",
+    ("threads.py", "_CONTROLLER"): "the process's handle on its BLAS libraries' thread counts",
 }
 """Module-level containers that hold a process's state, not results (file, name) -> what they hold.
 """
