@@ -32,7 +32,14 @@ from pydantic import (
 from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 from .npu import NPU
-from .plan_rules import check_batch, check_cp, check_degrees, check_pp
+from .plan_rules import (
+    LAYOUT_RULES,
+    check_batch,
+    check_cp,
+    check_degrees,
+    check_pp,
+    check_recompute,
+)
 
 MAX_LAYERS = 10_000
 """The most transformer blocks a model may have (the largest published models have under 200; a step
@@ -230,6 +237,15 @@ class Plan(_Frozen):
             (dp b).
         recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al.
             2022 §5) or ``full`` (every block from its input checkpoint), in any case.
+        recompute_layers: with ``full`` recompute, the blocks recomputed in each model chunk (per
+            stage, per virtual chunk with the interleaved schedule): its first
+            min(recompute_layers, blocks of the chunk) blocks are recomputed whole from their
+            input checkpoint, the others keep their activations as without recompute
+            (Megatron-LM's ``--recompute-granularity full --recompute-method block
+            --recompute-num-layers N``, its ``recompute_num_layers`` counted over each
+            TransformerBlock, one per chunk); None (the default): every block (Megatron-LM's
+            ``uniform`` method, which recomputes every block whatever its N). Only with ``full``;
+            at most the largest chunk's blocks.
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
@@ -277,6 +293,8 @@ class Plan(_Frozen):
     micro_batch_size: int = Field(default=1, ge=1)
     global_batch_size: int = Field(ge=1)
     recompute: Literal["none", "selective", "full"] = "none"
+    recompute_layers: int | None = Field(default=None, ge=0, json_schema_extra={
+        "default_text": "every block (with `full`)"})
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
     overlap_sharded_comms: bool = False
@@ -304,10 +322,27 @@ class Plan(_Frozen):
                                  f"{', '.join(GROUP_ALGORITHMS)}")
         return tuple(sorted(v.items()))
 
+    @model_validator(mode="after")
+    def _recompute_layers(self) -> Plan:
+        check_recompute(self)
+        return self
+
     def algorithm(self, group: str) -> str:
         """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM
         default."""
         return dict(self.collective_algorithms).get(group, LLM_DEFAULT_ALGORITHM)
+
+    @property
+    def recompute_note(self) -> str:
+        """The recompute in words: ``none``, ``selective``, ``full``, or with
+        :attr:`recompute_layers` ``full, the first 5 blocks of each stage`` (``of each model chunk``
+        with the interleaved schedule)."""
+        n = self.recompute_layers
+        if self.recompute != "full" or n is None:
+            return self.recompute
+        where = "model chunk" if self.virtual_stages > 1 else "stage"
+        blocks = "block" if n == 1 else "blocks"
+        return f"full, the first {n} {blocks} of each {where}"
 
     @property
     def microbatches(self) -> int:
@@ -464,6 +499,8 @@ class LLMParams(_Frozen):
         check_cp(m, p)
         _check_moe(m, p)
         check_batch(m, p)
+        for rule in LAYOUT_RULES:
+            rule(self)
         return self
 
     @property

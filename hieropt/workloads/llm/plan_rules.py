@@ -8,10 +8,18 @@ micro-batches as stages and the interleaved schedule's micro-batch group. Each v
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Architecture = Plan = Any
 """(:class:`hieropt.workloads.llm.params.Architecture` and ``Plan``, which import these rules.)"""
+
+LAYOUT_RULES: list[Callable[[Any], None]] = []
+"""Rules that need the plan's pipeline layout (its blocks per chunk), each called with the whole
+:class:`~hieropt.workloads.llm.params.LLMParams` after the rules above: the layout is computed by
+:mod:`hieropt.workloads.llm.layout`, which imports the parameters and so cannot be imported by them;
+it adds its rule here when the package loads (``hieropt.workloads.llm`` imports it), before any
+parameters are validated. Each raises ``ValueError`` as the rules above."""
 
 
 def check_degrees(p: Plan) -> None:
@@ -57,6 +65,16 @@ def check_degrees(p: Plan) -> None:
         raise ValueError("plan.overlap_tp_comms: not with overlap_grad_reduce under the 1f1b "
                          "schedule (one overlap of the last backward per plan); fix: set one of "
                          "them to false")
+
+
+def check_recompute(p: Plan) -> None:
+    """``recompute_layers`` only with ``full`` recompute (a rule of the plan alone)."""
+    if p.recompute_layers is not None and p.recompute != "full":
+        raise ValueError(
+            f"recompute_layers: {p.recompute_layers} with recompute {p.recompute!r}: it "
+            "counts the blocks per chunk that full recompute recomputes; fix: set recompute = "
+            "\"full\", or leave recompute_layers out"
+        )
 
 
 def check_pp(m: Architecture, p: Plan) -> None:
@@ -158,4 +176,5 @@ def check_group(p: Plan, mb: int) -> None:
         )
 
 
-__all__ = ["check_degrees", "check_pp", "check_cp", "check_batch", "check_group"]
+__all__ = ["LAYOUT_RULES", "check_degrees", "check_recompute", "check_pp", "check_cp",
+           "check_batch", "check_group"]
