@@ -41,8 +41,12 @@ dropout). FlashAttention (``flash_attention``; Dao et al. 2022, arXiv 2205.14135
 keeps the softmax statistics instead, one fp32 log-sum-exp per query head and token: n a_t x
 ``FLASH_STATS_BYTES``. Full recompute keeps each block's input n h e / T (a checkpoint, split over
 TP with sequence parallelism as Megatron-LM stores it) per in-flight micro-batch, plus the whole
-activations of the one block being recomputed. The embedding stores its dropout mask n h u / T; the
-output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
+activations of the one block being recomputed. With ``recompute_layers`` only the first blocks of
+each stage or chunk are recomputed (:func:`hieropt.workloads.llm.layout.recomputed_blocks`): they
+keep their checkpoints, the others their activations as without recompute, and recomputing a block
+adds its activations less those of its chunk's blocks that are not recomputed (back-propagated, and
+freed, before it), at least 0 (:func:`_partial_parts`). The embedding stores its dropout mask
+n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
 ``logits_bytes`` for the cross-entropy loss.
 
 FP8 training (``number_format = "fp8"``): the stored inputs of the linear layers' GEMMs take

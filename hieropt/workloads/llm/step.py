@@ -26,9 +26,11 @@ activation, n tokens, r routed token copies:
   reduce-scatter) in the input gradient, and a second all-gather of the input in the input gradient
   (the layer keeps its input split and gathers it again for the weight gradient). The MoE layer has
   the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
-  input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output
-  in the forward; the output layer all-reduces (reduce-scatters) its input gradient and, with
-  sequence parallelism, all-gathers its input in the forward and again in the input gradient.
+  input gradient (no extra all-gather then), in the blocks it recomputes (all, or with
+  ``recompute_layers`` the first of each chunk: :func:`layer_sources`). The embedding all-reduces
+  (reduce-scatters) its output in the forward; the output layer all-reduces (reduce-scatters) its
+  input gradient and, with sequence parallelism, all-gathers its input in the forward and again in
+  the input gradient.
 - CP (c > 1; Llama Team 2024, arXiv 2407.21783, §3.3.2): each NPU holds n / c tokens of every
   sequence, so every FLOP count above and every TP, PP and EP message is divided by c; per attention
   layer an all-gather of the local K and V, (n / c) 2 g_t d e bytes, in the forward, again in the
