@@ -33,6 +33,7 @@ from hieropt.studies.codesign.plans import plan_id, plan_params
 from hieropt.workloads.llm import build_step
 from hieropt.workloads.llm.flops import recompute_flops_per_iteration
 from hieropt.workloads.llm.layout import stage_chunks
+from hieropt.workloads.llm.lower import lower_stage
 from tests.cases import REPO
 
 from .tiny import params
@@ -261,3 +262,19 @@ def test_a_codesign_plan_keeps_recompute_layers_for_full_recompute_only():
     assert full.plan.recompute_layers == 1 and " full1 " in plan_id(full)
     none = plan_params(base, 8, {**choice, "recompute": "none"})
     assert none.plan.recompute_layers is None and " nore " in plan_id(none)
+
+
+def test_the_lowered_stage_carries_the_recompute_in_the_recomputed_layers_only():
+    """The stage as hieropt's workload (what loop ``step`` times and the ASTRA-sim export writes,
+    each layer's input-gradient compute with its recompute): the recomputed block's attention
+    input gradient 2.56 + 2.048 ns and FFN 3.072 + 3.072 ns, each with its forward's all-reduce
+    again (a second collective, ``+1``); the other block's as without recompute."""
+    w = lower_stage(build_step(params(recompute="full", recompute_layers=1)), 0)
+    rows = {x.name: (x.forward.compute_ns, x.input_grad.compute_ns, x.input_grad.collective)
+            for x in w.layers}
+    assert rows["attn1"][:2] == pytest.approx((2.048, 4.608), rel=1e-12)
+    assert rows["mlp1"][:2] == pytest.approx((3.072, 6.144), rel=1e-12)
+    assert rows["attn2"][:2] == pytest.approx((2.048, 2.56), rel=1e-12)
+    assert rows["mlp2"][:2] == pytest.approx((3.072, 3.072), rel=1e-12)
+    assert rows["attn1+1"][2] == rows["mlp1+1"][2] == "ALLREDUCE"
+    assert "attn2+1" not in rows
