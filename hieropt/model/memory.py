@@ -306,8 +306,8 @@ def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str,
         c = j * pl.pp + stage
         w = act("embedding") if c == 0 else 0.0
         w += act("output") if c == last else 0.0
-        k = recomputed_blocks(p, blocks)
-        w += k * checkpoint_bytes(p)
+        k = recomputed_blocks(p, blocks) if mode == "full" else 0
+        w += k * checkpoint_bytes(p) if k else 0.0
         for i in blocks[k:]:
             w += act("attention") + act("moe" if p.model.is_moe(i) else "mlp")
         out.append(w)

@@ -292,10 +292,16 @@ def layer_sources(p: LLMParams) -> dict[bool, LLMParams]:
     return {True: p, False: without_recompute(p) if layout.partial_recompute(p) else p}
 
 
+def _recomputed_count(p: LLMParams, blocks: range) -> int:
+    """How many of a chunk's blocks, its first, are built as recomputed
+    (:func:`layout.recomputed_blocks`; unless the recompute is partial every block is built from
+    ``p`` itself, which True stands for in :func:`layer_sources`: all of them)."""
+    return layout.recomputed_blocks(p, blocks) if layout.partial_recompute(p) else len(blocks)
+
+
 def _recomputed(p: LLMParams, blocks: range) -> list[bool]:
-    """Per block of a chunk, in order: recomputed (:func:`layout.recomputed_blocks`; without full
-    recompute a block's plan is ``p``'s, so True stands for it)."""
-    k = layout.recomputed_blocks(p, blocks) if layout.partial_recompute(p) else len(blocks)
+    """Per block of a chunk, in order: built as recomputed (:func:`_recomputed_count`)."""
+    k = _recomputed_count(p, blocks)
     return [j < k for j in range(len(blocks))]
 
 
@@ -327,8 +333,9 @@ def _chunk_blocks(src: dict[bool, LLMParams], blocks: range, cache: dict) -> lis
     """The block templates of a chunk's ``blocks`` in order (``build_step(names=False)``)."""
     p = src[True]
     if p.model.moe is None:
-        k = sum(_recomputed(p, blocks))
-        return _pair(src, 0, cache, True) * k + _pair(src, 0, cache, False) * (len(blocks) - k)
+        k, n = _recomputed_count(p, blocks), len(blocks)
+        return (_pair(src, 0, cache, True) * k if k else []) + (
+            _pair(src, 0, cache, False) * (n - k) if n - k else [])
     return [op for i, re in zip(blocks, _recomputed(p, blocks), strict=True)
             for op in _pair(src, i, cache, re)]
 
@@ -496,7 +503,7 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     pl, moe_model = p.plan, p.model.moe is not None
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    src = layer_sources(p)
+    src, partial = layer_sources(p), layout.partial_recompute(p)
     # the layers built once: the embedding, the output layer, the block templates (MoE or not,
     # recomputed or not)
     made: dict = {}
@@ -511,12 +518,15 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
             if moe_model:
                 for i, re in zip(blocks, _recomputed(p, blocks), strict=True):
                     kinds[p.model.is_moe(i), re] = kinds.get((p.model.is_moe(i), re), 0) + 1
+                dense = tuple(kinds.items())
             else:
-                k = sum(_recomputed(p, blocks))
-                split = (((False, True), k), ((False, False), len(blocks) - k))
-                kinds = {key: n for key, n in split if n}
+                n = len(blocks)
+                k = layout.recomputed_blocks(p, blocks) if partial else n
+                runs_ = (((False, True), k), ((False, False), n - k))
+                dense = runs_[:1] if k == n else runs_[1:] if k == 0 else runs_
+                dense = dense if n else ()
             c = j * pl.pp + r
-            sig.append((c == 0, tuple(kinds.items()), c == last_chunk))
+            sig.append((c == 0, dense, c == last_chunk))
         key = tuple(sig)
         if key not in shared:
             runs: dict[int, list] = {}
