@@ -29,10 +29,10 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   published), ``name`` (a label) and ``note``;
 - any other column is a plan, NPU, precision or model field, named as a ``--set`` key of ``hieropt
   workload plan`` (``tp``, ``pp``, ``dp``, ``micro_batch_size``, ``global_batch_size``,
-  ``recompute``, ``sequence_parallel``, ``zero_stage``, ``schedule``, ``virtual_stages``,
-  ``efficiency``, ``model.layers``, ...), its cell a TOML value or a bare word (an empty cell: the
-  model file's value). A run's NPU count is tp x pp x dp (the model file's ``plan.npus`` is ignored
-  unless the row gives ``npus``).
+  ``recompute``, ``recompute_layers``, ``sequence_parallel``, ``zero_stage``, ``schedule``,
+  ``virtual_stages``, ``efficiency``, ``model.layers``, ...), its cell a TOML value or a bare word
+  (an empty cell: the model file's value). A run's NPU count is tp x pp x dp (the model file's
+  ``plan.npus`` is ignored unless the row gives ``npus``).
 
 Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
 the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (Gb/s,
@@ -111,14 +111,15 @@ class Run:
 
     @property
     def label(self) -> str:
-        """The run's name, or its plan in short (``tp8 pp8 dp1 mb1 full``)."""
+        """The run's name, or its plan in short (``tp8 pp8 dp1 mb1 full``; ``full5`` with
+        ``recompute_layers`` 5)."""
         if self.name:
             return self.name
         p = self.params.plan
         sp = " sp" if p.sequence_parallel else ""
         return (
             f"{self.params.workload_name} tp{p.tp} pp{p.pp} dp{p.dp} mb{p.micro_batch_size} "
-            f"{p.recompute}{sp}"
+            f"{p.recompute}{'' if p.recompute_layers is None else p.recompute_layers}{sp}"
         )
 
     def with_values(self, overrides: tuple[str, ...]) -> LLMParams:

@@ -41,8 +41,12 @@ dropout). FlashAttention (``flash_attention``; Dao et al. 2022, arXiv 2205.14135
 keeps the softmax statistics instead, one fp32 log-sum-exp per query head and token: n a_t x
 ``FLASH_STATS_BYTES``. Full recompute keeps each block's input n h e / T (a checkpoint, split over
 TP with sequence parallelism as Megatron-LM stores it) per in-flight micro-batch, plus the whole
-activations of the one block being recomputed. The embedding stores its dropout mask n h u / T; the
-output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
+activations of the one block being recomputed. With ``recompute_layers`` only the first blocks of
+each stage or chunk are recomputed (:func:`hieropt.workloads.llm.layout.recomputed_blocks`): they
+keep their checkpoints, the others their activations as without recompute, and recomputing a block
+adds its activations less those of its chunk's blocks that are not recomputed (back-propagated, and
+freed, before it), at least 0 (:func:`_partial_parts`). The embedding stores its dropout mask
+n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
 ``logits_bytes`` for the cross-entropy loss.
 
 FP8 training (``number_format = "fp8"``): the stored inputs of the linear layers' GEMMs take
@@ -68,7 +72,7 @@ from ..cache import Same
 from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
-from ..workloads.llm.layout import stage_chunks
+from ..workloads.llm.layout import partial_recompute, recomputed_blocks, stage_chunks
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Op, Step, in_flight, peak_in_flight, stage_layers
 
@@ -275,14 +279,15 @@ def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x
     in-flight micro-batches (module docstring)."""
     st = step.stages[stage]
-    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}),
+    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}, stage),
                         stage_in_flight(p, stage, {}))
 
 
 def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool], float],
                            chunks: list[list[range]] | None = None) -> tuple[float, ...]:
-    """Activations one micro-batch leaves on each of ``stage``'s chunks (its blocks' or, with full
-    recompute, their checkpoints, and the embedding / output layer it holds), bytes per NPU before
+    """Activations one micro-batch leaves on each of ``stage``'s chunks (its blocks' or, for the
+    blocks full recompute recomputes, their checkpoints, and the embedding / output layer it holds:
+    :func:`hieropt.workloads.llm.layout.recomputed_blocks`), bytes per NPU before
     the division by cp, one per chunk in order; ``kind_bytes`` as :func:`_activation_parts`,
     ``chunks`` :func:`hieropt.workloads.llm.layout.stage_chunks` if already computed."""
     pl, mode = p.plan, p.plan.recompute
@@ -290,7 +295,7 @@ def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str,
     last = pl.pp * len(chunks) - 1
 
     def act(kind: str) -> float:
-        key = (kind, mode == "none")
+        key = (kind, mode != "selective")  # (blocks full recompute leaves alone keep the core)
         if key not in kind_bytes:
             kind_bytes[key] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0),
                                               key[1])
@@ -301,9 +306,10 @@ def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str,
         c = j * pl.pp + stage
         w = act("embedding") if c == 0 else 0.0
         w += act("output") if c == last else 0.0
-        for i in blocks:
-            w += checkpoint_bytes(p) if mode == "full" else (
-                act("attention") + act("moe" if p.model.is_moe(i) else "mlp"))
+        k = recomputed_blocks(p, blocks) if mode == "full" else 0
+        w += k * checkpoint_bytes(p) if k else 0.0
+        for i in blocks[k:]:
+            w += act("attention") + act("moe" if p.model.is_moe(i) else "mlp")
         out.append(w)
     return tuple(out)
 
@@ -321,12 +327,15 @@ def stage_in_flight(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool],
 _BLOCK_KINDS = ("attention", "mlp", "moe")
 
 
-def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
+def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float],
+                      stage: int | None = None, chunks: list[list[range]] | None = None) -> tuple:
     """(a, w, e) of a stage's ``layers`` ((layer, count) in forward order of first appearance): its
     activations are a x in-flight + e x in-flight (e: the embedding and output layers), with full
     recompute a x in-flight + w + e x in-flight (w: the block being recomputed;
     :func:`_activations`). ``kind_bytes`` keeps one block kind's activations per (kind, core) across
-    the stages of plan ``p`` (they depend on the plan only)."""
+    the stages of plan ``p`` (they depend on the plan only). With ``recompute_layers`` (some blocks
+    recomputed) the stage's chunks are read (:func:`_partial_parts`: ``stage`` is needed,
+    ``chunks`` :func:`~hieropt.workloads.llm.layout.stage_chunks` if already computed)."""
     mode = p.plan.recompute
     kinds: Counter[str] = Counter()
     edges = []
@@ -344,11 +353,37 @@ def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], f
             )
         return v
 
+    if partial_recompute(p):
+        if stage is None:
+            raise ValueError("stage: needed with recompute_layers; fix: pass the stage index")
+        chunks = (stage_chunks(p) if chunks is None else chunks)[stage]
+        a, w = _partial_parts(p, chunks, act)
+        return a, w, sum(edges), p.plan.cp
     if mode == "full":
         ffn = max((act(k, True) for k in kinds if k != "attention"), default=0.0)
         working = act("attention", True) + ffn if kinds else 0.0
         return kinds["attention"] * checkpoint_bytes(p), working, sum(edges), p.plan.cp
     return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges), p.plan.cp
+
+
+def _partial_parts(p: LLMParams, chunks: list[range], act) -> tuple[float, float | None]:
+    """(a, w) of a stage's ``chunks`` when full recompute recomputes the first k of each chunk's
+    blocks (:func:`~hieropt.workloads.llm.layout.recomputed_blocks`): a = per micro-batch, k
+    checkpoints and the other blocks' whole activations (as without recompute) per chunk; w = what
+    recomputing one block adds at the peak: a recomputed block's activations, less those of its
+    chunk's blocks that are not recomputed (later in the chunk, so back-propagated, and freed,
+    before the first recomputed block is), at least 0; the largest over the chunks that recompute
+    a block; None when none does."""
+    a, w = 0.0, None
+    for blocks in chunks:
+        k = recomputed_blocks(p, blocks)
+        kept = sum(act("attention", True) + act("moe" if p.model.is_moe(i) else "mlp", True)
+                   for i in blocks[k:])
+        a += k * checkpoint_bytes(p) + kept
+        if k:
+            ffn = max(act("moe" if p.model.is_moe(i) else "mlp", True) for i in blocks[:k])
+            w = max(w or 0.0, act("attention", True) + ffn - kept)
+    return a, w
 
 
 def _activations(parts: tuple, in_flight: float) -> float:
@@ -361,13 +396,15 @@ def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module
     docstring)."""
     st, kinds = step.stages[stage], {}
-    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], kinds),
+    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], kinds, stage),
                          stage_in_flight(p, stage, kinds))
 
 
-def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
+def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float],
+                 stage: int | None = None, chunks: list[list[range]] | None = None) -> tuple:
     """(weights, gradients, optimizer bytes, activation parts) of a stage's ``layers``: the same for
-    every stage with the same layers, whatever its in-flight micro-batches."""
+    every stage with the same layers, whatever its in-flight micro-batches (with
+    ``recompute_layers``, of stage ``stage``: :func:`_activation_parts`)."""
     pl, pr = p.plan, p.precision
     dense = expert = largest = 0
     for op, n in layers:
@@ -389,7 +426,7 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
     if pl.zero_stage >= 2:
         grads += largest * p.gradient_bytes
     optimizer = split(1) * pr.optimizer_bytes_per_param
-    return weights, grads, optimizer, _activation_parts(p, layers, kind_bytes)
+    return weights, grads, optimizer, _activation_parts(p, layers, kind_bytes, stage, chunks)
 
 
 def _stage_memory(stage: int, parts: tuple, in_flight: float) -> StageMemory:
@@ -411,21 +448,24 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
     """
     # a block kind's activations: the same on every stage
     kind_bytes: dict[tuple[str, bool], float] = {}
-    chunks = stage_chunks(p) if p.plan.virtual_stages > 1 else None
+    partial = partial_recompute(p)
+    chunks = stage_chunks(p) if p.plan.virtual_stages > 1 or partial else None
     if step is not None:
         stages = tuple(
-            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes),
+            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes, r, chunks),
                           stage_in_flight(p, r, kind_bytes, chunks))
             for r, st in enumerate(step.stages)
         )
     # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
     else:
-        same: dict[Same, tuple] = {}  # (stages with the same layers share one tuple: keyed by it)
+        same: dict[tuple, tuple] = {}  # (stages with the same layers share one tuple: keyed by it)
         out = []
         for r, layers in enumerate(stage_layers(p)):
-            parts = same.get(Same(layers))
+            # (with recompute_layers a stage's chunks matter: its own)
+            key = (Same(layers), r if partial else None)
+            parts = same.get(key)
             if parts is None:
-                parts = same[Same(layers)] = _stage_parts(p, layers, kind_bytes)
+                parts = same[key] = _stage_parts(p, layers, kind_bytes, r, chunks)
             out.append(_stage_memory(r, parts, stage_in_flight(p, r, kind_bytes, chunks)))
         stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
@@ -457,14 +497,17 @@ def memory_savers(p: LLMParams) -> list[str]:
     """The plan options that would save memory and are not already in effect in plan ``p``.
 
     Returns:
-        phrases in a fixed order: ``recompute`` (``full recompute`` after ``selective``; none after
-        ``full``), ``flash_attention`` (unless on), ``a higher zero_stage`` (below 3), ``more tp or
-        pp`` (always) and ``a smaller micro_batch_size`` (above 1).
+        phrases in a fixed order: ``recompute`` (``full recompute`` after ``selective``; after
+        ``full`` none, or ``a larger recompute_layers`` when it is given), ``flash_attention``
+        (unless on), ``a higher zero_stage`` (below 3), ``more tp or pp`` (always) and ``a smaller
+        micro_batch_size`` (above 1).
     """
     plan = p.plan
     out = []
     if plan.recompute != "full":
         out.append("recompute" if plan.recompute == "none" else "full recompute")
+    elif plan.recompute_layers is not None:
+        out.append("a larger recompute_layers")
     if not plan.flash_attention:
         out.append("flash_attention")
     if plan.zero_stage < 3:

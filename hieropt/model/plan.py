@@ -138,6 +138,7 @@ class PlanFigures:
                 "global_batch_size": pl.global_batch_size,
                 "microbatches": pl.microbatches,
                 "recompute": pl.recompute,
+                "recompute_layers": pl.recompute_layers,
             },
             "precision": {
                 **p.precision.model_dump(),

@@ -41,7 +41,7 @@ def summary_lines(fig: PlanFigures) -> list[str]:
         + (f" (EP {pl.ep} x expert-DP {pl.edp})" if pl.ep > 1 else "")
         + f"; {'sequence parallel, ' if pl.sequence_parallel else ''}{sched}, ZeRO "
         f"{pl.zero_stage}, recompute "
-        f"{pl.recompute}; micro-batch {pl.micro_batch_size} x {pl.microbatches} per "
+        f"{pl.recompute_note}; micro-batch {pl.micro_batch_size} x {pl.microbatches} per "
         "iteration, global batch "
         f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens"
         + (f"; {', '.join(own)} collectives on their own stream" if (own := own_stream_groups(pl))

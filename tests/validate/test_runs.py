@@ -603,3 +603,25 @@ def test_a_bandwidth_cell_of_neither_count_names_both(tmp_path: Path):
         "dimension 0 only); fix: give 3 values separated by ';', dimension 0 first (e.g. "
         "300;100;25), or dimension 0 only (e.g. 300)"
     )
+
+
+def test_a_recompute_layers_column_recomputes_that_many_blocks(tmp_path: Path):
+    """Columns ``recompute`` and ``recompute_layers``: full recompute of the first k of the tiny
+    model's 2 blocks adds k block forwards to the compute, one block's 6 x 49,152 / 3 x 64 =
+    6,291,456 matrix FLOPs and 2 x 2 x 32^2 x 64 x 2 = 524,288 attention FLOPs: 6,815,744 FLOPs,
+    13,631.488 ns at 500 FLOP/ns (1 TFLOP/s x 0.5); an empty cell takes the model file's (none);
+    recompute_layers without full recompute is refused naming the line and the fix."""
+    header = "model,network,bw_gbps,recompute,recompute_layers,measured_ms"
+    rows = ["tiny.toml,net.toml,10,,,1", "tiny.toml,net.toml,10,full,1,1",
+            "tiny.toml,net.toml,10,full,2,1", "tiny.toml,net.toml,10,full,,1"]
+    runs = read_runs(write_case(tmp_path, rows, header))
+    none, one, two, full = (predict_ms(r) * 1e6 for r in runs)
+    assert one - none == pytest.approx(13_631.488, rel=1e-9)
+    assert two - none == pytest.approx(2 * 13_631.488, rel=1e-9)
+    assert full == pytest.approx(two, rel=1e-12)
+    assert [r.label for r in runs] == ["tiny tp1 pp1 dp2 mb1 none", "tiny tp1 pp1 dp2 mb1 full1",
+                                      "tiny tp1 pp1 dp2 mb1 full2", "tiny tp1 pp1 dp2 mb1 full"]
+    bad = write_case(tmp_path, ["tiny.toml,net.toml,10,none,1,1"], header)
+    message = refused(bad)
+    assert "line 3" in message and "recompute_layers: 1 with recompute 'none'" in message
+    assert 'fix: set recompute = "full", or leave recompute_layers out' in message

@@ -84,9 +84,11 @@ class PlanEnumeration:
 
 
 def plan_id(p: LLMParams) -> str:
-    """e.g. ``tp8 pp8 dp64 ep1 z1 sel sp v1 mb1``."""
+    """e.g. ``tp8 pp8 dp64 ep1 z1 sel sp v1 mb1`` (``full5``: full recompute of 5 blocks per
+    chunk, ``recompute_layers``)."""
     pl = p.plan
     re = {"none": "nore", "selective": "sel", "full": "full"}[pl.recompute]
+    re += "" if pl.recompute_layers is None else str(pl.recompute_layers)
     return (
         f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} "
         f"{'sp' if pl.sequence_parallel else 'nosp'}"
@@ -124,7 +126,9 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the
     :class:`PlanChoices` fields), dp = N / (tp cp pp) (cp: the base's), the schedule
     ``interleaved`` for v > 1 (else ``1f1b``), the base's ``overlap_sharded_comms`` only for a
-    ZeRO 2/3 choice (ZeRO 0/1 have no per-micro-batch DP collectives to overlap), and the base's
+    ZeRO 2/3 choice (ZeRO 0/1 have no per-micro-batch DP collectives to overlap), the base's
+    ``recompute_layers`` only for a ``full`` recompute choice (it counts the blocks full recompute
+    recomputes per chunk; a plan whose largest chunk holds fewer is invalid), and the base's
     stage_layers replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b
     plan whose pp does not divide the layers, else none (even stages).
 
@@ -139,6 +143,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     plan = base.plan.model_dump() | upd
     if plan["zero_stage"] < 2:  # (the base's own-stream ZeRO 2/3 collectives: none to overlap)
         plan["overlap_sharded_comms"] = False
+    if plan["recompute"] != "full":  # (the base's recompute_layers: for its full recompute only)
+        plan["recompute_layers"] = None
     if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
         plan["stage_layers"] = None
         if upd["virtual_stages"] == 1:

@@ -22,7 +22,8 @@ FLOPs (a multiply-add counts 2; Narayanan et al. 2021, arXiv 2104.04473, §5.1: 
   shared experts 2 m n h (shared f_e) / t in each phase.
 - output layer: 2 n h V_t in each phase; the embedding lookup and the element-wise work count 0.
 - recompute (Korthikanti et al. 2022, arXiv 2205.05198): ``full`` repeats each block's forward in
-  its backward; ``selective`` repeats the attention core 4 b s^2 a_t d only.
+  its backward (with ``recompute_layers`` the first blocks of each chunk only:
+  :mod:`.layout`); ``selective`` repeats the attention core 4 b s^2 a_t d only.
 
 Parameters per NPU (elements): attention h (a_t + 2 g_t) d + a_t d h (+ biases (a_t + 2 g_t) d + h)
 + one norm; dense FFN m h f_t (+ biases (m - 1) f_t + h) + one norm; MoE FFN: router h E, shared

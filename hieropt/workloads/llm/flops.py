@@ -17,8 +17,10 @@ Model FLOPs per iteration = 3 x B x that (backward = twice the forward; B the gl
 sequences): for GPT (a d = h, g = a, f = 4h) it is Narayanan et al. 2021 (arXiv 2104.04473) eq. 3
 without the recompute's extra forward, 72 B s L h^2 (1 + s / 6h + V / 12 L h) (the logit layer is
 not recomputed; Korthikanti et al. 2022, arXiv 2205.05198 §6, write MFU with this count). Recompute
-adds B x the blocks' forward (``full``) or B L 4 s^2 a d (``selective``, the attention core;
-Korthikanti et al. 2022, arXiv 2205.05198): the hardware FLOPs of HFU.
+adds B x the blocks' forward (``full``; with ``recompute_layers`` only the recomputed blocks', the
+first of each chunk: :func:`hieropt.workloads.llm.layout.recomputed_blocks`) or B L 4 s^2 a d
+(``selective``, the attention core; Korthikanti et al. 2022, arXiv 2205.05198): the hardware FLOPs
+of HFU.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from ...spec.training import Training
 from ...units import cluster_size_note
+from .layout import partial_recompute, recomputed_blocks, stage_chunks
 from .params import LLMParams
 
 
@@ -66,8 +69,14 @@ def model_flops_per_iteration(p: LLMParams) -> int:
 
 def recompute_flops_per_iteration(p: LLMParams) -> int:
     """FLOPs the plan's recompute adds per iteration: 0 (``none``), the attention cores' forward
-    (``selective``), every block's forward (``full``)."""
+    (``selective``), every block's forward (``full``), the recomputed blocks' (``full`` with
+    ``recompute_layers``: the first of each chunk)."""
     m, pl = p.model, p.plan
+    if partial_recompute(p):
+        blocks = [i for chunks in stage_chunks(p) for b in chunks
+                  for i in b[:recomputed_blocks(p, b)]]
+        return pl.global_batch_size * sum(
+            attention_forward_flops(p) + ffn_forward_flops(p, i) for i in blocks)
     if pl.recompute == "full":
         return pl.global_batch_size * blocks_forward_flops(p)
     if pl.recompute == "selective":

@@ -20,6 +20,13 @@
 
 Model chunk c = j p + r is stage r's j-th chunk (the interleaved schedule's round-robin), blocks
 numbered in model order over c = 0, 1, ...
+
+**Recomputed blocks** (:func:`recomputed_blocks`): with ``full`` recompute and ``recompute_layers``
+N, the first min(N, n) of a chunk's n blocks, as Megatron-LM's block method checkpoints the first
+``recompute_num_layers`` layers of each TransformerBlock (one per pipeline stage, one per virtual
+chunk with interleaving: megatron/core/transformer/transformer_block.py, ``_checkpointed_forward``;
+its rule of skipping layers whose input needs no gradient under FP8 is not modelled); every block
+without ``recompute_layers``, none without ``full`` recompute.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from itertools import accumulate
 
 from .counts import attention_flops, ffn_flops, moe_flops, output_flops, shape
 from .params import LLMParams
+from .plan_rules import LAYOUT_RULES
 
 
 def _block_flops(p: LLMParams, moe: bool) -> float:
@@ -110,5 +118,46 @@ def stage_chunks(p: LLMParams) -> list[list[range]]:
     ]
 
 
-__all__ = ["balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks",
+def recomputed_blocks(p: LLMParams, blocks: range) -> int:
+    """How many of a chunk's ``blocks`` full recompute recomputes: its first min(recompute_layers,
+    len(blocks)) (module docstring), all of them without ``recompute_layers``, none unless the
+    plan's recompute is ``full``."""
+    pl = p.plan
+    if pl.recompute != "full":
+        return 0
+    n = len(blocks)
+    return n if pl.recompute_layers is None else min(pl.recompute_layers, n)
+
+
+def partial_recompute(p: LLMParams) -> bool:
+    """Whether some blocks are recomputed and others not, or may be: ``full`` recompute with
+    ``recompute_layers`` given."""
+    return p.plan.recompute == "full" and p.plan.recompute_layers is not None
+
+
+def check_recompute_layers(p: LLMParams) -> None:
+    """Refuse a ``recompute_layers`` above the blocks of the largest chunk (a value that recomputes
+    every block of every chunk reads as a mistake: leave it out to recompute all).
+
+    Raises:
+        ValueError: ``"plan.recompute_layers: ...; fix: ..."`` naming the largest chunk's blocks.
+    """
+    n = p.plan.recompute_layers
+    if n is None or p.plan.recompute != "full":
+        return
+    most = max(len(b) for chunks in stage_chunks(p) for b in chunks)
+    if n > most:
+        where = "model chunk" if p.plan.virtual_stages > 1 else "pipeline stage"
+        raise ValueError(
+            f"plan.recompute_layers: {n} is more than the {most} blocks of the largest {where} "
+            f"(it counts the blocks recomputed per {where}); fix: use 0 .. {most}, or leave "
+            "recompute_layers out to recompute every block"
+        )
+
+
+LAYOUT_RULES.append(check_recompute_layers)
+
+
+__all__ = ["recomputed_blocks", "partial_recompute", "check_recompute_layers",
+           "balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks",
            "chunk_share"]

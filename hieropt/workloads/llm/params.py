@@ -16,7 +16,6 @@ arXiv 2104.04473) for TP, PP and the interleaved schedule, Korthikanti et al. 20
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -32,7 +31,16 @@ from pydantic import (
 from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 from .npu import NPU
-from .plan_rules import check_batch, check_cp, check_degrees, check_pp
+from .plan_rules import (
+    LAYOUT_RULES,
+    check_batch,
+    check_cp,
+    check_degrees,
+    check_moe,
+    check_pp,
+    check_recompute,
+    divisors,
+)
 
 MAX_LAYERS = 10_000
 """The most transformer blocks a model may have (the largest published models have under 200; a step
@@ -60,10 +68,6 @@ class _Frozen(BaseModel):
     def _numbers_are_numbers(cls, data: Any) -> Any:
         # (a float for a count or degree, tp = 8.0, is an error)
         return check_number_fields(cls, data)
-
-
-def _divisors(n: int, limit: int = 128) -> list[int]:
-    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
 class MoE(_Frozen):
@@ -151,7 +155,7 @@ class Architecture(_Frozen):
             raise ValueError(
                 f"kv_heads: {self.kv_heads} does not divide the {self.heads} heads (grouped-query "
                 f"attention shares each KV head among heads/kv_heads query heads); fix: use one of "
-                f"{_divisors(self.heads)}"
+                f"{divisors(self.heads)}"
             )
         if self.head_dim is None and self.hidden_size % self.heads:
             raise ValueError(
@@ -230,6 +234,11 @@ class Plan(_Frozen):
             (dp b).
         recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al.
             2022 §5) or ``full`` (every block from its input checkpoint), in any case.
+        recompute_layers: with ``full`` recompute, the first min(recompute_layers, its blocks)
+            blocks of each stage (of each model chunk when interleaved) are recomputed, the others
+            keep their activations as without recompute (Megatron-LM's ``--recompute-method block
+            --recompute-num-layers N``, counted per TransformerBlock, one per chunk); None
+            (default): every block. Only with ``full``; at most the largest chunk's blocks.
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
@@ -277,6 +286,7 @@ class Plan(_Frozen):
     micro_batch_size: int = Field(default=1, ge=1)
     global_batch_size: int = Field(ge=1)
     recompute: Literal["none", "selective", "full"] = "none"
+    recompute_layers: int | None = Field(None, ge=0, json_schema_extra={"default_text": "all"})
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
     overlap_sharded_comms: bool = False
@@ -304,10 +314,27 @@ class Plan(_Frozen):
                                  f"{', '.join(GROUP_ALGORITHMS)}")
         return tuple(sorted(v.items()))
 
+    @model_validator(mode="after")
+    def _recompute_layers(self) -> Plan:
+        check_recompute(self)
+        return self
+
     def algorithm(self, group: str) -> str:
         """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM
         default."""
         return dict(self.collective_algorithms).get(group, LLM_DEFAULT_ALGORITHM)
+
+    @property
+    def recompute_note(self) -> str:
+        """The recompute in words: ``none``, ``selective``, ``full``, or with
+        :attr:`recompute_layers` ``full, the first 5 blocks of each stage`` (``of each model chunk``
+        with the interleaved schedule)."""
+        n = self.recompute_layers
+        if self.recompute != "full" or n is None:
+            return self.recompute
+        where = "model chunk" if self.virtual_stages > 1 else "stage"
+        blocks = "block" if n == 1 else "blocks"
+        return f"full, the first {n} {blocks} of each {where}"
 
     @property
     def microbatches(self) -> int:
@@ -462,8 +489,10 @@ class LLMParams(_Frozen):
         _check_tp(m, p)
         check_pp(m, p)
         check_cp(m, p)
-        _check_moe(m, p)
+        check_moe(m, p)
         check_batch(m, p)
+        for rule in LAYOUT_RULES:
+            rule(self)
         return self
 
     @property
@@ -520,7 +549,7 @@ def _check_tp(m: Architecture, p: Plan) -> None:
     if m.heads % t:
         raise ValueError(
             f"plan.tp: {t} does not divide the {m.heads} attention heads; fix: use one of "
-            f"{_divisors(m.heads)}"
+            f"{divisors(m.heads)}"
         )
     if m.kv % t and t % m.kv:
         raise ValueError(
@@ -535,7 +564,7 @@ def _check_tp(m: Architecture, p: Plan) -> None:
         if w % t:
             raise ValueError(
                 f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of "
-                f"{', '.join(map(str, _divisors(w)))}"
+                f"{', '.join(map(str, divisors(w)))}"
             )
     if p.sequence_parallel and m.sequence_length % t:
         raise ValueError(
@@ -548,26 +577,6 @@ def _check_tp(m: Architecture, p: Plan) -> None:
             "plan.sequence_parallel: needs tp > 1 (it splits activations over the TP "
             "group); fix: set "
             "tp > 1 or sequence_parallel = false"
-        )
-
-
-def _check_moe(m: Architecture, p: Plan) -> None:
-    if m.moe is None:
-        if p.ep > 1:
-            raise ValueError(
-                f"plan.ep: expert parallelism ({p.ep}) needs an MoE model; fix: set ep = 1 or add "
-                "[model.moe]"
-            )
-        return
-    if m.moe.experts % p.ep:
-        raise ValueError(
-            f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
-            f"{_divisors(m.moe.experts)}"
-        )
-    if p.dp % p.ep:
-        raise ValueError(
-            f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
-            f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}"
         )
 
 

@@ -8,10 +8,24 @@ micro-batches as stages and the interleaved schedule's micro-batch group. Each v
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 Architecture = Plan = Any
 """(:class:`hieropt.workloads.llm.params.Architecture` and ``Plan``, which import these rules.)"""
+
+LAYOUT_RULES: list[Callable[[Any], None]] = []
+"""Rules that need the plan's pipeline layout (its blocks per chunk), each called with the whole
+:class:`~hieropt.workloads.llm.params.LLMParams` after the rules above: the layout is computed by
+:mod:`hieropt.workloads.llm.layout`, which imports the parameters and so cannot be imported by them;
+it adds its rule here when the package loads (``hieropt.workloads.llm`` imports it), before any
+parameters are validated. Each raises ``ValueError`` as the rules above."""
+
+
+def divisors(n: int, limit: int = 128) -> list[int]:
+    """The divisors of ``n`` up to ``limit`` (the values a fix may suggest), ascending."""
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
 def check_degrees(p: Plan) -> None:
@@ -57,6 +71,16 @@ def check_degrees(p: Plan) -> None:
         raise ValueError("plan.overlap_tp_comms: not with overlap_grad_reduce under the 1f1b "
                          "schedule (one overlap of the last backward per plan); fix: set one of "
                          "them to false")
+
+
+def check_recompute(p: Plan) -> None:
+    """``recompute_layers`` only with ``full`` recompute (a rule of the plan alone)."""
+    if p.recompute_layers is not None and p.recompute != "full":
+        raise ValueError(
+            f"recompute_layers: {p.recompute_layers} with recompute {p.recompute!r}: it "
+            "counts the blocks per chunk that full recompute recomputes; fix: set recompute = "
+            "\"full\", or leave recompute_layers out"
+        )
 
 
 def check_pp(m: Architecture, p: Plan) -> None:
@@ -158,4 +182,27 @@ def check_group(p: Plan, mb: int) -> None:
         )
 
 
-__all__ = ["check_degrees", "check_pp", "check_cp", "check_batch", "check_group"]
+def check_moe(m: Architecture, p: Plan) -> None:
+    """Expert parallelism only for an MoE model; ep divides the experts and dp (the expert-parallel
+    group lies inside the data-parallel group)."""
+    if m.moe is None:
+        if p.ep > 1:
+            raise ValueError(
+                f"plan.ep: expert parallelism ({p.ep}) needs an MoE model; fix: set ep = 1 or add "
+                "[model.moe]"
+            )
+        return
+    if m.moe.experts % p.ep:
+        raise ValueError(
+            f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
+            f"{divisors(m.moe.experts)}"
+        )
+    if p.dp % p.ep:
+        raise ValueError(
+            f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
+            f"data-parallel group); fix: use an ep among {divisors(math.gcd(p.dp, m.moe.experts))}"
+        )
+
+
+__all__ = ["LAYOUT_RULES", "divisors", "check_degrees", "check_recompute", "check_pp", "check_cp",
+           "check_moe", "check_batch", "check_group"]

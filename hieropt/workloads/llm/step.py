@@ -26,9 +26,11 @@ activation, n tokens, r routed token copies:
   reduce-scatter) in the input gradient, and a second all-gather of the input in the input gradient
   (the layer keeps its input split and gathers it again for the weight gradient). The MoE layer has
   the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
-  input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output
-  in the forward; the output layer all-reduces (reduce-scatters) its input gradient and, with
-  sequence parallelism, all-gathers its input in the forward and again in the input gradient.
+  input gradient (no extra all-gather then), in the blocks it recomputes (all, or with
+  ``recompute_layers`` the first of each chunk: :func:`layer_sources`). The embedding all-reduces
+  (reduce-scatters) its output in the forward; the output layer all-reduces (reduce-scatters) its
+  input gradient and, with sequence parallelism, all-gathers its input in the forward and again in
+  the input gradient.
 - CP (c > 1; Llama Team 2024, arXiv 2407.21783, §3.3.2): each NPU holds n / c tokens of every
   sequence, so every FLOP count above and every TP, PP and EP message is divided by c; per attention
   layer an all-gather of the local K and V, (n / c) 2 g_t d e bytes, in the forward, again in the
@@ -272,12 +274,43 @@ def _roofline_ns(p: LLMParams, kind: str) -> tuple[float, float, float] | None:
     return layer_ns(p, kind) if p.npu.roofline else None
 
 
-def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
-    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as
-    :func:`_with`."""
+def without_recompute(p: LLMParams) -> LLMParams:
+    """``p`` with ``recompute = "none"`` (and no ``recompute_layers``): the parameters the blocks
+    that a partial full recompute leaves alone are built from (:func:`layer_sources`); one object
+    per ``p`` in the active cache (the roofline's layer times are memoized on it)."""
+    def make() -> LLMParams:
+        plan = p.plan.model_copy(update={"recompute": "none", "recompute_layers": None})
+        return p.model_copy(update={"plan": plan})
+    return current().memo("without_recompute", Same(p), make, 64)
+
+
+def layer_sources(p: LLMParams) -> dict[bool, LLMParams]:
+    """The parameters a block is built from, by whether it is recomputed
+    (:func:`hieropt.workloads.llm.layout.recomputed_blocks`): ``p`` itself, or for a block that a
+    partial full recompute (``recompute_layers``) leaves alone, :func:`without_recompute`: its
+    FLOPs, kernels and collectives those of ``recompute = "none"``."""
+    return {True: p, False: without_recompute(p) if layout.partial_recompute(p) else p}
+
+
+def _recomputed_count(p: LLMParams, blocks: range) -> int:
+    """How many of a chunk's blocks, its first, are built as recomputed
+    (:func:`layout.recomputed_blocks`; unless the recompute is partial every block is built from
+    ``p`` itself, which True stands for in :func:`layer_sources`: all of them)."""
+    return layout.recomputed_blocks(p, blocks) if layout.partial_recompute(p) else len(blocks)
+
+
+def _recomputed(p: LLMParams, blocks: range) -> list[bool]:
+    """Per block of a chunk, in order: built as recomputed (:func:`_recomputed_count`)."""
+    k = _recomputed_count(p, blocks)
+    return [j < k for j in range(len(blocks))]
+
+
+def _block_ops(src: dict[bool, LLMParams], blocks: range, cache: dict) -> list[Op]:
+    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE) and recompute
+    (:func:`layer_sources`), copied as :func:`_with`."""
     out: list[Op] = []
-    for i in blocks:
-        pair, n = _pair(p, i, cache), str(i + 1)
+    for i, re in zip(blocks, _recomputed(src[True], blocks), strict=True):
+        pair, n = _pair(src, i, cache, re), str(i + 1)
         a, f = pair[0].__dict__.copy(), pair[1].__dict__.copy()
         a["name"], a["block"], f["name"], f["block"] = "attn" + n, i, pair[1].kind + n, i
         attn, ffn = _new(Op), _new(Op)
@@ -289,10 +322,22 @@ def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list
 _new, _set = object.__new__, object.__setattr__
 
 
-def _pair(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:  # block i's templates
-    return cache.get(m := p.model.moe is not None and p.model.is_moe(i)) or cache.setdefault(
-        m, _template(p, m)
-    )
+def _pair(src: dict[bool, LLMParams], i: int, cache: dict, re: bool = True) -> list[Op]:
+    """Block i's templates, recomputed (``re``) or not (:func:`layer_sources`)."""
+    p = src[re]
+    key = (p.model.moe is not None and p.model.is_moe(i), re)
+    return cache.get(key) or cache.setdefault(key, _template(p, key[0]))
+
+
+def _chunk_blocks(src: dict[bool, LLMParams], blocks: range, cache: dict) -> list[Op]:
+    """The block templates of a chunk's ``blocks`` in order (``build_step(names=False)``)."""
+    p = src[True]
+    if p.model.moe is None:
+        k, n = _recomputed_count(p, blocks), len(blocks)
+        return (_pair(src, 0, cache, True) * k if k else []) + (
+            _pair(src, 0, cache, False) * (n - k) if n - k else [])
+    return [op for i, re in zip(blocks, _recomputed(p, blocks), strict=True)
+            for op in _pair(src, i, cache, re)]
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -422,7 +467,8 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     tie = Comm("pp", P2P, x.v_t * x.h * p.gradient_bytes, "weight_grad",
                "tied-embedding gradient exchange between the first and last stage")
     stages = []
-    cache: dict[bool, list[Op]] = {}
+    cache: dict[tuple[bool, bool], list[Op]] = {}
+    src = layer_sources(p)
     sent = None if names else {}  # (without names, a template with a send is one object too)
     for r, stage_chunks in enumerate(chunks):
         ops: list[Op] = []
@@ -430,8 +476,8 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk
             chunk = [_embedding_op(p)] if c == 0 else []
-            chunk += (_block_ops(p, blocks, cache) if names else _pair(p, 0, cache) * len(blocks)
-                      if p.model.moe is None else [op for i in blocks for op in _pair(p, i, cache)])
+            chunk += (_block_ops(src, blocks, cache) if names
+                      else _chunk_blocks(src, blocks, cache))
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
@@ -457,25 +503,30 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     pl, moe_model = p.plan, p.model.moe is not None
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    # the layers built once: the embedding, the output layer, the block templates (MoE or not)
+    src, partial = layer_sources(p), layout.partial_recompute(p)
+    # the layers built once: the embedding, the output layer, the block templates (MoE or not,
+    # recomputed or not)
     made: dict = {}
     shared: dict[tuple, tuple] = {}
     out = []
     for r, stage_chunks in enumerate(chunks):
-        # per chunk: (embedding?, (MoE or not, blocks) in order of first appearance, output?)
+        # per chunk: (embedding?, ((MoE?, recomputed?), blocks) in order of first appearance,
+        # output?)
         sig = []
         for j, blocks in enumerate(stage_chunks):
-            kinds: dict[bool, int] = {}
-            for i in blocks if moe_model else ():
-                kinds[p.model.is_moe(i)] = kinds.get(p.model.is_moe(i), 0) + 1
+            kinds: dict[tuple[bool, bool], int] = {}
+            if moe_model:
+                for i, re in zip(blocks, _recomputed(p, blocks), strict=True):
+                    kinds[p.model.is_moe(i), re] = kinds.get((p.model.is_moe(i), re), 0) + 1
+                dense = tuple(kinds.items())
+            else:
+                n = len(blocks)
+                k = layout.recomputed_blocks(p, blocks) if partial else n
+                runs_ = (((False, True), k), ((False, False), n - k))
+                dense = runs_[:1] if k == n else runs_[1:] if k == 0 else runs_
+                dense = dense if n else ()
             c = j * pl.pp + r
-            sig.append(
-                (
-                    c == 0,
-                    tuple(kinds.items()) if moe_model else ((False, len(blocks)),)[: len(blocks)],
-                    c == last_chunk,
-                )
-            )
+            sig.append((c == 0, dense, c == last_chunk))
         key = tuple(sig)
         if key not in shared:
             runs: dict[int, list] = {}
@@ -483,10 +534,9 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
                 layers = (
                     [(made.get("e") or made.setdefault("e", _embedding_op(p)), 1)] if first else []
                 )
-                for moe, n in kinds_:
-                    layers += [
-                        (op, n) for op in made.get(moe) or made.setdefault(moe, _template(p, moe))
-                    ]
+                for kind, n in kinds_:
+                    layers += [(op, n) for op in made.get(kind)
+                               or made.setdefault(kind, _template(src[kind[1]], kind[0]))]
                 layers += (
                     [(made.get("o") or made.setdefault("o", _output_op(p)), 1)] if last else []
                 )
@@ -504,6 +554,8 @@ __all__ = [
     "Step",
     "build_step",
     "stage_layers",
+    "without_recompute",
+    "layer_sources",
     "in_flight",
     "warmup_forwards",
     "peak_in_flight",
