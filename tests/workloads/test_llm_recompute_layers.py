@@ -169,10 +169,12 @@ def test_uneven_interleaved_stages_recompute_the_first_blocks_of_each_chunk():
         a * inflight + BLOCK_BYTES + OUTPUT * inflight, rel=1e-12)
     assert [m.activations_bytes for m in memory(p, step).stages] == [
         m.activations_bytes for m in rep.stages]
-    with pytest.raises(ValidationError, match=r"plan.recompute_layers: 4 is more than the 3 "
-                       r"blocks of the largest model chunk .*fix: use 0 \.\. 3"):
-        params(arch, recompute="full", recompute_layers=4, **plan)
-    params(arch, recompute="full", recompute_layers=3, **plan)
+    # a count above every chunk's blocks recomputes each chunk whole, as Megatron-LM's block
+    # method does: the plan of full recompute
+    whole = build_step(params(arch, recompute="full", **plan))
+    for n in (3, 4):
+        step_n = build_step(params(arch, recompute="full", recompute_layers=n, **plan))
+        assert [step_n.compute_ns(r) for r in (0, 1)] == [whole.compute_ns(r) for r in (0, 1)]
 
 
 def test_moe_blocks_and_the_counted_layers_agree():
@@ -212,16 +214,18 @@ def test_roofline_h100_8b_five_of_32_blocks():
 
 
 def test_refusals_name_the_field_and_the_fix(tmp_path):
-    """recompute_layers without full recompute, or above the largest stage's blocks, is refused
-    with the field and the fix (exit 2 from the CLI); a negative count by its bound."""
+    """recompute_layers without full recompute, or above the model's blocks, is refused with the
+    field and the fix (exit 2 from the CLI); a negative count by its bound; a count above a
+    stage's blocks but within the model's recomputes the whole stage."""
     with pytest.raises(ValidationError, match=r"recompute_layers: 1 with recompute 'none'.*fix: "
                        r"set recompute = \"full\", or leave recompute_layers out"):
         params(recompute_layers=1)
     with pytest.raises(ValidationError, match="recompute_layers: 1 with recompute 'selective'"):
         params(recompute="selective", recompute_layers=1)
-    with pytest.raises(ValidationError, match=r"plan.recompute_layers: 3 is more than the 2 blocks "
-                       r"of the largest pipeline stage .*fix: use 0 \.\. 2"):
-        params(recompute="full", recompute_layers=3)
+    assert params(recompute="full", recompute_layers=3).plan.recompute_layers == 3
+    with pytest.raises(ValidationError, match=r"plan.recompute_layers: 5 is more than the "
+                       r"model's 4 blocks .*fix: use 0 \.\. 4, or leave recompute_layers out"):
+        params(recompute="full", recompute_layers=5)
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         params(recompute="full", recompute_layers=-1)
     runner = CliRunner()
@@ -232,7 +236,7 @@ def test_refusals_name_the_field_and_the_fix(tmp_path):
             "recompute_layers out") in " ".join(r.output.split())
     r = runner.invoke(app, ["workload", "plan", str(H100_8B), "--set", "recompute_layers=33"])
     assert r.exit_code == 2
-    assert ("plan.recompute_layers: 33 is more than the 32 blocks of the largest pipeline stage"
+    assert ("plan.recompute_layers: 33 is more than the model's 32 blocks"
             in " ".join(r.output.split()))
 
 

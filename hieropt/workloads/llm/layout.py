@@ -35,7 +35,6 @@ from itertools import accumulate
 
 from .counts import attention_flops, ffn_flops, moe_flops, output_flops, shape
 from .params import LLMParams
-from .plan_rules import LAYOUT_RULES
 
 
 def _block_flops(p: LLMParams, moe: bool) -> float:
@@ -135,29 +134,6 @@ def partial_recompute(p: LLMParams) -> bool:
     return p.plan.recompute == "full" and p.plan.recompute_layers is not None
 
 
-def check_recompute_layers(p: LLMParams) -> None:
-    """Refuse a ``recompute_layers`` above the blocks of the largest chunk (a value that recomputes
-    every block of every chunk reads as a mistake: leave it out to recompute all).
-
-    Raises:
-        ValueError: ``"plan.recompute_layers: ...; fix: ..."`` naming the largest chunk's blocks.
-    """
-    n = p.plan.recompute_layers
-    if n is None or p.plan.recompute != "full":
-        return
-    most = max(len(b) for chunks in stage_chunks(p) for b in chunks)
-    if n > most:
-        where = "model chunk" if p.plan.virtual_stages > 1 else "pipeline stage"
-        raise ValueError(
-            f"plan.recompute_layers: {n} is more than the {most} blocks of the largest {where} "
-            f"(it counts the blocks recomputed per {where}); fix: use 0 .. {most}, or leave "
-            "recompute_layers out to recompute every block"
-        )
-
-
-LAYOUT_RULES.append(check_recompute_layers)
-
-
-__all__ = ["recomputed_blocks", "partial_recompute", "check_recompute_layers",
+__all__ = ["recomputed_blocks", "partial_recompute",
            "balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks",
            "chunk_share"]

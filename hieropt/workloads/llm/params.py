@@ -32,13 +32,13 @@ from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 from .npu import NPU
 from .plan_rules import (
-    LAYOUT_RULES,
     check_batch,
     check_cp,
     check_degrees,
     check_moe,
     check_pp,
     check_recompute,
+    check_recompute_layers,
     divisors,
 )
 
@@ -238,7 +238,8 @@ class Plan(_Frozen):
             blocks of each stage (of each model chunk when interleaved) are recomputed, the others
             keep their activations as without recompute (Megatron-LM's ``--recompute-method block
             --recompute-num-layers N``, counted per TransformerBlock, one per chunk); None
-            (default): every block. Only with ``full``; at most the largest chunk's blocks.
+            (default): every block. Only with ``full``; at most the model's blocks (a chunk with
+            fewer recomputes all of its own).
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
@@ -491,8 +492,7 @@ class LLMParams(_Frozen):
         check_cp(m, p)
         check_moe(m, p)
         check_batch(m, p)
-        for rule in LAYOUT_RULES:
-            rule(self)
+        check_recompute_layers(m, p)
         return self
 
     @property

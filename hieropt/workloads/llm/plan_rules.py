@@ -9,19 +9,10 @@ micro-batches as stages and the interleaved schedule's micro-batch group. Each v
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 Architecture = Plan = Any
 """(:class:`hieropt.workloads.llm.params.Architecture` and ``Plan``, which import these rules.)"""
-
-LAYOUT_RULES: list[Callable[[Any], None]] = []
-"""Rules that need the plan's pipeline layout (its blocks per chunk), each called with the whole
-:class:`~hieropt.workloads.llm.params.LLMParams` after the rules above: the layout is computed by
-:mod:`hieropt.workloads.llm.layout`, which imports the parameters and so cannot be imported by them;
-it adds its rule here when the package loads (``hieropt.workloads.llm`` imports it), before any
-parameters are validated. Each raises ``ValueError`` as the rules above."""
-
 
 def divisors(n: int, limit: int = 128) -> list[int]:
     """The divisors of ``n`` up to ``limit`` (the values a fix may suggest), ascending."""
@@ -80,6 +71,20 @@ def check_recompute(p: Plan) -> None:
             f"recompute_layers: {p.recompute_layers} with recompute {p.recompute!r}: it "
             "counts the blocks per chunk that full recompute recomputes; fix: set recompute = "
             "\"full\", or leave recompute_layers out"
+        )
+
+
+def check_recompute_layers(m: Architecture, p: Plan) -> None:
+    """``recompute_layers`` at most the model's blocks: more reads as a mistake (a count per stage
+    or chunk above every block of the model). Between a chunk's blocks and the model's a chunk
+    recomputes all of its blocks, as Megatron-LM's block method does (``layer_number <
+    recompute_num_layers``), so one value serves every pipeline layout of a co-design space."""
+    n = p.recompute_layers
+    if n is not None and n > m.layers:
+        raise ValueError(
+            f"plan.recompute_layers: {n} is more than the model's {m.layers} blocks (it counts "
+            f"the blocks recomputed per pipeline stage, per model chunk when interleaved); fix: "
+            f"use 0 .. {m.layers}, or leave recompute_layers out to recompute every block"
         )
 
 
@@ -204,5 +209,5 @@ def check_moe(m: Architecture, p: Plan) -> None:
         )
 
 
-__all__ = ["LAYOUT_RULES", "divisors", "check_degrees", "check_recompute", "check_pp", "check_cp",
-           "check_moe", "check_batch", "check_group"]
+__all__ = ["divisors", "check_recompute_layers", "check_degrees", "check_recompute", "check_pp",
+           "check_cp", "check_moe", "check_batch", "check_group"]
