@@ -74,6 +74,17 @@ nic_usd_per_gbps = 1.0
 """
 """Cost classes NVLink (no NIC) and IB ($1 per GB/s of link, switch and NIC), TOML."""
 
+NVLINK_SCALEOUT_COST_TOML = """[cost.NVLink]
+link_usd_per_gbps = 4.0
+switch_usd_per_gbps = 13.0
+nic_usd_per_gbps = 0.01
+[cost.ScaleOut]
+link_usd_per_gbps = 50.0
+switch_usd_per_gbps = 93.75
+nic_usd_per_gbps = 120.0
+"""
+"""Cost classes NVLink and ScaleOut at the shipped co-design spaces' $ per GB/s per NPU, TOML."""
+
 PP2D_INSTANCE_TOML = """name = "pp2d"
 objective = "performance"
 training_loop = "step"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cases import REPO
+from tests.cases import NVLINK_SCALEOUT_COST_TOML, REPO
 from tests.cli.util import run
 
 SPACE = f"""name = "set-batch"
@@ -25,15 +25,7 @@ dims = [
   {{ block = "Switch", npus = 72, cost_class = "NVLink" }},
   {{ block = "Switch", npus = 4, cost_class = "ScaleOut" }},
 ]
-[cost.NVLink]
-link_usd_per_gbps = 4.0
-switch_usd_per_gbps = 13.0
-nic_usd_per_gbps = 0.01
-[cost.ScaleOut]
-link_usd_per_gbps = 50.0
-switch_usd_per_gbps = 93.75
-nic_usd_per_gbps = 120.0
-"""
+""" + NVLINK_SCALEOUT_COST_TOML
 
 
 def test_a_result_of_a_space_whose_set_invalidates_the_model_files_plan(tmp_path):
