@@ -24,18 +24,18 @@ from hieropt.studies.codesign.search import codesign
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _solved_fastest_first(space: str) -> list[dict]:
+    """The rows of every plan that fits in ``space`` (a path below the repository), unpruned and
+    solved, fastest first."""
+    rows: list[dict] = []
+    codesign(load_codesign(ROOT / space), on_row=rows.append, workers=1, prune=False)
+    return sorted((r for r in rows if r["status"] == "optimal"),
+                  key=lambda r: r["iteration_time_ns"])
+
+
 @pytest.mark.heavy
 def test_the_pick_keeps_tp_inside_the_node():
-    rows: list[dict] = []
-    codesign(
-        load_codesign(ROOT / "spaces/codesign-gpt3-calculon-a100.toml"),
-        on_row=rows.append,
-        workers=1,
-        prune=False,
-    )
-    solved = sorted(
-        (r for r in rows if r["status"] == "optimal"), key=lambda r: r["iteration_time_ns"]
-    )
+    solved = _solved_fastest_first("spaces/codesign-gpt3-calculon-a100.toml")
     best = solved[0]
     assert (
         best["tp"],
@@ -63,16 +63,7 @@ def test_the_1t_pick_is_within_calculons_best_three():
     pick 3rd, 0.70 % behind its best, which is hieropt's 2nd: the output layer, which hieropt
     runs on the last stage and Calculon leaves out, is twice the share of a stage's compute at
     PP 32 as at PP 16 (docs/validation.md)."""
-    rows: list[dict] = []
-    codesign(
-        load_codesign(ROOT / "spaces/codesign-1t-calculon-a100.toml"),
-        on_row=rows.append,
-        workers=1,
-        prune=False,
-    )
-    solved = sorted(
-        (r for r in rows if r["status"] == "optimal"), key=lambda r: r["iteration_time_ns"]
-    )
+    solved = _solved_fastest_first("spaces/codesign-1t-calculon-a100.toml")
     assert len(solved) == 141
     key = [
         (
