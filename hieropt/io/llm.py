@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import read_toml, referenced_file, unknown_key_error, validation_error
+from .common import path_argument, read_toml, referenced_file, unknown_key_error, validation_error
 from .npus import fill_calibrated, fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
@@ -301,9 +301,10 @@ def read_llm(
     for a co-design space's base).
 
     Raises:
-        InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
+        InputError: a path that is not a str or Path (naming ``path``), a missing or unreadable
+            file, invalid TOML, bad fields or overrides.
     """
-    path = Path(path)
+    path = path_argument(path, "an LLM model file", 'hieropt.load_llm("models/llama3-70b.toml")')
     data = read_toml(path, "model")
     return llm_params(data, path, overrides, override_source, plan_rules)
 

@@ -180,3 +180,23 @@ def test_checked_functions_keep_their_signature_and_docstring():
     assert inspect.signature(hieropt.solve) == inspect.signature(objectives.solve)
     assert hieropt.solve.__doc__ == objectives.solve.__doc__
     assert hieropt.calibrate.__name__ == "calibrate"
+
+
+@pytest.mark.parametrize(
+    "call, what, example",
+    [
+        (lambda: hieropt.load_llm({"tp": 8}), "an LLM model file",
+         'hieropt.load_llm("models/llama3-70b.toml")'),
+        (lambda: hieropt.load_runs({"tp": 8}), "a runs file",
+         'hieropt.load_runs("validation/calibration/a100-one-node.csv")'),
+        (lambda: hieropt.load_space({"tp": 8}), "a shape-space file",
+         'hieropt.load_space("spaces/gpt3-4096.toml")'),
+    ],
+)
+def test_readers_given_a_dict_name_the_path_argument(call, what, example):
+    with pytest.raises(hieropt.InputError) as e:
+        call()
+    assert str(e.value) == (
+        f"path: expected the path (str or Path) of {what}, got a dict; "
+        f"fix: pass the file's path, e.g. {example}"
+    )
