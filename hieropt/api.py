@@ -26,7 +26,9 @@ from .io.arguments import (
     deadline_argument,
     folder_argument,
     fraction_argument,
+    front_progress_argument,
     iteration_time_argument,
+    progress_argument,
     space_argument,
     time_limit_argument,
     tokens_argument,
@@ -403,7 +405,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     "load_llm": {"overrides": _overrides, "override_source": _overrides_named},
     "plan_figures": {"params": _llm},
     "memory": {"p": _llm},
-    "pareto": _INSTANCE,
+    "pareto": {"instance": _instance, "progress": front_progress_argument},
     "provision": {
         "instance": _instance,
         "catalog": catalog_argument,
@@ -421,7 +423,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "workers": workers_argument,
         "on_row": callback_argument,
-        "progress": callback_argument,
+        "progress": progress_argument,
     },
     "knee": {
         "instance": _instance,

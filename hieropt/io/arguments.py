@@ -10,6 +10,7 @@ function that takes it)."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 from typing import Any
@@ -67,12 +68,45 @@ def workers_argument(value: Any, name: str) -> Any:
     return value
 
 
-def callback_argument(value: Any, name: str) -> Any:
-    """A function (called with each row), or None."""
-    if value is not None and not callable(value):
-        raise InputError(name, None, f"expected a function, got a {type(value).__name__}",
-                         f"pass a function of one row, e.g. {name}=print (None: none)")
+def _callback(value: Any, name: str, count: int, want: str, fix: str) -> Any:
+    """``value``, a function that can be called with ``count`` positional arguments, or None;
+    else an InputError naming ``name`` (expected ``want``). A function whose signature Python
+    cannot read (some builtins) is taken as it is."""
+    if value is None:
+        return None
+    if not callable(value):
+        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return value
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        takes = sum(p.kind in positional for p in signature.parameters.values())
+        raise InputError(name, None, f"expected {want}, got one that takes {takes}", fix) from None
     return value
+
+
+def callback_argument(value: Any, name: str) -> Any:
+    """A function called with each row (one argument), or None."""
+    return _callback(value, name, 1, "a function of one row",
+                     f"pass e.g. {name}=print (None: none)")
+
+
+def progress_argument(value: Any, name: str) -> Any:
+    """A co-design search's progress function, called as ``progress(settled, total)`` (counts of
+    candidates), or None."""
+    return _callback(value, name, 2, "a function of two arguments (settled, total)",
+                     f"pass e.g. {name}=lambda settled, total: print(settled, total) (None: none)")
+
+
+def front_progress_argument(value: Any, name: str) -> Any:
+    """A Pareto front's progress function, called as ``progress(done, points)`` (counts of
+    budgets), or None."""
+    return _callback(value, name, 2, "a function of two arguments (done, points)",
+                     f"pass e.g. {name}=lambda done, points: print(done, points) (None: none)")
 
 
 def time_limit_argument(value: Any, name: str) -> float:

@@ -317,7 +317,7 @@ CATALOG = REPO / "catalogs" / "example-4d.toml"
     ({"workers": "2"}, "workers: '2' is not a whole number >= 1"),
     # (named the command line's --workers)
     ({"workers": 0}, "workers: 0 is not a whole number >= 1"),
-    ({"on_row": 5}, "on_row: expected a function, got a int"),
+    ({"on_row": 5}, "on_row: expected a function of one row, got a int"),
     ({"max_iteration_time_ns": "7s"}, "max_iteration_time_ns: '7s' is not a number; fix: give "
      "the iteration-time target in ns, e.g. 1.3e9 for 1.3 s"),
     # (named its old name, max_network_cost_usd, and no unit)
@@ -378,3 +378,36 @@ def test_study_arguments_name_themselves(inst, call, message):
     with pytest.raises(hieropt.InputError) as e:
         call(inst)
     assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (a TypeError from inside the search, after the first candidate was solved)
+    ({"progress": lambda row: None}, "progress: expected a function of two arguments (settled, "
+     "total), got one that takes 1; fix: pass e.g. progress=lambda settled, total: "
+     "print(settled, total) (None: none)"),
+    ({"progress": "yes"}, "progress: expected a function of two arguments (settled, total), got "
+     "a str; fix: pass e.g. progress=lambda settled, total: print(settled, total) (None: none)"),
+    ({"on_row": lambda a, b: None}, "on_row: expected a function of one row, got one that takes "
+     "2; fix: pass e.g. on_row=print (None: none)"),
+])
+def test_codesign_callbacks_are_checked_for_their_arguments(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.codesign(SPACE, **kwargs)
+    assert str(e.value) == message
+
+
+def test_pareto_progress_is_checked_for_its_arguments(inst):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.pareto(inst, points=3, progress=lambda done: None)
+    assert str(e.value) == (
+        "progress: expected a function of two arguments (done, points), got one that takes 1; "
+        "fix: pass e.g. progress=lambda done, points: print(done, points) (None: none)"
+    )
+
+
+def test_callbacks_of_any_arity_that_fits_are_taken(inst):
+    """A builtin, a function with defaults or *args, a bound method: each is called as the search
+    and the front call it."""
+    done: list = []
+    front = hieropt.pareto(inst, points=3, progress=lambda *a: done.append(a))
+    assert len(front.points) == 3 and done[-1] == (3, 3)
