@@ -20,14 +20,18 @@ import numpy as np
 
 from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from .io.arguments import (
+    LIBRA_EXAMPLES,
     binary_argument,
     callback_argument,
     catalog_argument,
+    constraints_argument,
     deadline_argument,
     folder_argument,
     fraction_argument,
     front_progress_argument,
     iteration_time_argument,
+    libra_file_argument,
+    objective_argument,
     progress_argument,
     space_argument,
     time_limit_argument,
@@ -36,7 +40,7 @@ from .io.arguments import (
 )
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import as_instance, load_instance
-from .io.libra_instance import load_libra
+from .io.libra_instance import load_libra as _load_libra
 from .io.llm import read_llm
 from .model import timing
 from .model.catalog import Catalog
@@ -403,6 +407,8 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     "iteration_target_ns": {"instance": _instance, "deadline_ns": deadline_argument},
     "size_cluster": {"deadline_ns": deadline_argument},
     "load_llm": {"overrides": _overrides, "override_source": _overrides_named},
+    "load_libra": {**{name: libra_file_argument for name in LIBRA_EXAMPLES},
+                   "constraints": constraints_argument, "objective": objective_argument},
     "plan_figures": {"params": _llm},
     "memory": {"p": _llm},
     "pareto": {"instance": _instance, "progress": front_progress_argument},
@@ -475,6 +481,7 @@ _BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"
 """Names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
 
 if TYPE_CHECKING:  # the docs (mkdocstrings) and type checkers see the implementations
+    from .io.libra_instance import load_libra
     from .io.llm import read_llm as load_llm
     from .model.memory import memory
     from .model.plan import plan_figures
@@ -489,6 +496,7 @@ else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it nam
     run_figures = _facade("run_figures", _model_run_figures)
     iteration_target_ns = _facade("iteration_target_ns", _iteration_target_ns)
     load_llm = _facade("load_llm", read_llm)
+    load_libra = _facade("load_libra", _load_libra)
     plan_figures = _facade("plan_figures", _plan_figures)
     memory = _facade("memory", _memory)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
+from ..names import OBJECTIVES
 from ..spec.overrides import check_time_limit, is_real
 from ..units import (
     MAX_PLAUSIBLE_DEADLINE_NS,
@@ -256,3 +258,45 @@ def deadline_argument(value: Any, name: str) -> Any:
 _DEADLINE_UNITS = (("days", 86400e9, "1 day = 86400e9 ns"), ("h", 3600e9, "1 h = 3600e9 ns"),
                    ("s", 1e9, "1 s = 1e9 ns"))
 """The units a deadline refused as ns may have been meant in: name, ns per unit, the conversion."""
+
+
+LIBRA_EXAMPLES = {"network": "4d_network.yml", "workload": "GPT_3.txt",
+                  "communicator": "GPT_3_4d.yml", "cost": "4d_cost_model.yml"}
+"""An example file name of each of ``load_libra``'s file arguments (LIBRA's GPT-3 4-D set)."""
+
+
+def libra_file_argument(value: Any, name: str) -> Any:
+    """The path (str or Path) of one of LIBRA's files, ``name`` one of :data:`LIBRA_EXAMPLES`
+    (``communicator`` may be None: derived from the workload's header)."""
+    if value is None and name == "communicator":
+        return None
+    if not isinstance(value, str | Path):
+        what = "cost model" if name == "cost" else name
+        raise InputError(name, None, f"expected the path (str or Path) of LIBRA's {what} file, "
+                         f"got a {type(value).__name__}",
+                         f'pass the file\'s path, e.g. {name}="{LIBRA_EXAMPLES[name]}"')
+    return value
+
+
+def constraints_argument(value: Any, name: str) -> tuple[str, ...]:
+    """Constraint texts (``"sum(bw) == 500"``): one str is one constraint, or a list of them."""
+    fix = f'pass e.g. {name}=["sum(bw) == 500"]'
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, bytes | Path | dict) or not isinstance(value, Iterable):
+        raise InputError(name, None, f"expected constraint texts, got a {type(value).__name__}",
+                         fix)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(name, None, f"expected constraint texts, got a list holding a "
+                             f"{type(item).__name__}", fix)
+    return items
+
+
+def objective_argument(value: Any, name: str) -> str:
+    """An objective's name (:data:`hieropt.names.OBJECTIVES`)."""
+    if value not in OBJECTIVES:
+        raise InputError(name, None, f"unknown objective {value!r}",
+                         f"use one of {', '.join(OBJECTIVES)}")
+    return value
