@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import Cache
 from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
 from ..names import OBJECTIVES
@@ -299,4 +300,30 @@ def objective_argument(value: Any, name: str) -> str:
     if value not in OBJECTIVES:
         raise InputError(name, None, f"unknown objective {value!r}",
                          f"use one of {', '.join(OBJECTIVES)}")
+    return value
+
+
+def results_file_argument(value: Any, name: str) -> Any:
+    """The path (str or Path) of a sweep's results file, or None (none written); its format
+    (``.csv``, ``.parquet``) the sweep checks."""
+    if value is not None and not isinstance(value, str | Path):
+        raise InputError(name, None, "expected the path (str or Path) of a results file, got a "
+                         f"{type(value).__name__}", f'pass e.g. {name}="rows.csv" (None: no file)')
+    return value
+
+
+def keep_argument(value: Any, name: str) -> Any:
+    """A number of rows to keep: a whole number >= 1."""
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+        raise InputError(name, None, f"{value!r} is not a whole number >= 1",
+                         f"give the number of solved rows to keep for the ranking, e.g. {name}=50")
+    return value
+
+
+def cache_argument(value: Any, name: str) -> Any:
+    """A :class:`~hieropt.cache.Cache` shared between calls, or None (the call's own)."""
+    if value is not None and not isinstance(value, Cache):
+        raise InputError(name, None, f"expected a hieropt.cache.Cache, got a "
+                         f"{type(value).__name__}", f"pass {name}=Cache() (from hieropt.cache "
+                         "import Cache), or None for one of the call's own")
     return value

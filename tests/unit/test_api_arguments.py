@@ -411,3 +411,28 @@ def test_callbacks_of_any_arity_that_fits_are_taken(inst):
     done: list = []
     front = hieropt.pareto(inst, points=3, progress=lambda *a: done.append(a))
     assert len(front.points) == 3 and done[-1] == (3, 3)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (each was a TypeError or an AttributeError from inside the search)
+    ({"out": 123}, "out: expected the path (str or Path) of a results file, got a int; fix: pass "
+     'e.g. out="rows.csv" (None: no file)'),
+    ({"out": {"path": "rows.csv"}}, "out: expected the path (str or Path) of a results file, got "
+     'a dict; fix: pass e.g. out="rows.csv" (None: no file)'),
+    ({"keep": "5"}, "keep: '5' is not a whole number >= 1; fix: give the number of solved rows to "
+     "keep for the ranking, e.g. keep=50"),
+    ({"cache": "x"}, "cache: expected a hieropt.cache.Cache, got a str; fix: pass "
+     "cache=Cache() (from hieropt.cache import Cache), or None for one of the call's own"),
+])
+def test_codesign_out_keep_and_cache_name_themselves(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.codesign(SPACE, workers=1, **kwargs)
+    assert str(e.value) == message
+
+
+def test_explore_out_and_cache_name_themselves():
+    space = REPO / "spaces" / "gpt3-4096.toml"
+    with pytest.raises(hieropt.InputError, match="^out: expected the path"):
+        hieropt.explore(space, out=5, workers=1)
+    with pytest.raises(hieropt.InputError, match="^cache: expected a hieropt.cache.Cache"):
+        hieropt.explore(space, cache={}, workers=1)
