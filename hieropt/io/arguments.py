@@ -327,3 +327,18 @@ def cache_argument(value: Any, name: str) -> Any:
                          f"{type(value).__name__}", f"pass {name}=Cache() (from hieropt.cache "
                          "import Cache), or None for one of the call's own")
     return value
+
+
+def sizes_argument(value: Any, name: str) -> Any:
+    """Cluster sizes (NPU counts): a list of whole numbers >= 1, or None (the space's)."""
+    fix = f"pass e.g. {name}=[2048, 4096] (None: the space's npus)"
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        raise InputError(name, None, "expected NPU counts (whole numbers >= 1), got a "
+                         f"{type(value).__name__}", fix)
+    sizes = list(value)
+    for n in sizes:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
+            raise InputError(name, None, f"{n!r} is not a whole number >= 1", fix)
+    return sizes

@@ -436,3 +436,28 @@ def test_explore_out_and_cache_name_themselves():
         hieropt.explore(space, out=5, workers=1)
     with pytest.raises(hieropt.InputError, match="^cache: expected a hieropt.cache.Cache"):
         hieropt.explore(space, cache={}, workers=1)
+
+
+@pytest.mark.parametrize("call", [
+    # (each was an AttributeError: 'str' object has no attribute 'memo')
+    lambda: hieropt.pareto(INSTANCE, points=3, cache="x"),
+    lambda: hieropt.validate(REPO / "validation" / "calibration" / "a100-one-node.csv", cache=5),
+])
+def test_a_cache_of_another_type_names_cache(call):
+    with pytest.raises(hieropt.InputError, match=r"^cache: expected a hieropt.cache.Cache, got a"):
+        call()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (a TypeError from inside the sizing)
+    ({"sizes": "4096"}, "sizes: expected NPU counts (whole numbers >= 1), got a str; fix: pass "
+     "e.g. sizes=[2048, 4096] (None: the space's npus)"),
+    ({"sizes": [4096, 0]}, "sizes: 0 is not a whole number >= 1; fix: pass e.g. sizes=[2048, "
+     "4096] (None: the space's npus)"),
+    ({"on_row": 5}, "on_row: expected a function of one row, got a int"),
+    ({"workers": 0}, "workers: 0 is not a whole number >= 1"),
+])
+def test_size_cluster_arguments_name_themselves(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.size_cluster(SPACE, deadline_ns=1e16, **kwargs)
+    assert str(e.value).startswith(message), str(e.value)
