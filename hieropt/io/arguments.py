@@ -342,3 +342,28 @@ def sizes_argument(value: Any, name: str) -> Any:
         if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
             raise InputError(name, None, f"{n!r} is not a whole number >= 1", fix)
     return sizes
+
+
+def switch_argument(value: Any, name: str) -> bool:
+    """A switch: True or False (``"no"`` is text, and would be taken as true)."""
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(name, None, f"{value!r} is not a boolean",
+                         f"give {name}=True or {name}=False")
+    return bool(value)
+
+
+def calibrations_argument(value: Any, name: str, kind: type) -> tuple[Any, ...]:
+    """Calibrations (:func:`hieropt.calibrate`'s, of class ``kind``): one, or a list of them
+    (empty: none)."""
+    fix = f"pass e.g. {name}=[hieropt.calibrate(runs)] (empty: the model files' own)"
+    if isinstance(value, kind):
+        return (value,)
+    if isinstance(value, str | bytes | dict | Path) or not isinstance(value, Iterable):
+        raise InputError(name, None, "expected calibrations (hieropt.calibrate(...)), got a "
+                         f"{type(value).__name__}", fix)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, kind):
+            raise InputError(name, None, "expected calibrations (hieropt.calibrate(...)), got a "
+                             f"list holding a {type(item).__name__}", fix)
+    return items

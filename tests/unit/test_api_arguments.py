@@ -461,3 +461,21 @@ def test_size_cluster_arguments_name_themselves(kwargs, message):
     with pytest.raises(hieropt.InputError) as e:
         hieropt.size_cluster(SPACE, deadline_ns=1e16, **kwargs)
     assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    # (each was taken as true: a text is truthy)
+    (lambda: hieropt.explore(REPO / "spaces" / "gpt3-4096.toml", progress="no", workers=1),
+     "progress: 'no' is not a boolean; fix: give progress=True or progress=False"),
+    (lambda: hieropt.provision(INSTANCE, CATALOG, compare="no"),
+     "compare: 'no' is not a boolean; fix: give compare=True or compare=False"),
+    # (a TypeError: 'int' object is not iterable)
+    (lambda: hieropt.validate(REPO / "validation" / "calibration" / "a100-one-node.csv",
+                              calibrations=5),
+     "calibrations: expected calibrations (hieropt.calibrate(...)), got a int; fix: pass e.g. "
+     "calibrations=[hieropt.calibrate(runs)] (empty: the model files' own)"),
+])
+def test_switches_and_calibrations_of_another_type_name_themselves(call, message):
+    with pytest.raises(hieropt.InputError) as e:
+        call()
+    assert str(e.value) == message
