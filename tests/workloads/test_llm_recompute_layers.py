@@ -302,3 +302,11 @@ def test_an_override_away_from_full_drops_the_files_recompute_layers(recompute, 
     assert f"recompute {recompute};" in r.output
     if recompute == "none":
         assert "stage 0 needs 53.20 GB per NPU" in r.output
+
+
+def test_workload_plan_states_a_count_of_zero_as_no_block_recomputed():
+    """``recompute_layers = 0`` (NVIDIA's recipes for runs without recompute) recomputes nothing:
+    the plan line says so instead of "the first 0 blocks of each stage"."""
+    r = CliRunner().invoke(app, ["workload", "plan", str(H100_8B), "--set", "recompute_layers=0"])
+    assert r.exit_code == 0, r.output
+    assert "ZeRO 3, recompute full of no block (recompute_layers 0); micro-batch 1" in r.output
