@@ -19,22 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
-from .io.arguments import (
-    binary_argument,
-    callback_argument,
-    catalog_argument,
-    deadline_argument,
-    folder_argument,
-    fraction_argument,
-    iteration_time_argument,
-    space_argument,
-    time_limit_argument,
-    tokens_argument,
-    workers_argument,
-)
+from .io import arguments
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import as_instance, load_instance
-from .io.libra_instance import load_libra
+from .io.libra_instance import load_libra as _load_libra
 from .io.llm import read_llm
 from .model import timing
 from .model.catalog import Catalog
@@ -216,6 +204,13 @@ def _llm(value: Any, name: str) -> Any:
     )
 
 
+def _calibrations(value: Any, name: str) -> tuple[Any, ...]:
+    """Calibrations (:func:`calibrate`'s): one, or a list of them (empty: none)."""
+    from .studies.validate.calibrate import Calibration
+
+    return arguments.calibrations_argument(value, name, Calibration)
+
+
 _TIME_TARGET = (
     "a number > 0",
     "give the iteration-time target in ns, e.g. 1.3e9 for 1.3 s (None: the input's)",
@@ -391,58 +386,70 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     },
     "run_figures": {
         "instance": _instance,
-        "iteration_time_ns": iteration_time_argument,
+        "iteration_time_ns": arguments.iteration_time_argument,
         "network_cost_usd": _number(
             "a number >= 0", "give the network's cost in $ (None: unknown)", allow_none=True,
             positive=False,
         ),
-        "tokens": tokens_argument,
+        "tokens": arguments.tokens_argument,
     },
-    "iteration_target_ns": {"instance": _instance, "deadline_ns": deadline_argument},
-    "size_cluster": {"deadline_ns": deadline_argument},
+    "iteration_target_ns": {"instance": _instance, "deadline_ns": arguments.deadline_argument},
+    "size_cluster": {"space": arguments.space_argument, "sizes": arguments.sizes_argument,
+                     "deadline_ns": arguments.deadline_argument,
+                     "workers": arguments.workers_argument, "on_row": arguments.callback_argument},
     "load_llm": {"overrides": _overrides, "override_source": _overrides_named},
+    "load_libra": {**{name: arguments.libra_file_argument for name in arguments.LIBRA_EXAMPLES},
+                   "constraints": arguments.constraints_argument,
+                   "objective": arguments.objective_argument},
     "plan_figures": {"params": _llm},
     "memory": {"p": _llm},
-    "pareto": _INSTANCE,
+    "pareto": {"instance": _instance, "progress": arguments.front_progress_argument,
+               "cache": arguments.cache_argument},
     "provision": {
         "instance": _instance,
-        "catalog": catalog_argument,
+        "catalog": arguments.catalog_argument,
         "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
         "max_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "max_power_w": _number(
             "a number > 0", "give the power budget in W, e.g. 5e5 for 500 kW (None: none)",
             allow_none=True,
         ),
-        "time_limit_s": time_limit_argument,
+        "time_limit_s": arguments.time_limit_argument,
+        "compare": arguments.switch_argument,
     },
     "codesign": {
-        "space": space_argument,
+        "space": arguments.space_argument,
         "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
-        "workers": workers_argument,
-        "on_row": callback_argument,
-        "progress": callback_argument,
+        "workers": arguments.workers_argument,
+        "on_row": arguments.callback_argument,
+        "progress": arguments.progress_argument,
+        "out": arguments.results_file_argument,
+        "keep": arguments.keep_argument,
+        "cache": arguments.cache_argument,
     },
+    "explore": {"out": arguments.results_file_argument, "on_row": arguments.callback_argument,
+                "cache": arguments.cache_argument, "progress": arguments.switch_argument},
     "knee": {
         "instance": _instance,
         "within": _number("a fraction > 0",
                           "give the slack as a fraction, e.g. within=0.01 for 1 % (not '1%')"),
-        "time_limit_s": time_limit_argument,
+        "time_limit_s": arguments.time_limit_argument,
         "design_usd": _number("a number >= 0", "give the cost in $ (None: the solve's)",
                               allow_none=True, positive=False),
     },
-    "provision_tradeoff": {"instance": _instance, "catalog": catalog_argument,
-                           "time_limit_s": time_limit_argument},
-    "export_astrasim": {"instance": _instance, "folder": folder_argument},
+    "provision_tradeoff": {"instance": _instance, "catalog": arguments.catalog_argument,
+                           "time_limit_s": arguments.time_limit_argument},
+    "export_astrasim": {"instance": _instance, "folder": arguments.folder_argument},
     "simulate": {
         "instance": _instance,
-        "binary": binary_argument,
+        "binary": arguments.binary_argument,
         "timeout_s": _number("a number of seconds > 0",
                              "give the time allowed per simulator run in s, e.g. 7200 for 2 h"),
-        "tolerance": fraction_argument,
+        "tolerance": arguments.fraction_argument,
     },
     "validate": {"files": _some_runs_files, "calibrate_on": _runs_files, "fields": _names,
-                 "loss": _loss},
+                 "loss": _loss, "cache": arguments.cache_argument, "calibrations": _calibrations},
     "calibrate": {"runs": _runs, "fields": _names, "loss": _loss},
 }
 """Each public function's checked arguments (name -> :data:`_Kind`), applied by :func:`_checked`:
@@ -473,6 +480,7 @@ _BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"
 """Names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
 
 if TYPE_CHECKING:  # the docs (mkdocstrings) and type checkers see the implementations
+    from .io.libra_instance import load_libra
     from .io.llm import read_llm as load_llm
     from .model.memory import memory
     from .model.plan import plan_figures
@@ -487,6 +495,7 @@ else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it nam
     run_figures = _facade("run_figures", _model_run_figures)
     iteration_target_ns = _facade("iteration_target_ns", _iteration_target_ns)
     load_llm = _facade("load_llm", read_llm)
+    load_libra = _facade("load_libra", _load_libra)
     plan_figures = _facade("plan_figures", _plan_figures)
     memory = _facade("memory", _memory)
 

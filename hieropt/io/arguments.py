@@ -10,14 +10,18 @@ function that takes it)."""
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..cache import Cache
 from ..errors import InputError, number_problem
 from ..model.catalog import Catalog
+from ..names import OBJECTIVES
 from ..spec.overrides import check_time_limit, is_real
 from ..units import (
     MAX_PLAUSIBLE_DEADLINE_NS,
@@ -67,12 +71,45 @@ def workers_argument(value: Any, name: str) -> Any:
     return value
 
 
-def callback_argument(value: Any, name: str) -> Any:
-    """A function (called with each row), or None."""
-    if value is not None and not callable(value):
-        raise InputError(name, None, f"expected a function, got a {type(value).__name__}",
-                         f"pass a function of one row, e.g. {name}=print (None: none)")
+def _callback(value: Any, name: str, count: int, want: str, fix: str) -> Any:
+    """``value``, a function that can be called with ``count`` positional arguments, or None;
+    else an InputError naming ``name`` (expected ``want``). A function whose signature Python
+    cannot read (some builtins) is taken as it is."""
+    if value is None:
+        return None
+    if not callable(value):
+        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return value
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        takes = sum(p.kind in positional for p in signature.parameters.values())
+        raise InputError(name, None, f"expected {want}, got one that takes {takes}", fix) from None
     return value
+
+
+def callback_argument(value: Any, name: str) -> Any:
+    """A function called with each row (one argument), or None."""
+    return _callback(value, name, 1, "a function of one row",
+                     f"pass e.g. {name}=print (None: none)")
+
+
+def progress_argument(value: Any, name: str) -> Any:
+    """A co-design search's progress function, called as ``progress(settled, total)`` (counts of
+    candidates), or None."""
+    return _callback(value, name, 2, "a function of two arguments (settled, total)",
+                     f"pass e.g. {name}=lambda settled, total: print(settled, total) (None: none)")
+
+
+def front_progress_argument(value: Any, name: str) -> Any:
+    """A Pareto front's progress function, called as ``progress(done, points)`` (counts of
+    budgets), or None."""
+    return _callback(value, name, 2, "a function of two arguments (done, points)",
+                     f"pass e.g. {name}=lambda done, points: print(done, points) (None: none)")
 
 
 def time_limit_argument(value: Any, name: str) -> float:
@@ -222,3 +259,111 @@ def deadline_argument(value: Any, name: str) -> Any:
 _DEADLINE_UNITS = (("days", 86400e9, "1 day = 86400e9 ns"), ("h", 3600e9, "1 h = 3600e9 ns"),
                    ("s", 1e9, "1 s = 1e9 ns"))
 """The units a deadline refused as ns may have been meant in: name, ns per unit, the conversion."""
+
+
+LIBRA_EXAMPLES = {"network": "4d_network.yml", "workload": "GPT_3.txt",
+                  "communicator": "GPT_3_4d.yml", "cost": "4d_cost_model.yml"}
+"""An example file name of each of ``load_libra``'s file arguments (LIBRA's GPT-3 4-D set)."""
+
+
+def libra_file_argument(value: Any, name: str) -> Any:
+    """The path (str or Path) of one of LIBRA's files, ``name`` one of :data:`LIBRA_EXAMPLES`
+    (``communicator`` may be None: derived from the workload's header)."""
+    if value is None and name == "communicator":
+        return None
+    if not isinstance(value, str | Path):
+        what = "cost model" if name == "cost" else name
+        raise InputError(name, None, f"expected the path (str or Path) of LIBRA's {what} file, "
+                         f"got a {type(value).__name__}",
+                         f'pass the file\'s path, e.g. {name}="{LIBRA_EXAMPLES[name]}"')
+    return value
+
+
+def constraints_argument(value: Any, name: str) -> tuple[str, ...]:
+    """Constraint texts (``"sum(bw) == 500"``): one str is one constraint, or a list of them."""
+    fix = f'pass e.g. {name}=["sum(bw) == 500"]'
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, bytes | Path | dict) or not isinstance(value, Iterable):
+        raise InputError(name, None, f"expected constraint texts, got a {type(value).__name__}",
+                         fix)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(name, None, f"expected constraint texts, got a list holding a "
+                             f"{type(item).__name__}", fix)
+    return items
+
+
+def objective_argument(value: Any, name: str) -> str:
+    """An objective's name (:data:`hieropt.names.OBJECTIVES`)."""
+    if value not in OBJECTIVES:
+        raise InputError(name, None, f"unknown objective {value!r}",
+                         f"use one of {', '.join(OBJECTIVES)}")
+    return value
+
+
+def results_file_argument(value: Any, name: str) -> Any:
+    """The path (str or Path) of a sweep's results file, or None (none written); its format
+    (``.csv``, ``.parquet``) the sweep checks."""
+    if value is not None and not isinstance(value, str | Path):
+        raise InputError(name, None, "expected the path (str or Path) of a results file, got a "
+                         f"{type(value).__name__}", f'pass e.g. {name}="rows.csv" (None: no file)')
+    return value
+
+
+def keep_argument(value: Any, name: str) -> Any:
+    """A number of rows to keep: a whole number >= 1."""
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+        raise InputError(name, None, f"{value!r} is not a whole number >= 1",
+                         f"give the number of solved rows to keep for the ranking, e.g. {name}=50")
+    return value
+
+
+def cache_argument(value: Any, name: str) -> Any:
+    """A :class:`~hieropt.cache.Cache` shared between calls, or None (the call's own)."""
+    if value is not None and not isinstance(value, Cache):
+        raise InputError(name, None, f"expected a hieropt.cache.Cache, got a "
+                         f"{type(value).__name__}", f"pass {name}=Cache() (from hieropt.cache "
+                         "import Cache), or None for one of the call's own")
+    return value
+
+
+def sizes_argument(value: Any, name: str) -> Any:
+    """Cluster sizes (NPU counts): a list of whole numbers >= 1, or None (the space's)."""
+    fix = f"pass e.g. {name}=[2048, 4096] (None: the space's npus)"
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        raise InputError(name, None, "expected NPU counts (whole numbers >= 1), got a "
+                         f"{type(value).__name__}", fix)
+    sizes = list(value)
+    for n in sizes:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
+            raise InputError(name, None, f"{n!r} is not a whole number >= 1", fix)
+    return sizes
+
+
+def switch_argument(value: Any, name: str) -> bool:
+    """A switch: True or False (``"no"`` is text, and would be taken as true)."""
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(name, None, f"{value!r} is not a boolean",
+                         f"give {name}=True or {name}=False")
+    return bool(value)
+
+
+def calibrations_argument(value: Any, name: str, kind: type) -> tuple[Any, ...]:
+    """Calibrations (:func:`hieropt.calibrate`'s, of class ``kind``): one, or a list of them
+    (empty: none)."""
+    fix = f"pass e.g. {name}=[hieropt.calibrate(runs)] (empty: the model files' own)"
+    if isinstance(value, kind):
+        return (value,)
+    if isinstance(value, str | bytes | dict | Path) or not isinstance(value, Iterable):
+        raise InputError(name, None, "expected calibrations (hieropt.calibrate(...)), got a "
+                         f"{type(value).__name__}", fix)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, kind):
+            raise InputError(name, None, "expected calibrations (hieropt.calibrate(...)), got a "
+                             f"list holding a {type(item).__name__}", fix)
+    return items

@@ -196,24 +196,29 @@ def _plan_choices(data: dict[str, Any], base, src: str) -> PlanChoices:
 
     Raises:
         InputError: ``plans`` is not a table, names a plan field that no space searches (cp, dp,
-            npus: said why), or a value PlanChoices refuses.
+            npus, recompute_layers: said why), or a value PlanChoices refuses.
     """
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
-    fixed = sorted(set(given) & {"cp", "dp", "npus"})
+    fixed = sorted(set(given) & {"cp", "dp", "npus", "recompute_layers"})
     if fixed:  # (plan fields every plan of the space takes from the model file or follows from)
         raise InputError(
             src, f"plans.{fixed[0]}",
             {"cp": "context parallelism is not searched: every plan takes the model file's cp",
              "dp": "dp is not searched: it follows from npus / (tp x cp x pp)",
-             "npus": "npus is not searched here: the space's top-level npus lists the sizes"}[
+             "npus": "npus is not searched here: the space's top-level npus lists the sizes",
+             "recompute_layers": "recompute_layers is not searched: every full recompute choice "
+                                 "takes the model file's count"}[
                 fixed[0]],
             {"cp": "remove it from [plans]; set cp in the model file's plan or with "
                    'set = ["cp=2"] (one space per cp to compare several)',
              "dp": "remove it from [plans]",
-             "npus": "remove it from [plans]; write npus = [...] at the top of the file"}[
+             "npus": "remove it from [plans]; write npus = [...] at the top of the file",
+             "recompute_layers": "remove it from [plans]; set recompute_layers in the model "
+                                 'file\'s plan or with set = ["recompute=full", '
+                                 '"recompute_layers=2"] (one space per count to compare several)'}[
                 fixed[0]],
         )
     own = {

@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import read_toml, referenced_file, unknown_key_error, validation_error
+from .common import path_argument, read_toml, referenced_file, unknown_key_error, validation_error
 from .npus import fill_calibrated, fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
@@ -120,11 +120,16 @@ def apply_overrides(
 ) -> dict[str, Any]:
     """``params`` (the file's ``[params]`` table) with ``KEY=VALUE`` overrides applied (a new dict).
 
+    An override of ``recompute`` to another value than ``full`` drops the file's
+    ``recompute_layers`` (a count of full recompute's blocks), unless an override sets it too
+    (then refused by the plan's rule), as a co-design space drops it for its other choices.
+
     Raises:
         InputError: an override without ``=``, with an unknown key, or with several ``KEY=VALUE``
             pairs separated by commas (one override per key).
     """
     out = _deep_copy(params)
+    given: dict[tuple[str, ...], Any] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
         key = key.strip()
@@ -144,7 +149,10 @@ def apply_overrides(
             if not isinstance(nxt, dict):
                 raise InputError(source, key, f"{part} is not a table", "check the key's path")
             node = nxt
-        node[path[-1]] = parse_override_value(value.strip())
+        node[path[-1]] = given[tuple(path)] = parse_override_value(value.strip())
+    recompute = given.get(("plan", "recompute"), "full")
+    if recompute != "full" and ("plan", "recompute_layers") not in given:
+        out.get("plan", {}).pop("recompute_layers", None)
     return out
 
 
@@ -301,9 +309,10 @@ def read_llm(
     for a co-design space's base).
 
     Raises:
-        InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
+        InputError: a path that is not a str or Path (naming ``path``), a missing or unreadable
+            file, invalid TOML, bad fields or overrides.
     """
-    path = Path(path)
+    path = path_argument(path, "an LLM model file", 'hieropt.load_llm("models/llama3-70b.toml")')
     data = read_toml(path, "model")
     return llm_params(data, path, overrides, override_source, plan_rules)
 

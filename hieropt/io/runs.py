@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..units import plural
-from .common import read_text, read_toml
+from .common import path_argument, read_text, read_toml
 from .kinds import check_kind
 from .llm import llm_params, override_path
 from .run_header import (
@@ -162,11 +162,13 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
     plan placed.
 
     Raises:
-        InputError: a missing file or column, an unknown column, a bad cell, a model or network file
-            that cannot be read, or a plan that does not fit the model or the network: ``FILE: line
-            N: COLUMN: problem; fix: ...``.
+        InputError: a path that is not a str or Path (naming ``path``), a missing file or
+            column, an unknown column, a bad cell, a model or network file that cannot be read,
+            or a plan that does not fit the model or the network: ``FILE: line N: COLUMN:
+            problem; fix: ...``.
     """
-    path = Path(path)
+    path = path_argument(path, "a runs file",
+                         'hieropt.load_runs("validation/calibration/a100-one-node.csv")')
     text = read_text(path, "runs")
     check_kind(path, "runs", text)
     records = list(csv_records(path, text))

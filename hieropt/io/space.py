@@ -55,6 +55,7 @@ from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import (
     check_settings,
     missing_key,
+    path_argument,
     positive_number,
     unknown_key_error,
     validation_error,
@@ -105,9 +106,10 @@ def load_space(path: str | Path) -> ShapeSpace:
     file).
 
     Raises:
-        InputError: any bad file or field, naming the file, the field and the fix.
+        InputError: any bad file or field, naming the file, the field and the fix; a path that is
+            not a str or Path, naming ``path``.
     """
-    path = Path(path)
+    path = path_argument(path, "a shape-space file", 'hieropt.load_space("spaces/gpt3-4096.toml")')
     src = str(path)
     data = read_toml(path, "shape space")
     for k in data:

@@ -32,6 +32,13 @@ def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
     (("[plans]\n", "[plans]\ncp = [1, 2]\n"),
      "plans.cp: context parallelism is not searched: every plan takes the model file's cp; fix: "
      "remove it from [plans]; set cp in the model file's plan or with set = [\"cp=2\"]"),
+    # (was: "unknown key (did you mean 'recompute'?); fix: rename 'recompute_layers' to
+    # 'recompute'", which would replace the count by a recompute choice)
+    (("[plans]\n", "[plans]\nrecompute_layers = [2, 4]\n"),
+     "plans.recompute_layers: recompute_layers is not searched: every full recompute choice takes "
+     "the model file's count; fix: remove it from [plans]; set recompute_layers in the model "
+     "file's plan or with set = [\"recompute=full\", \"recompute_layers=2\"] (one space per "
+     "count to compare several)"),
 ])
 def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
     text = SPACE.replace(*edit)

@@ -317,7 +317,7 @@ CATALOG = REPO / "catalogs" / "example-4d.toml"
     ({"workers": "2"}, "workers: '2' is not a whole number >= 1"),
     # (named the command line's --workers)
     ({"workers": 0}, "workers: 0 is not a whole number >= 1"),
-    ({"on_row": 5}, "on_row: expected a function, got a int"),
+    ({"on_row": 5}, "on_row: expected a function of one row, got a int"),
     ({"max_iteration_time_ns": "7s"}, "max_iteration_time_ns: '7s' is not a number; fix: give "
      "the iteration-time target in ns, e.g. 1.3e9 for 1.3 s"),
     # (named its old name, max_network_cost_usd, and no unit)
@@ -378,3 +378,104 @@ def test_study_arguments_name_themselves(inst, call, message):
     with pytest.raises(hieropt.InputError) as e:
         call(inst)
     assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (a TypeError from inside the search, after the first candidate was solved)
+    ({"progress": lambda row: None}, "progress: expected a function of two arguments (settled, "
+     "total), got one that takes 1; fix: pass e.g. progress=lambda settled, total: "
+     "print(settled, total) (None: none)"),
+    ({"progress": "yes"}, "progress: expected a function of two arguments (settled, total), got "
+     "a str; fix: pass e.g. progress=lambda settled, total: print(settled, total) (None: none)"),
+    ({"on_row": lambda a, b: None}, "on_row: expected a function of one row, got one that takes "
+     "2; fix: pass e.g. on_row=print (None: none)"),
+])
+def test_codesign_callbacks_are_checked_for_their_arguments(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.codesign(SPACE, **kwargs)
+    assert str(e.value) == message
+
+
+def test_pareto_progress_is_checked_for_its_arguments(inst):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.pareto(inst, points=3, progress=lambda done: None)
+    assert str(e.value) == (
+        "progress: expected a function of two arguments (done, points), got one that takes 1; "
+        "fix: pass e.g. progress=lambda done, points: print(done, points) (None: none)"
+    )
+
+
+def test_callbacks_of_any_arity_that_fits_are_taken(inst):
+    """A builtin, a function with defaults or *args, a bound method: each is called as the search
+    and the front call it."""
+    done: list = []
+    front = hieropt.pareto(inst, points=3, progress=lambda *a: done.append(a))
+    assert len(front.points) == 3 and done[-1] == (3, 3)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (each was a TypeError or an AttributeError from inside the search)
+    ({"out": 123}, "out: expected the path (str or Path) of a results file, got a int; fix: pass "
+     'e.g. out="rows.csv" (None: no file)'),
+    ({"out": {"path": "rows.csv"}}, "out: expected the path (str or Path) of a results file, got "
+     'a dict; fix: pass e.g. out="rows.csv" (None: no file)'),
+    ({"keep": "5"}, "keep: '5' is not a whole number >= 1; fix: give the number of solved rows to "
+     "keep for the ranking, e.g. keep=50"),
+    ({"cache": "x"}, "cache: expected a hieropt.cache.Cache, got a str; fix: pass "
+     "cache=Cache() (from hieropt.cache import Cache), or None for one of the call's own"),
+])
+def test_codesign_out_keep_and_cache_name_themselves(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.codesign(SPACE, workers=1, **kwargs)
+    assert str(e.value) == message
+
+
+def test_explore_out_and_cache_name_themselves():
+    space = REPO / "spaces" / "gpt3-4096.toml"
+    with pytest.raises(hieropt.InputError, match="^out: expected the path"):
+        hieropt.explore(space, out=5, workers=1)
+    with pytest.raises(hieropt.InputError, match="^cache: expected a hieropt.cache.Cache"):
+        hieropt.explore(space, cache={}, workers=1)
+
+
+@pytest.mark.parametrize("call", [
+    # (each was an AttributeError: 'str' object has no attribute 'memo')
+    lambda: hieropt.pareto(INSTANCE, points=3, cache="x"),
+    lambda: hieropt.validate(REPO / "validation" / "calibration" / "a100-one-node.csv", cache=5),
+])
+def test_a_cache_of_another_type_names_cache(call):
+    with pytest.raises(hieropt.InputError, match=r"^cache: expected a hieropt.cache.Cache, got a"):
+        call()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # (a TypeError from inside the sizing)
+    ({"sizes": "4096"}, "sizes: expected NPU counts (whole numbers >= 1), got a str; fix: pass "
+     "e.g. sizes=[2048, 4096] (None: the space's npus)"),
+    ({"sizes": [4096, 0]}, "sizes: 0 is not a whole number >= 1; fix: pass e.g. sizes=[2048, "
+     "4096] (None: the space's npus)"),
+    ({"on_row": 5}, "on_row: expected a function of one row, got a int"),
+    ({"workers": 0}, "workers: 0 is not a whole number >= 1"),
+])
+def test_size_cluster_arguments_name_themselves(kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.size_cluster(SPACE, deadline_ns=1e16, **kwargs)
+    assert str(e.value).startswith(message), str(e.value)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    # (each was taken as true: a text is truthy)
+    (lambda: hieropt.explore(REPO / "spaces" / "gpt3-4096.toml", progress="no", workers=1),
+     "progress: 'no' is not a boolean; fix: give progress=True or progress=False"),
+    (lambda: hieropt.provision(INSTANCE, CATALOG, compare="no"),
+     "compare: 'no' is not a boolean; fix: give compare=True or compare=False"),
+    # (a TypeError: 'int' object is not iterable)
+    (lambda: hieropt.validate(REPO / "validation" / "calibration" / "a100-one-node.csv",
+                              calibrations=5),
+     "calibrations: expected calibrations (hieropt.calibrate(...)), got a int; fix: pass e.g. "
+     "calibrations=[hieropt.calibrate(runs)] (empty: the model files' own)"),
+])
+def test_switches_and_calibrations_of_another_type_name_themselves(call, message):
+    with pytest.raises(hieropt.InputError) as e:
+        call()
+    assert str(e.value) == message

@@ -180,3 +180,57 @@ def test_checked_functions_keep_their_signature_and_docstring():
     assert inspect.signature(hieropt.solve) == inspect.signature(objectives.solve)
     assert hieropt.solve.__doc__ == objectives.solve.__doc__
     assert hieropt.calibrate.__name__ == "calibrate"
+
+
+@pytest.mark.parametrize(
+    "call, what, example",
+    [
+        (lambda: hieropt.load_llm({"tp": 8}), "an LLM model file",
+         'hieropt.load_llm("models/llama3-70b.toml")'),
+        (lambda: hieropt.load_runs({"tp": 8}), "a runs file",
+         'hieropt.load_runs("validation/calibration/a100-one-node.csv")'),
+        (lambda: hieropt.load_space({"tp": 8}), "a shape-space file",
+         'hieropt.load_space("spaces/gpt3-4096.toml")'),
+    ],
+)
+def test_readers_given_a_dict_name_the_path_argument(call, what, example):
+    with pytest.raises(hieropt.InputError) as e:
+        call()
+    assert str(e.value) == (
+        f"path: expected the path (str or Path) of {what}, got a dict; "
+        f"fix: pass the file's path, e.g. {example}"
+    )
+
+
+def libra_files(shared_data):
+    """LIBRA's GPT-3 file set on the 4-D network (paths)."""
+    libra = shared_data / "libra"
+    return {"network": libra / "network" / "4d_network.yml",
+            "workload": libra / "workload" / "GPT_3.txt",
+            "communicator": libra / "communicator" / "GPT_3_4d.yml",
+            "cost": libra / "cost_model" / "4d_cost_model.yml"}
+
+
+def test_load_libra_takes_one_constraint_as_a_list_of_one(shared_data):
+    one = hieropt.load_libra(**libra_files(shared_data), constraints="sum(bw) == 500")
+    assert [c.text for c in one.constraints] == ["sum(bw) == 500"]
+    assert one.constraints[0].rhs == 500.0
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"network": {"dims": 4}}, "network: expected the path (str or Path) of LIBRA's network "
+         'file, got a dict; fix: pass the file\'s path, e.g. network="4d_network.yml"'),
+        ({"cost": None}, "cost: expected the path (str or Path) of LIBRA's cost model file, got "
+         'a NoneType; fix: pass the file\'s path, e.g. cost="4d_cost_model.yml"'),
+        ({"constraints": 500}, "constraints: expected constraint texts, got a int; fix: pass e.g. "
+         'constraints=["sum(bw) == 500"]'),
+        ({"objective": "fastest"}, "objective: unknown objective 'fastest'; fix: use one of "
+         "performance, performance_per_cost, min_cost, min_max_regret, min_run_cost"),
+    ],
+)
+def test_load_libra_arguments_name_themselves(shared_data, change, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.load_libra(**{**libra_files(shared_data), **change})
+    assert str(e.value) == message

@@ -229,7 +229,8 @@ def test_refusals_name_the_field_and_the_fix(tmp_path):
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         params(recompute="full", recompute_layers=-1)
     runner = CliRunner()
-    r = runner.invoke(app, ["workload", "plan", str(H100_8B), "--set", "recompute=none"])
+    r = runner.invoke(app, ["workload", "plan", str(H100_8B), "--set", "recompute=none",
+                            "--set", "recompute_layers=5"])
     assert r.exit_code == 2
     assert ("params.plan: recompute_layers: 5 with recompute 'none': it counts the blocks per "
             "chunk that full recompute recomputes; fix: set recompute = \"full\", or leave "
@@ -282,3 +283,30 @@ def test_the_lowered_stage_carries_the_recompute_in_the_recomputed_layers_only()
     assert rows["mlp2"][:2] == pytest.approx((3.072, 3.072), rel=1e-12)
     assert rows["attn1+1"][2] == rows["mlp1+1"][2] == "ALLREDUCE"
     assert "attn2+1" not in rows
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective"])
+def test_an_override_away_from_full_drops_the_files_recompute_layers(recompute, tmp_path):
+    """The H100 8B model file recomputes 5 of its 32 blocks; ``--set recompute=none`` (or a runs
+    file's ``recompute`` cell, or the library's overrides) asks for no full recompute at all, so
+    the file's count, which only full recompute has, is dropped, as a co-design space drops it for
+    its ``none`` and ``selective`` plans: nothing on the command line could leave it out. Without
+    recompute the 8B model needs 53.20 GB per GPU, as with recompute_layers = 0."""
+    changed = read_llm(H100_8B, [f"recompute={recompute}"])
+    assert (changed.plan.recompute, changed.plan.recompute_layers) == (recompute, None)
+    if recompute == "none":
+        assert memory(changed) == memory(read_llm(H100_8B, ["recompute_layers=0"]))
+    r = CliRunner().invoke(app, ["workload", "plan", str(H100_8B), "--set",
+                                 f"recompute={recompute}"])
+    assert r.exit_code == 0, r.output
+    assert f"recompute {recompute};" in r.output
+    if recompute == "none":
+        assert "stage 0 needs 53.20 GB per NPU" in r.output
+
+
+def test_workload_plan_states_a_count_of_zero_as_no_block_recomputed():
+    """``recompute_layers = 0`` (NVIDIA's recipes for runs without recompute) recomputes nothing:
+    the plan line says so instead of "the first 0 blocks of each stage"."""
+    r = CliRunner().invoke(app, ["workload", "plan", str(H100_8B), "--set", "recompute_layers=0"])
+    assert r.exit_code == 0, r.output
+    assert "ZeRO 3, recompute full of no block (recompute_layers 0); micro-batch 1" in r.output

@@ -329,10 +329,12 @@ class Plan(_Frozen):
     def recompute_note(self) -> str:
         """The recompute in words: ``none``, ``selective``, ``full``, or with
         :attr:`recompute_layers` ``full, the first 5 blocks of each stage`` (``of each model chunk``
-        with the interleaved schedule)."""
+        with the interleaved schedule; with 0, ``full of no block (recompute_layers 0)``)."""
         n = self.recompute_layers
         if self.recompute != "full" or n is None:
             return self.recompute
+        if n == 0:
+            return "full of no block (recompute_layers 0)"
         where = "model chunk" if self.virtual_stages > 1 else "stage"
         blocks = "block" if n == 1 else "blocks"
         return f"full, the first {n} {blocks} of each {where}"
