@@ -419,7 +419,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     },
     "codesign": {
         "space": arguments.space_argument,
-        "max_iteration_time_ns": _number(*_TIME_TARGET, allow_none=True),
+        "max_iteration_time_ns": arguments.iteration_target_argument,
         "max_network_cost_usd": _number("a number > 0", _BUDGET_FIX, allow_none=True),
         "workers": arguments.workers_argument,
         "on_row": arguments.callback_argument,

@@ -150,6 +150,9 @@ def fraction_argument(value: Any, name: str) -> Any:
 ITERATION_TIME_FIX = "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)"
 """The fix of an iteration time that is not a finite number > 0
 (:func:`iteration_time_argument`)."""
+TARGET_FIX = "give the iteration-time target in ns, e.g. 1.3e9 for 1.3 s (None: the input's)"
+"""The fix of an iteration-time target that is not a finite number > 0
+(:func:`iteration_target_argument`)."""
 DEADLINE_FIX = "give the run's wall time in ns, e.g. 90 * 86400e9 for 90 days"
 """The fix of a deadline that is not a finite number > 0 (:func:`deadline_argument`)."""
 
@@ -222,6 +225,20 @@ def iteration_time_argument(value: Any, name: str) -> Any:
                                                     (("ms", 1e6),)),
         )
     return value
+
+
+def iteration_target_argument(value: Any, name: str) -> Any:
+    """An iteration-time target of an LLM plan search, ns, or None (the input's): as
+    :func:`iteration_time_argument` (a target below 1 us is a time in s or ms read as ns: every
+    candidate would be infeasible by its bound, not a unit slip told).
+
+    Raises:
+        InputError: (exit 2) naming ``name``, as :func:`iteration_time_argument`.
+    """
+    if value is None:
+        return None
+    _positive_ns(value, name, TARGET_FIX)
+    return iteration_time_argument(value, name)
 
 
 def deadline_argument(value: Any, name: str) -> Any:

@@ -479,3 +479,19 @@ def test_switches_and_calibrations_of_another_type_name_themselves(call, message
     with pytest.raises(hieropt.InputError) as e:
         call()
     assert str(e.value) == message
+
+
+def test_a_codesign_time_target_in_seconds_is_refused_with_its_ns():
+    """``codesign(..., max_iteration_time_ns=5.0)``: 5 s written as ns made every candidate
+    infeasible by its bound (``best`` None), with no word of the unit; it is refused with the
+    value in ns, as ``run_figures`` refuses an iteration time; a target <= 0 names the target's
+    own fix."""
+    space = REPO / "spaces" / "codesign-gpt3-calculon-a100.toml"
+    with pytest.raises(hieropt.InputError,
+                       match=r"max_iteration_time_ns: 5 ns is below 1,000 ns .*write "
+                       r"max_iteration_time_ns=5e\+09"):
+        hieropt.codesign(space, max_iteration_time_ns=5.0)
+    with pytest.raises(hieropt.InputError,
+                       match=r"max_iteration_time_ns: -1 is not a number > 0; fix: give the "
+                       r"iteration-time target in ns, e.g. 1.3e9 for 1.3 s"):
+        hieropt.codesign(space, max_iteration_time_ns=-1)
