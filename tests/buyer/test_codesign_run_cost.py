@@ -11,6 +11,7 @@ import pytest
 import hieropt
 from hieropt.errors import InputError
 from hieropt.report.run import codesign_run
+from tests.cases import NVLINK_SCALEOUT_COST_TOML
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,15 +32,7 @@ sequence_parallel = [true]
 [network]
 dims = [{{ block = "Switch", npus = 64, cost_class = "NVLink" }},
         {{ block = "Switch", npus = 64, cost_class = "ScaleOut" }}]
-[cost.NVLink]
-link_usd_per_gbps = 4.0
-switch_usd_per_gbps = 13.0
-nic_usd_per_gbps = 0.01
-[cost.ScaleOut]
-link_usd_per_gbps = 50.0
-switch_usd_per_gbps = 93.75
-nic_usd_per_gbps = 120.0
-{cluster}
+""" + NVLINK_SCALEOUT_COST_TOML + """{cluster}
 """
 CLUSTER = "[cluster]\naccelerator_usd = {usd}\namortisation_years = 4\n"
 

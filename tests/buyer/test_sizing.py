@@ -12,6 +12,7 @@ import pytest
 import hieropt
 from hieropt.errors import InputError
 from hieropt.studies.sizing import size_cluster, sized_space
+from tests.cases import NVLINK_SCALEOUT_COST_TOML
 
 REPO = Path(__file__).resolve().parents[2]
 SIZES = [1024, 2048, 4096]
@@ -41,15 +42,7 @@ name = "scaleout"
 blocks = ["Switch"]
 npus = [2, 4096]
 cost_class = "ScaleOut"
-[cost.NVLink]
-link_usd_per_gbps = 4.0
-switch_usd_per_gbps = 13.0
-nic_usd_per_gbps = 0.01
-[cost.ScaleOut]
-link_usd_per_gbps = 50.0
-switch_usd_per_gbps = 93.75
-nic_usd_per_gbps = 120.0
-[cluster]
+""" + NVLINK_SCALEOUT_COST_TOML + """[cluster]
 accelerator_usd = {usd}
 amortisation_years = 4
 """
