@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,28 +99,11 @@ def _instance(value: Any, name: str) -> Instance:
     return as_instance(value, name)
 
 
-def _items(value: Any, name: str, want: str, fix: str,
-           kinds: Any = str | Path) -> tuple[Any, ...]:
-    """``value`` as a tuple: one str or Path is one item, a list (any iterable but a str, bytes or
-    dict) its items, each of ``kinds``; another type is an InputError naming ``name`` (expected
-    ``want``)."""
-    if isinstance(value, str | Path):
-        return (value,)
-    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
-        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
-    items = tuple(value)
-    for item in items:
-        if not isinstance(item, kinds):
-            raise InputError(name, None, f"expected {want}, got a list holding a "
-                             f"{type(item).__name__}", fix)
-    return items
-
-
 def _runs_files(value: Any, name: str) -> tuple[str | Path, ...]:
     """The path (str or Path) of a runs file, or a list of them (none: an empty tuple)."""
     fix = f'pass a runs file\'s path or a list of them, e.g. {name}=["validation/runs.csv"]'
     want = "the path (str or Path) of a runs file or a list of them"
-    return _items(value, name, want, fix)
+    return arguments.items_argument(value, name, want, fix)
 
 
 def _some_runs_files(value: Any, name: str) -> tuple[str | Path, ...]:
@@ -141,7 +124,7 @@ def _runs(value: Any, name: str) -> tuple[Any, ...]:
         '"validation/calibration/a100-one-node.csv"'
     want = "runs: hieropt.load_runs(path), a runs file's path, or a list of them"
     runs: list[Any] = []
-    for item in _items(value, name, want, fix, Run | str | Path):
+    for item in arguments.items_argument(value, name, want, fix, Run | str | Path):
         runs.extend([item] if isinstance(item, Run) else read_runs(item))
     if not runs:
         raise InputError(name, None, "no runs", fix)
@@ -160,7 +143,7 @@ def _names(value: Any, name: str) -> tuple[Any, ...] | None:
     fix = f'pass e.g. {name}=["matrix_efficiency", "hbm_efficiency"] (None: the default)'
     if isinstance(value, Path):
         raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
-    return _items(value, name, want, fix, str | CalibrationField)
+    return arguments.items_argument(value, name, want, fix, str | CalibrationField)
 
 
 def _loss(value: Any, name: str) -> Any:
@@ -177,7 +160,7 @@ def _overrides(value: Any, name: str) -> tuple[str, ...]:
     if isinstance(value, Path):
         raise InputError(name, None, f"expected KEY=VALUE texts, got a {type(value).__name__}",
                          fix)
-    return _items(value, name, "KEY=VALUE texts", fix, str)
+    return arguments.items_argument(value, name, "KEY=VALUE texts", fix, str)
 
 
 def _overrides_named(value: Any, name: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -296,20 +296,32 @@ def libra_file_argument(value: Any, name: str) -> Any:
     return value
 
 
-def constraints_argument(value: Any, name: str) -> tuple[str, ...]:
-    """Constraint texts (``"sum(bw) == 500"``): one str is one constraint, or a list of them."""
-    fix = f'pass e.g. {name}=["sum(bw) == 500"]'
-    if isinstance(value, str):
+def items_argument(value: Any, name: str, want: str, fix: str,
+                   kinds: Any = str | Path) -> tuple[Any, ...]:
+    """``value`` as a tuple: one str or Path is one item (when it is of ``kinds``), a list (any
+    iterable but a str, bytes or mapping) its items, each of ``kinds``.
+
+    Raises:
+        InputError: naming ``name`` (expected ``want``, with ``fix``) for another type, or a list
+            holding an item of another type.
+    """
+    if isinstance(value, str | Path) and isinstance(value, kinds):
         return (value,)
-    if isinstance(value, bytes | Path | dict) or not isinstance(value, Iterable):
-        raise InputError(name, None, f"expected constraint texts, got a {type(value).__name__}",
-                         fix)
+    if isinstance(value, bytes | str | Path | Mapping) or not isinstance(value, Iterable):
+        raise InputError(name, None, f"expected {want}, got a {type(value).__name__}", fix)
     items = tuple(value)
     for item in items:
-        if not isinstance(item, str):
-            raise InputError(name, None, f"expected constraint texts, got a list holding a "
+        if not isinstance(item, kinds):
+            raise InputError(name, None, f"expected {want}, got a list holding a "
                              f"{type(item).__name__}", fix)
     return items
+
+
+def constraints_argument(value: Any, name: str) -> tuple[str, ...]:
+    """Constraint texts (``"sum(bw) == 500"``): one str is one constraint, or a list of them
+    (:func:`items_argument`)."""
+    return items_argument(value, name, "constraint texts",
+                          f'pass e.g. {name}=["sum(bw) == 500"]', str)
 
 
 def objective_argument(value: Any, name: str) -> str:
