@@ -26,7 +26,7 @@ from hieropt.studies.simulate import (
     mode_mismatch,
     simulator_chunks,
 )
-from tests.cases import NVLINK_IB_COST_TOML
+from tests.cases import NVLINK_IB_COST_TOML, NVLINK_SCALEOUT_COST_TOML
 
 from ..cli.test_astrasim_cli import BINARY
 from ..cli.test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, run
@@ -290,16 +290,7 @@ global_batch_size = 8
 [workload.params.npu]
 accelerator = "H100-SXM"
 
-[cost.NVLink]
-link_usd_per_gbps = 4.0
-switch_usd_per_gbps = 13.0
-nic_usd_per_gbps = 0.01
-
-[cost.ScaleOut]
-link_usd_per_gbps = 50.0
-switch_usd_per_gbps = 93.75
-nic_usd_per_gbps = 120.0
-"""
+""" + NVLINK_SCALEOUT_COST_TOML
 
 
 def test_an_llm_plans_sequential_groups_are_simulated_with_one_chunk(tmp_path):
