@@ -201,10 +201,11 @@ MODEL_TIMES = 64
 def collective_times(
     traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str
 ) -> np.ndarray:
-    """Time of each collective row (shape traffic.shape[:-1]), ns: max or sum over d of bytes/B +
-    latency."""
+    """Time of each collective row, ns: max or sum over d of bytes/B + latency; shape: that of
+    ``traffic`` (rows, D) broadcast with ``bw`` ((D,), or (S, 1, D) for a batch of S designs),
+    less its last axis, also when there are no rows ((S, 0) for a batch)."""
     if traffic.size == 0:
-        return np.zeros(traffic.shape[:-1])
+        return np.zeros(np.broadcast_shapes(traffic.shape, bw.shape)[:-1])
     # every dimension has bandwidth: no 0/0 to guard (the common case, a fast path)
     if bw.min() > 0:
         per_dim = traffic / bw + latency
