@@ -119,12 +119,38 @@ def read_network_file(path: Path) -> NetworkFile:
         network = Network(**value) if isinstance(value, dict) else Network(dims=value)
     except (ValidationError, TypeError) as e:
         if isinstance(e, ValidationError):
-            raise validation_error(e, path, "network") from e
+            raise missing_dimension_key(validation_error(e, path, "network")) from e
         raise InputError(
             path, "network", "expected a table with dims", "write [network] dims = [...]"
         ) from e
     return NetworkFile(
         path=path, network=network, settings={k: data[k] for k in SETTINGS if k in data}
+    )
+
+
+DIMENSION_KEYS = {
+    "block": "the building block: one of {blocks}",
+    "npus": "the NPUs along the dimension, 2 or more (8 for the GPUs of a node)",
+    "cost_class": "a name for its parts, e.g. \"NVLink\" or \"InfiniBand\" (a runs file's "
+    "network is not priced: any name)",
+}
+"""What each key every dimension of a network file needs gives (``dims = [{block, npus,
+cost_class}, ...]``)."""
+
+
+def missing_dimension_key(e: InputError) -> InputError:
+    """``e`` with the fix naming what a missing dimension key (:data:`DIMENSION_KEYS`) takes and an
+    example dimension, when it is one (``network.dims[0].cost_class: Field required``); else ``e``
+    unchanged."""
+    key = (e.field or "").rsplit(".", 1)[-1]
+    if key not in DIMENSION_KEYS or "required" not in (e.problem or "").lower():
+        return e
+    from ..names import BLOCKS
+
+    what = DIMENSION_KEYS[key].format(blocks=", ".join(BLOCKS))
+    return InputError(
+        e.source, e.field, "missing: every dimension needs block, npus and cost_class",
+        f'add {key}, {what}: e.g. {{block = "Switch", npus = 8, cost_class = "NVLink"}}',
     )
 
 
@@ -183,7 +209,9 @@ def _mapping_groups(value: Any, network: Network, src: str) -> dict[str, tuple[i
     return out
 
 
-def sized_network(net: NetworkFile, npus: int, where: str) -> Network:
+def sized_network(
+    net: NetworkFile, npus: int, where: str, domain: int | None = None
+) -> Network:
     """The network of ``net`` holding ``npus`` NPUs: the dimensions, innermost first, up to the
     first whose NPUs with the inner ones' reach ``npus``, that one resized to hold them; the outer
     ones, which a run within the inner ones does not use and which carry none of its traffic,
@@ -193,13 +221,33 @@ def sized_network(net: NetworkFile, npus: int, where: str) -> Network:
     file that maps the groups is sized the same way (its groups are checked against the run by
     :func:`run_placement`).
 
+    A file of one dimension is grown only within the accelerator's scale-up domain (``domain``
+    NPUs, its catalog ``scaleup_npus``; None: unknown, grown to any size): its one dimension is
+    then the NPUs' scale-up network (an 8-GPU NVLink switch), and a run of more NPUs than the
+    domain holds needs a network beyond it, which the file does not describe.
+
     Raises:
-        InputError: the kept inner dimensions' NPU count does not divide ``npus`` (naming it), or
-            a run of one NPU.
+        InputError: the kept inner dimensions' NPU count does not divide ``npus`` (naming it), a
+            run of one NPU, or a one-dimension file grown beyond ``domain``.
     """
     dims = net.network.dims
     if net.network.npus_total == npus:
         return net.network
+    if len(dims) == 1 and npus > dims[0].npus and domain is not None and npus > domain:
+        d = dims[0]
+        raise InputError(
+            where,
+            "network",
+            f"the run's {npus:,} NPUs do not fit {net.path}: its one dimension ({d.block}, "
+            f"{d.npus} NPUs, {d.cost_class}) would grow to {npus:,} NPUs, beyond the "
+            f"accelerator's scale-up domain of {domain} (catalog scaleup_npus), and a file of one "
+            "dimension describes no network beyond it (only the outermost dimension of a file of "
+            "two or more grows)",
+            f"add the network beyond it as a second dimension, e.g. dims = [{{block = "
+            f'"{d.block}", npus = {d.npus}, cost_class = "{d.cost_class}"}}, {{block = '
+            f'"Switch", npus = {max(2, -(-npus // d.npus))}, cost_class = "InfiniBand"}}] '
+            "(and its bandwidth in bw_gbps), or check the plan's degrees",
+        )
     if npus < 2:
         raise InputError(
             where,

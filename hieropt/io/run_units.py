@@ -20,6 +20,10 @@ and the caveats on a design's bandwidths), re-exported here:
   NVLink tier runs at that; no network beyond it is faster than the NPU's own scale-up links)
   looks like Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for
   an H100's 800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
+- a dimension beyond the accelerator's scale-up domain (catalog ``scaleup_npus``) above the most
+  scale-out one NPU carries (catalog ``nic_gbps``: its PCIe x16 host link to the fastest NIC on
+  it) is refused (:func:`check_nic_bandwidth`): per-GPU Gb/s or a node's GB/s written where
+  per-GPU GB/s is meant. Every shipped run is within it.
 - a measured iteration time below the time the model's FLOPs take at the NPUs' peak
   (:func:`peak_time_ms`: :func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
   ``peak_tflops``)) is faster than physically possible: no run sustains more than the peak (real
@@ -40,6 +44,7 @@ and the caveats on a design's bandwidths), re-exported here:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +64,21 @@ SLOW_FRACTION = 0.01
 the NPUs' peak FLOP/s) is refused as microseconds."""
 
 
+def _catalog_entry(params: LLMParams, model_data: dict[str, Any], model: Path) -> Any:
+    """The catalog entry (:class:`hieropt.workloads.llm.accelerators.Accelerator`) of the run's
+    accelerator, looked up in the model file's catalog (``npu_catalog``, else the shipped one);
+    None for an NPU given inline, or not in the catalog."""
+    name = params.npu.accelerator
+    if name is None:
+        return None
+    given = model_data.get("npu_catalog")
+    path = model.parent / given if isinstance(given, str) else DEFAULT_CATALOG
+    try:
+        return read_npu_catalog(path).find(name)
+    except (KeyError, InputError):
+        return None
+
+
 def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> float | None:
     """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction: the model file's
     ``[params.npu] scaleup_gbps`` (filled from its catalog entry when it names one), else looked up
@@ -66,15 +86,71 @@ def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> 
     inline without it, or not in the catalog."""
     if params.npu.scaleup_gbps is not None:
         return params.npu.scaleup_gbps
-    name = params.npu.accelerator
-    if name is None:
+    entry = _catalog_entry(params, model_data, model)
+    return None if entry is None else entry.scaleup_gbps
+
+
+def nic_limit(
+    params: LLMParams, model_data: dict[str, Any], model: Path
+) -> tuple[int, float] | None:
+    """(NPUs of the scale-up domain, the most scale-out GB/s per NPU per direction) of the run's
+    accelerator: its catalog entry's ``scaleup_npus`` and ``nic_gbps`` (the model file's catalog,
+    else the shipped one); None when the entry gives neither, or there is no entry."""
+    entry = _catalog_entry(params, model_data, model)
+    if entry is None or entry.scaleup_npus is None or entry.nic_gbps is None:
         return None
-    given = model_data.get("npu_catalog")
-    path = model.parent / given if isinstance(given, str) else DEFAULT_CATALOG
-    try:
-        return read_npu_catalog(path).find(name).scaleup_gbps
-    except (KeyError, InputError):
-        return None
+    return entry.scaleup_npus, entry.nic_gbps
+
+
+def check_nic_bandwidth(
+    bw_gbps: tuple[float, ...],
+    dims_npus: tuple[int, ...],
+    limit: tuple[int, float] | None,
+    scaleup: float | None,
+    npu: str,
+    where: str,
+) -> None:
+    """Refuse the bandwidth of a dimension beyond the accelerator's scale-up domain (the NPUs of
+    the dimensions up to it, ``dims_npus`` multiplied innermost first, more than ``limit[0]``)
+    above ``limit[1]``, the most scale-out one NPU carries (GB/s per direction: its PCIe x16 host
+    link to the fastest NIC on it, catalog ``nic_gbps``): such a dimension's traffic leaves the NPU
+    through its NIC, over that link. A value equal to the scale-up bandwidth ``scaleup`` is not
+    refused: an NVLink tier beyond the baseboard (the H100's NVLink Switch System) runs at it.
+    Per-GPU Gb/s (``200`` for HDR: 25 GB/s) and a node's GB/s (``100`` for four 200 Gb/s NICs
+    shared by 8 GPUs: 12.5 per GPU) are the slips this catches. No limit (None): not checked.
+
+    Raises:
+        InputError: ``where: bw_gbps``, the dimension, the value, the bound and the conversion.
+    """
+    if limit is None:
+        return
+    domain, most = limit
+    reach = 1
+    for d, (b, n) in enumerate(zip(bw_gbps, dims_npus, strict=False)):
+        reach *= n
+        if reach <= domain or b <= most * (1 + 1e-9):
+            continue
+        if scaleup is not None and abs(b - scaleup) <= 1e-9 * scaleup:
+            continue
+        looks = []
+        if b / 8 <= most:
+            node = " or GB/s per node of 8 NPUs" if domain == 8 else ""
+            looks.append(f"Gb/s per NPU{node} (/ 8 = {b / 8:g} GB/s)")
+        if b / domain <= most and domain != 8:
+            looks.append(f"GB/s per node of {domain} NPUs (/ {domain} = {b / domain:g} GB/s)")
+        cell = ";".join(f"{b / 8 if j == d else x:g}" for j, x in enumerate(bw_gbps))
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"dimension {d}: {b:g} GB/s per NPU is above the {most:g} GB/s per direction one "
+            f"{npu} can send through its NIC (catalog nic_gbps: its PCIe x16 host link to the "
+            f"fastest NIC on it); the dimension reaches {reach:,} NPUs, beyond the {npu}'s "
+            f"scale-up domain of {domain} (catalog scaleup_npus), so its traffic runs through "
+            "the NIC" + (f": looks like {' or '.join(looks)}" if looks else ""),
+            "give per-NPU GB/s per direction: 200 Gb/s per GPU is 25 (Gb/s / 8), and a node's "
+            "NICs are shared by its NPUs (four 200 Gb/s NICs for 8 GPUs: 100 GB/s / 8 = 12.5)"
+            + (f"; {cell} if it is Gb/s per NPU" if b / 8 <= most else ""),
+        )
 
 
 def peak_time_ms(params: LLMParams) -> float:
@@ -138,6 +214,45 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
         f"{p.tp} x pp {p.pp} x dp {p.dp} = {plural(npus, 'NPU')} (too few?), global_batch_size "
         f"{p.global_batch_size} sequences (too many? in sequences, not tokens), an empty cell "
         "taking the model file's value; and that measured_ms is ms per iteration",
+    )
+
+
+TYPICAL_SEQUENCE = (2048, 131072)
+"""Tokens per sequence of typical LLM training runs: GPT-3's 2,048 (Brown et al. 2020) to Llama
+3's long-context 131,072 (Llama Team 2024, arXiv 2407.21783, §3.4)."""
+
+
+def sequence_length_error(params: LLMParams, column: str | None, where: str,
+                          problem: InputError) -> InputError | None:
+    """For a ``measured_ms`` refused by :func:`check_measured` (``problem``) whose run has a
+    sequence length outside :data:`TYPICAL_SEQUENCE`: the error on the sequence length instead,
+    with hints for a length (the time's hints, seconds or µs, do not apply to it): a count of
+    thousands (``2`` for 2K: 2,048 tokens), a batch's tokens (``1048576``: the tokens of a global
+    batch, global_batch_size x the sequence length). ``column`` is the row's cell that sets it
+    (None: the model file's value). None when the length is typical: the time's error stands.
+    """
+    seq = params.model.sequence_length
+    lo, hi = TYPICAL_SEQUENCE
+    if lo <= seq <= hi:
+        return None
+    if seq < lo:
+        k = seq * 1024
+        hint = (f"looks like thousands of tokens ({seq}K = {k:,})" if lo <= k <= hi
+                else "too short for an LLM training run")
+        fix = (f"write {k} for {seq}K" if lo <= k <= hi
+               else "give the tokens per sequence (e.g. 2048, 4096, 8192)")
+    else:
+        hint = "looks like the tokens of a global batch (global_batch_size x sequence length)"
+        fix = ("give the tokens per sequence (e.g. 2048, 4096, 8192), and global_batch_size in "
+               "sequences")
+    whose = "the row's" if column else "the model file's"
+    said = re.split(r": (?:looks like|below)|; ", problem.problem or "", maxsplit=1)[0]
+    return InputError(
+        where,
+        column or "model.sequence_length",
+        f"{seq:,} tokens per sequence ({whose}) is outside the typical {lo:,}-{hi:,}: {hint}; "
+        f"with it, the measured time is implausible (measured_ms: {said})",
+        f"{fix}; a sequence length is in tokens per sequence",
     )
 
 
@@ -223,9 +338,13 @@ __all__ = [
     "SPEED_FACTOR",
     "SLOW_FRACTION",
     "scaleup_gbps",
+    "nic_limit",
+    "check_nic_bandwidth",
     "check_bandwidths",
     "peak_time_ms",
     "check_measured",
     "tflops_hint",
     "tokens_hint",
+    "TYPICAL_SEQUENCE",
+    "sequence_length_error",
 ]

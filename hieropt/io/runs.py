@@ -19,7 +19,9 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   run, an instance file's as any (:func:`~hieropt.io.run_network.sized_network`): a file of 8
   NPUs per node (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the
   outermost dimension resized); a run within the inner dimensions (8 NPUs: one node) drops the
-  outer ones, which carry none of its traffic, and their bandwidths, however many the file has;
+  outer ones, which carry none of its traffic, and their bandwidths, however many the file has; a
+  file of one dimension is not grown past the accelerator's scale-up domain (catalog
+  ``scaleup_npus``): it describes no network beyond it;
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
   bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
   comma-separated: ``300;25`` here is ``--bw 300,25``), or only those of the dimensions the run
@@ -31,12 +33,15 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   workload plan`` (``tp``, ``pp``, ``dp``, ``micro_batch_size``, ``global_batch_size``,
   ``recompute``, ``recompute_layers``, ``sequence_parallel``, ``zero_stage``, ``schedule``,
   ``virtual_stages``, ``efficiency``, ``model.layers``, ...), its cell a TOML value or a bare word
-  (an empty cell: the model file's value). A run's NPU count is tp x pp x dp (the model file's
-  ``plan.npus`` is ignored unless the row gives ``npus``).
+  (an empty cell: the model file's value). A run's NPU count is tp x cp x pp x dp (the model
+  file's ``plan.npus`` is ignored unless the row gives ``npus``).
 
 Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
 the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (Gb/s,
-seconds, microseconds: :mod:`hieropt.io.run_units`).
+seconds, microseconds: :mod:`hieropt.io.run_units`), a scale-out bandwidth above what the NPU's NIC
+carries (:func:`~hieropt.io.run_units.check_nic_bandwidth`), a sequence length in another unit
+(:func:`~hieropt.io.run_units.sequence_length_error`) and a decimal comma
+(:func:`decimal_comma_fix`).
 """
 
 from __future__ import annotations
@@ -62,7 +67,14 @@ from .run_header import (
 )
 from .run_model import check_model_file
 from .run_network import NetworkFile, read_network_file, run_placement, sized, sized_network
-from .run_units import check_bandwidths, check_measured, scaleup_gbps
+from .run_units import (
+    check_bandwidths,
+    check_measured,
+    check_nic_bandwidth,
+    nic_limit,
+    scaleup_gbps,
+    sequence_length_error,
+)
 
 if TYPE_CHECKING:
     from ..spec import Network
@@ -237,20 +249,27 @@ def _run(
                 where, "network", _inner(e), _cell_fix(e, path, row["network"])
             ) from None
     net = networks[net_path]
-    network = sized_network(net, params.plan.total_npus, where)
+    limit = nic_limit(params, data, model)
+    network = sized_network(net, params.plan.total_npus, where, limit and limit[0])
     placement = run_placement(net, params, network, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
     # (the file's outermost dimension is its scale-out network, whatever the run's size: checked
     # when the run uses it)
     outer = net.network.n_dims - 1
-    check_bandwidths(
-        bw, scaleup_gbps(params, data, model), params.npu.name, where, outer if outer else None
-    )
+    scaleup = scaleup_gbps(params, data, model)
+    check_bandwidths(bw, scaleup, params.npu.name, where)  # (each dimension against the NPU's)
+    check_nic_bandwidth(bw, tuple(d.npus for d in network.dims), limit, scaleup,
+                        params.npu.name, where)
+    check_bandwidths(bw, scaleup, params.npu.name, where, outer if outer else None)
     measured = _positive(
         row["measured_ms"], where, "measured_ms", measured_fix(row["measured_ms"])
     )
-    check_measured(measured, params, where)
+    try:
+        check_measured(measured, params, where)
+    except InputError as e:
+        column = next((k for k in row if k in SEQUENCE_CELLS and row[k]), None)
+        raise sequence_length_error(params, column, where, e) or e from None
     return Run(
         path=path,
         line=line,
@@ -304,6 +323,9 @@ def _without_npus(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+SEQUENCE_CELLS = ("model.sequence_length", "sequence_length", "params.model.sequence_length")
+"""The columns that set a run's sequence length."""
+
 MS_PER_UNIT = {"ms": 1.0, "s": 1e3, "sec": 1e3, "min": 6e4, "h": 3.6e6, "us": 1e-3, "µs": 1e-3,
                "ns": 1e-6}
 """Milliseconds per unit a ``measured_ms`` cell may be written in by mistake
@@ -315,6 +337,8 @@ def measured_fix(text: str) -> str:
     number followed by a time unit (``14.72s``: "write 14720 (14.72 s in ms)"), else the plain fix;
     the column holds ms per iteration, without a unit."""
     fix = "give the measured iteration time in ms"
+    if comma := decimal_comma_fix(text):
+        return f"{fix}: {comma}"
     m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-zµ]+)\s*", text or "")
     if m is None or m.group(2).lower() not in MS_PER_UNIT:
         return fix
@@ -325,6 +349,20 @@ def measured_fix(text: str) -> str:
     if m.group(2).lower() == "ms":
         return f"{fix}: write {value:.10g} (without 'ms')"
     return f"{fix}: write {value:.10g} ({m.group(1)} {m.group(2)} = {value:.10g} ms)"
+
+
+def decimal_comma_fix(text: str) -> str:
+    """For a number written with a comma (``27000,5``; ``27,000``): the number with a decimal point
+    (``write 27000.5: a decimal point, not a comma``), and for three digits after the comma also
+    without it (a thousands separator: ``27000``); "" for any other text."""
+    m = re.fullmatch(r"\s*(\d+),(\d+)\s*", text or "")
+    if m is None:
+        return ""
+    point = f"{m[1]}.{m[2]}"
+    if len(m[2]) == 3:
+        return (f"write {m[1]}{m[2]} if ',' separates thousands, or {point} if it is a decimal "
+                "comma (a number takes a decimal point, and no thousands separator)")
+    return f"write {point}: a decimal point, not a comma"
 
 
 def _positive(text: str, where: str, column: str, fix: str) -> float:
@@ -349,6 +387,14 @@ def parse_bw_cell(
             ignored: it may end a list whose last value is missing) or another empty value,
             another count of values, or a value that is not a positive, finite number.
     """
+    if "," in text and (";" in text or len(text.split(",")) not in (n_dims, used)):
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"'{text}': a ',' inside a value (a decimal comma?)",
+            f"write a decimal point: {text.replace(',', '.')} (values separated by ';', "
+            "dimension 0 first)",
+        )
     if "," in text:
         raise InputError(
             where,
@@ -410,6 +456,8 @@ def _first(used: int) -> str:
 
 __all__ = [
     "measured_fix",
+    "decimal_comma_fix",
+    "SEQUENCE_CELLS",
     "MS_PER_UNIT",
     "Run",
     "NetworkFile",

@@ -68,19 +68,18 @@ def rows_table(v: Validation) -> Table:
     measured); a calibration run marked ``(fit)`` (its plan measured at another time: ``(fit,
     repeat measurement)``), a repeat of an earlier row's run ``(repeat)``
     (both, ``(fit) (repeat)``, for a calibration run given twice), a plan the memory model does not
-    fit ``*``. A file is shown by its name, with as many of its folders as tell it from another
-    file of the same name (:func:`short_files`)."""
+    fit ``*`` (by how much: the notes); ``NPUs``: the run's NPU count as the row resolves (tp x
+    cp x pp x dp). A file is shown by its name, with as many of its folders as tell it from
+    another file of the same name (:func:`short_files`)."""
     label = _labels(v)
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
         title_justify="left",
     )
-    for col in ("file", "line", "run", "group", "measured ms", "predicted ms", "error"):
-        t.add_column(
-            col,
-            justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
-        )
+    right = ("line", "NPUs", "measured ms", "predicted ms", "error")
+    for col in ("file", "line", "run", "NPUs", "group", "measured ms", "predicted ms", "error"):
+        t.add_column(col, justify="right" if col in right else "left")
     for x in v.rows:
         fit = " (fit, repeat measurement)" if x.repeat_measurement else " (fit)"
         mark = fit * x.in_sample + " (repeat)" * bool(x.repeats)
@@ -88,6 +87,7 @@ def rows_table(v: Validation) -> Table:
             label[str(x.run.path)],
             str(x.run.line),
             x.run.label + ("" if x.fits_memory else " *"),
+            f"{x.run.params.plan.total_npus:,}",
             x.run.group,
             f"{x.run.measured_ms:,.1f}",
             f"{x.predicted_ms:,.1f}",
@@ -101,7 +101,8 @@ def rows_table(v: Validation) -> Table:
         notes.append("(repeat): the run of an earlier row (the same file or run given twice), "
                      "counted once")
     if not all(x.fits_memory for x in v.rows):
-        notes.append("*: the memory model finds that this measured plan does not fit in memory")
+        notes.append("*: the memory model finds that this measured plan does not fit in memory "
+                     "(GB needed and available: the notes)")
     t.caption = "; ".join(notes) or None
     return t
 
@@ -213,7 +214,8 @@ def groups_table(v: Validation) -> Table | None:
             g.group,
             str(g.runs),
             _num(g.spearman),
-            f"{g.fastest_rank} of {g.runs}",
+            f"tie: {g.fastest_tied} predicted equal" if g.fastest_tied > 1
+            else f"{g.fastest_rank} of {g.runs}",
             _pct(g.ratio_error),
         )
     return t
@@ -237,6 +239,13 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
     }
 
 
+def plan_dict(plan: Any) -> dict[str, int]:
+    """The plan a row resolves to (:class:`hieropt.workloads.llm.params.Plan`), as JSON: ``npus``
+    (tp x cp x pp x dp), ``tp``, ``cp``, ``pp``, ``dp``, ``ep`` (1: not used)."""
+    return {"npus": plan.total_npus, "tp": plan.tp, "cp": plan.cp, "pp": plan.pp, "dp": plan.dp,
+            "ep": plan.ep}
+
+
 def validation_dict(v: Validation) -> dict[str, Any]:
     """The result as JSON: ``rows`` in the files' order (``predicted_ms``, ``measured_ms``,
     ``error``, ...), ``summary`` (MAPE and worst as fractions; null when undefined), ``files``,
@@ -246,6 +255,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             "file": str(x.run.path),
             "line": x.run.line,
             "run": x.run.label,
+            **plan_dict(x.run.params.plan),
             "group": x.run.group,
             "source": x.run.source,
             "measured_ms": x.run.measured_ms,
@@ -276,7 +286,9 @@ def validation_dict(v: Validation) -> dict[str, Any]:
                 "group": g.group,
                 "runs": g.runs,
                 "spearman": _finite(g.spearman),
-                "predicted_fastest_measured_rank": g.fastest_rank,
+                "predicted_fastest_measured_rank": g.fastest_rank if g.fastest_tied < 2
+                else None,
+                "predicted_fastest_tied": g.fastest_tied,
                 "worst_ratio_error": _finite(g.ratio_error),
             }
             for g in v.groups

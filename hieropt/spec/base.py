@@ -138,6 +138,10 @@ def text_for_number(name: str, text: str) -> str:
         return f"{name}: {text!r} is text, not a number; fix: write {text.strip()} without quotes"
     m = _NUMBER_WITH_UNIT.fullmatch(text)
     if m is None:
+        digits = re.findall(r"\d+(?:\.\d+)?", text)
+        if len(digits) == 1:  # (a word around one number: zero1, stage-2)
+            return (f"{name}: {text!r} is text, not a number; fix: write the number alone, "
+                    f"{digits[0]} (no words, no quotes)")
         return f"{name}: {text!r} is text, not a number; fix: write the number without quotes"
     if m[2].strip() == "%":
         return (f"{name}: {text!r} is text, not a number: a percentage is a fraction; fix: write "

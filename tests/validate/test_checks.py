@@ -147,7 +147,14 @@ def test_the_scale_out_dimension_is_the_network_files_whatever_the_runs_size(
     libra = shared_data / "libra" / "network" / "4d_network.yml"
     # before, the outermost dimension a run used was judged scale-out: on 32 NPUs (dimensions 0
     # and 1) the InterPackage 250 GB/s was refused as Gb/s, on 4,096 NPUs it passed
-    model = VALIDATION / "models" / "megatron-gpt-a100.toml"
+    # an A100-like NPU given inline (no catalog entry, so no scale-up domain or NIC bound: the
+    # LIBRA network's hypothetical 250 GB/s beyond 8 NPUs is not refused as more than a NIC)
+    model = tmp_path / "a100-inline.toml"
+    model.write_text(
+        (VALIDATION / "models" / "megatron-gpt-a100.toml").read_text(encoding="utf-8").replace(
+            'accelerator = "A100-SXM-80GB"', 'name = "A100-like"\npeak_tflops = 312.0\n'
+            "hbm_gib = 80.0\nscaleup_gbps = 300.0\nefficiency = 0.5"),
+        encoding="utf-8")
     path = tmp_path / "runs.csv"
     path.write_text(
         "name,model,network,bw_gbps,tp,pp,dp,micro_batch_size,global_batch_size,recompute,"
@@ -168,25 +175,39 @@ def test_the_scale_out_dimension_is_the_network_files_whatever_the_runs_size(
         )
 
 
-@pytest.mark.parametrize("bw, accepted", [
-    ("300;250", False),  # 250 Gb/s written as GB/s: above two 800 Gb/s NICs, below NVLink's 300
-    ("300;200", True),  # two 800 Gb/s NICs per GPU: the most the catalogs provision
-    ("300;300", True),  # an outer tier at the scale-up bandwidth (an NVLink domain)
+A100_NIC = (
+    "GB/s per direction one A100-SXM-80GB can send through its NIC (catalog nic_gbps: its PCIe "
+    "x16 host link to the fastest NIC on it); the dimension reaches 64 NPUs, beyond the "
+    "A100-SXM-80GB's scale-up domain of 8 (catalog scaleup_npus), so its traffic runs through "
+    "the NIC")
+NIC_FIX = (
+    "give per-NPU GB/s per direction: 200 Gb/s per GPU is 25 (Gb/s / 8), and a node's NICs are "
+    "shared by its NPUs (four 200 Gb/s NICs for 8 GPUs: 100 GB/s / 8 = 12.5)")
+
+
+@pytest.mark.parametrize("bw, want", [
+    # 250 Gb/s written as GB/s: above the A100's 32 GB/s PCIe Gen4 x16 host link
+    ("300;250", f"250 GB/s per NPU is above the 32 {A100_NIC}: looks like Gb/s per NPU or GB/s "
+     f"per node of 8 NPUs (/ 8 = 31.25 GB/s); fix: {NIC_FIX}; 300;31.25 if it is Gb/s per NPU"),
+    # 200 Gb/s HDR per GPU written as 200 (before: accepted, two 800 Gb/s NICs per NPU)
+    ("300;200", f"200 GB/s per NPU is above the 32 {A100_NIC}: looks like Gb/s per NPU or GB/s "
+     f"per node of 8 NPUs (/ 8 = 25 GB/s); fix: {NIC_FIX}; 300;25 if it is Gb/s per NPU"),
+    # a node's four 200 Gb/s NICs as GB/s (100) shared by its 8 GPUs: 12.5 each
+    ("300;100", f"100 GB/s per NPU is above the 32 {A100_NIC}: looks like Gb/s per NPU or GB/s "
+     f"per node of 8 NPUs (/ 8 = 12.5 GB/s); fix: {NIC_FIX}; 300;12.5 if it is Gb/s per NPU"),
+    ("300;32", None),  # the bound itself: PCIe Gen4 x16, 64 GB/s bidirectional
+    ("300;300", None),  # an outer tier at the scale-up bandwidth (an NVLink domain)
 ])
-def test_a_scale_out_bandwidth_in_gbit_is_refused(tmp_path: Path, bw, accepted):
-    # before, only the 2 x scale-up bound applied: 400 Gb/s NICs written as 400 on an H100
-    # passed
+def test_a_scale_out_bandwidth_above_the_nic_bound_is_refused(tmp_path: Path, bw, want):
+    # line 14: the 530B model on 8 x 35 x 1 = 280 A100s: dimension 1 reaches 280 NPUs, beyond the
+    # DGX A100's 8; before, only the global 200 GB/s bound applied: 300;200 and 300;100 passed
     path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", f"{bw},gpt-530b,105"))
-    if accepted:
+    if want is None:
         (run,) = [r for r in read_runs(path) if r.line == 14]
         assert run.bw_gbps == tuple(map(float, bw.split(";")))
         return
-    assert refused(path) == (
-        f"{path}: line 14: bw_gbps: dimension 1 (scale-out): 250 GB/s per NPU is more than 200 "
-        "GB/s, two 800 Gb/s NICs per NPU: 250 looks like Gb/s: 31.25 GB/s; fix: give GB/s per "
-        "NPU per direction (NICs per NPU x Gb/s / 8): 300;31.25 if it is Gb/s; an outer "
-        "scale-up tier runs at the scale-up 300 GB/s"
-    )
+    assert refused(path) == (f"{path}: line 14: bw_gbps: dimension 1: {want}".replace(
+        "reaches 64 NPUs", "reaches 280 NPUs"))
     assert SCALEOUT_GBPS == 2 * 800 / 8
 
 
@@ -196,21 +217,21 @@ GPU)."""
 
 
 @pytest.mark.parametrize("source, old, bw, line, want", [
-    # an H100's 800 Gb/s written as 800: above its 450 GB/s NVLink, below the 2 x 900 bound, so
-    # neither check caught it
+    # an H100's 400 Gb/s written as 400: above its 50 GB/s bound (one 400 Gb/s ConnectX-7 on
+    # its PCIe Gen5 x16 link), below its 450 GB/s NVLink
     (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
-     "450;800", 16, "800 GB/s per NPU is more than 200 GB/s, two 800 Gb/s NICs per NPU: 800 "
-     "looks like Gb/s: 100 GB/s; fix: give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
-     "450;100 if it is Gb/s; an outer scale-up tier runs at the scale-up 450 GB/s"),
-    # an A100's 400 Gb/s written as 400: above its 300 GB/s NVLink
-    (KORTHIKANTI, "300;25,gpt-530b,105", "300;400", 14, "400 GB/s per NPU is more than 200 "
-     "GB/s, two 800 Gb/s NICs per NPU: 400 looks like Gb/s: 50 GB/s; fix: give GB/s per NPU per "
-     "direction (NICs per NPU x Gb/s / 8): 300;50 if it is Gb/s; an outer scale-up tier runs at "
-     "the scale-up 300 GB/s"),
+     "450;400", 16, "400 GB/s per NPU is above the 50 GB/s per direction one H100-SXM can send "
+     "through its NIC (catalog nic_gbps: its PCIe x16 host link to the fastest NIC on it); the "
+     "dimension reaches 64 NPUs, beyond the H100-SXM's scale-up domain of 8 (catalog "
+     "scaleup_npus), so its traffic runs through the NIC: looks like Gb/s per NPU or GB/s per "
+     f"node of 8 NPUs (/ 8 = 50 GB/s); fix: {NIC_FIX}; 450;50 if it is Gb/s per NPU"),
+    # an A100's 400 Gb/s written as 400: 50 GB/s would still be above its 32
+    (KORTHIKANTI, "300;25,gpt-530b,105", "300;400", 14, f"400 GB/s per NPU is above the 32 "
+     f"{A100_NIC.replace('64 NPUs', '280 NPUs')}; fix: {NIC_FIX}"),
     (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
      "450;450", 16, None),  # an outer NVLink tier at the scale-up bandwidth
 ])
-def test_a_scale_out_above_the_scale_up_in_gbit_is_refused(tmp_path: Path, source, old, bw, line,
+def test_a_scale_out_in_gbit_is_refused_at_the_nic_bound(tmp_path: Path, source, old, bw, line,
                                                            want):
     path = copy_of(tmp_path, source, (old, old.replace("450;50" if source == DGXC else "300;25",
                                                        bw)))
@@ -218,7 +239,7 @@ def test_a_scale_out_above_the_scale_up_in_gbit_is_refused(tmp_path: Path, sourc
         (run,) = [r for r in read_runs(path) if r.line == line]
         assert run.bw_gbps == tuple(map(float, bw.split(";")))
         return
-    assert refused(path) == f"{path}: line {line}: bw_gbps: dimension 1 (scale-out): {want}"
+    assert refused(path) == f"{path}: line {line}: bw_gbps: dimension 1: {want}"
 
 
 def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():

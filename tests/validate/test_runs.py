@@ -482,10 +482,33 @@ def test_a_spreadsheet_s_trailing_commas_and_rows_of_commas_are_read(tmp_path: P
     # before: "fix: write the number without quotes" (there are none)
     (HEADER + ",dp", "tiny.toml,net.toml,10,1,02",
      "dp=02: '02' is text, not a number: a number has no leading zeros; fix: write 2"),
-    # before: "1 values for the network's 1 dimensions" without a word of the comma
+    # before: "1 values for the network's 1 dimensions" without a word of the comma; then
+    # "separate the values with ';'": two values for the one dimension of the network
     (HEADER, 'tiny.toml,net.toml,"10,5",1',
-     "bw_gbps: '10,5': values separated by ',' (the columns' separator); fix: separate the "
-     "values with ';', dimension 0 first: 10;5"),
+     "bw_gbps: '10,5': a ',' inside a value (a decimal comma?); fix: write a decimal point: 10.5 "
+     "(values separated by ';', dimension 0 first)"),
+    # a decimal comma with ';' present: never a separator of values
+    (HEADER, 'tiny.toml,net.toml,"10;2,5",1',
+     "bw_gbps: '10;2,5': a ',' inside a value (a decimal comma?); fix: write a decimal point: "
+     "10;2.5 (values separated by ';', dimension 0 first)"),
+    # before: "'27000,5' is not a number; fix: give the measured iteration time in ms"
+    (HEADER, 'tiny.toml,net.toml,10,"0,5"',
+     "measured_ms: '0,5' is not a number; fix: give the measured iteration time in ms: write 0.5: "
+     "a decimal point, not a comma"),
+    (HEADER, 'tiny.toml,net.toml,10,"1,500"',
+     "measured_ms: '1,500' is not a number; fix: give the measured iteration time in ms: write "
+     "1500 if ',' separates thousands, or 1.500 if it is a decimal comma (a number takes a "
+     "decimal point, and no thousands separator)"),
+    # before: "write the number without quotes" (there are none)
+    (HEADER + ",zero_stage", "tiny.toml,net.toml,10,1,zero1",
+     "zero_stage=zero1: 'zero1' is text, not a number; fix: write the number alone, 1 (no words, "
+     "no quotes)"),
+    # before: "Input should be a valid tuple; fix: got 'nccl_ring'; correct the value"
+    (HEADER + ",collective_algorithms", "tiny.toml,net.toml,10,1,nccl_ring",
+     "collective_algorithms=nccl_ring: 'nccl_ring' is one word, not a table of group = "
+     'algorithm; fix: write a table, e.g. {tp = "nccl_ring", dp = "nccl_ring"} (a group not '
+     "named runs sequential); groups: tp, cp, pp, dp, ep, edp, dpc; algorithms: concurrent, "
+     "sequential, flat_ring, flat_tree, flat_direct, nccl_ring"),
 ])
 def test_a_cell_s_fix_is_what_the_cell_needs(tmp_path: Path, header, row, message):
     path = write_case(tmp_path, [row], header)

@@ -90,6 +90,20 @@ def measured_rank_of_predicted_fastest(
     return int((m < m[best]).sum()) + 1
 
 
+TIE = 1e-9
+"""Predictions within this relative difference of the fastest are tied with it."""
+
+
+def predicted_fastest_ties(predicted: Sequence[float]) -> int:
+    """How many runs share the fastest prediction (within :data:`TIE`, relative): 1 when one run is
+    predicted fastest; more when the predicted-fastest run, and so its measured rank
+    (:func:`measured_rank_of_predicted_fastest`), is an arbitrary one of them. 0 for no runs."""
+    p = np.asarray(predicted, dtype=float)
+    if not p.size:
+        return 0
+    return int((p <= p.min() * (1 + TIE)).sum())
+
+
 def worst_ratio_error(predicted: Sequence[float], measured: Sequence[float]) -> float:
     """The largest |(p_i / p_j) / (m_i / m_j) - 1| over pairs of runs: how far a predicted speed-up
     between two runs is from the measured one (a factor common to all predictions, such as the
@@ -110,4 +124,6 @@ __all__ = [
     "ranks",
     "spearman",
     "measured_rank_of_predicted_fastest",
+    "predicted_fastest_ties",
+    "TIE",
 ]

@@ -43,10 +43,12 @@ from .checks import (
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
+    predicted_fastest_ties,
     spearman,
     worst_error,
     worst_ratio_error,
 )
+from .notes import layout_notes, memory_notes, network_notes, plan_notes, repeated_plan_notes
 from .predict import predict_ms
 
 
@@ -66,6 +68,8 @@ class ValidationRow:
             for a run's first row; a repeat is left out of the summary.
         repeat_measurement: an in-sample run whose plan is a calibration run's but whose
             measured time is none of that plan's calibration rows' (the plan measured again).
+        memory: the memory model's verdict in words (GB needed per NPU against GB available,
+            :meth:`hieropt.model.memory.MemoryReport.message`).
     """
 
     run: Run
@@ -75,6 +79,7 @@ class ValidationRow:
     fits_memory: bool = True
     repeats: str = ""
     repeat_measurement: bool = False
+    memory: str = ""
 
     @property
     def counted(self) -> bool:
@@ -95,7 +100,10 @@ class GroupResult:
         file, group: where the group is; ``runs``: its runs (out of sample).
         spearman: rank correlation of predicted and measured times (NaN below two runs or with all
             times equal).
-        fastest_rank: the measured rank (1 = fastest) of the run predicted fastest.
+        fastest_rank: the measured rank (1 = fastest) of the run predicted fastest (of several
+            predicted equally fast, the first: ``fastest_tied`` says how many).
+        fastest_tied: how many of its runs share the fastest prediction (1: no tie; more: the rank
+            is that of an arbitrary one of them, and is reported as a tie).
         ratio_error: the largest error of a predicted time ratio between two of its runs
             (:func:`~hieropt.studies.validate.metrics.worst_ratio_error`).
     """
@@ -106,6 +114,7 @@ class GroupResult:
     spearman: float
     fastest_rank: int
     ratio_error: float = math.nan
+    fastest_tied: int = 1
 
 
 @dataclass(frozen=True)
@@ -168,7 +177,8 @@ def predict_runs(
                                   "the model file's [params.npu] calibrated")
         p = timed_params(r, c)
         t = predict_ms(r, params=p)
-        room = memory(p).fits
+        report = memory(p)
+        room = report.fits
         key = run_key(r)
         plan = plan_key(r)
         if plan in seen[0]:
@@ -181,7 +191,8 @@ def predict_runs(
         again = fit and key not in measured
         repeats = first.get(key, "")
         first.setdefault(key, f"{r.path} line {r.line}")
-        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats, again))
+        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats, again,
+                                 report.message()))
     return out
 
 
@@ -385,6 +396,7 @@ def summarise(
             spearman(*_pm(xs)),
             measured_rank_of_predicted_fastest(*_pm(xs)),
             worst_ratio_error(*_pm(xs)),
+            predicted_fastest_ties(_pm(xs)[0]),
         )
         for (f, g), xs in ((k, list(v.values())) for k, v in groups.items())
     )
@@ -445,7 +457,9 @@ def validate(
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
     notes = (recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
-             + extrapolated_notes(result.rows, fits) + peak_notes(runs))
+             + extrapolated_notes(result.rows, fits) + peak_notes(runs)
+             + plan_notes(result.rows) + network_notes(result.rows) + memory_notes(result.rows)
+             + repeated_plan_notes(result.rows) + layout_notes(result.rows))
     return replace(result, notes=notes)
 
 

@@ -243,7 +243,8 @@ class Calibration(StrictModel):
         return Calibration(**values, fitted_on=table.fitted_on, runs_file=table.runs_file)
 
 
-_FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps")
+_FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps", "scaleup_npus",
+            "nic_gbps")
 # (field, largest plausible value, the unit it was likely given in, divisor to the field's unit,
 # that unit)
 _UNIT_HINTS = (
@@ -265,6 +266,11 @@ class Accelerator(StrictModel):
         hbm_gib: HBM capacity, GiB; ``hbm_gbps``: HBM bandwidth, GB/s.
         tdp_w: thermal design power (maximum board power), W.
         scaleup_gbps: scale-up (NVLink, Infinity Fabric) bandwidth per NPU and direction, GB/s.
+        scaleup_npus: NPUs of the largest scale-up domain of its baseboard or rack (8 on an HGX
+            baseboard, 72 in a GB200 NVL72 rack; optional).
+        nic_gbps: the most scale-out bandwidth one NPU carries, GB/s per direction: its host link
+            (PCIe x16) to the fastest NIC on it (optional); a dimension of a measured run beyond
+            ``scaleup_npus`` runs through it (:func:`hieropt.io.run_units.check_nic_bandwidth`).
         price_usd: a price estimate per NPU, US dollars (optional; not a list price).
         sources: for every figure given (the names above), its public source and date.
         calibration: the roofline's default calibration (:class:`Calibration`), per number format
@@ -283,6 +289,8 @@ class Accelerator(StrictModel):
     hbm_gbps: float = Field(gt=0, allow_inf_nan=False)
     tdp_w: float = Field(gt=0, allow_inf_nan=False)
     scaleup_gbps: float = Field(gt=0, allow_inf_nan=False)
+    scaleup_npus: int | None = Field(default=None, ge=1)
+    nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     price_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     sources: dict[str, str]
     calibration: Calibration

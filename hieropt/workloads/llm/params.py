@@ -32,6 +32,7 @@ from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 from .npu import NPU
 from .plan_rules import (
+    algorithm_table_value,
     check_batch,
     check_cp,
     check_degrees,
@@ -306,7 +307,7 @@ class Plan(_Frozen):
     @classmethod
     def _algorithm_table(cls, v: Any) -> Any:
         if not isinstance(v, dict):
-            return v
+            return algorithm_table_value(v, PLAN_GROUPS)
         for g, a in v.items():  # (a TOML table, kept hashable as sorted pairs)
             if g not in PLAN_GROUPS:
                 raise ValueError(f"{g}: no such group; fix: use one of {', '.join(PLAN_GROUPS)}")

@@ -209,5 +209,28 @@ def check_moe(m: Architecture, p: Plan) -> None:
         )
 
 
-__all__ = ["divisors", "check_recompute_layers", "check_degrees", "check_recompute", "check_pp",
+def algorithm_table_value(v: Any, groups: tuple[str, ...]) -> Any:
+    """A plan's ``collective_algorithms`` that is not a table, unchanged (pydantic checks it),
+    unless it is one word (``nccl_ring``): refused with the form it takes, a table of group =
+    algorithm, the ``groups`` (:data:`hieropt.workloads.llm.params.PLAN_GROUPS`) and the
+    algorithms (:data:`hieropt.names.GROUP_ALGORITHMS`).
+
+    Raises:
+        ValueError: ``"collective_algorithms: problem; fix: fix"`` for one word.
+    """
+    from ...names import GROUP_ALGORITHMS
+
+    if not isinstance(v, str):
+        return v
+    algo = v if v in GROUP_ALGORITHMS else "nccl_ring"
+    raise ValueError(
+        f"collective_algorithms: {v!r} is one word, not a table of group = algorithm; fix: "
+        f'write a table, e.g. {{tp = "{algo}", dp = "{algo}"}} (a group not named runs '
+        f"sequential); groups: {', '.join(groups)}; algorithms: {', '.join(GROUP_ALGORITHMS)}"
+    )
+
+
+__all__ = ["algorithm_table_value", "divisors", "check_recompute_layers", "check_degrees",
+           "check_recompute", "check_pp",
            "check_cp", "check_moe", "check_batch", "check_group"]
+
