@@ -60,13 +60,13 @@ FITTED = {
     "validation/calibration/h100-one-node.csv": {
         "runs": 6, "mean_pct": 2.3, "worst_pct": 6.4, "too_fast": 6},
     "validation/calibration/gb200-fp8-one-node.csv": {
-        "runs": 2, "mean_pct": 11.5, "worst_pct": 16.9, "too_fast": 0,
+        "runs": 2, "mean_pct": 5.6, "worst_pct": 9.4, "too_fast": 0,
         "basis": "1 measured FP8 run (Llama 3 8B on one 8-GPU slice of a GB200 NVL72 rack)"},
     "validation/calibration/b200-fp8-one-node.csv": {
-        "runs": 1, "mean_pct": 4.9, "worst_pct": 4.9, "too_fast": 0,
+        "runs": 1, "mean_pct": 0.4, "worst_pct": 0.4, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX B200 node, 8 GPUs)"},
     "validation/calibration/h100-fp8-one-node.csv": {
-        "runs": 2, "mean_pct": 7.1, "worst_pct": 9.6, "too_fast": 1,
+        "runs": 2, "mean_pct": 7.5, "worst_pct": 14.8, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX H100 node, 8 GPUs)"},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
