@@ -40,8 +40,9 @@ def codesign_command(
         typer.Option(
             "--top",
             min=1,
-            help="Rows of the ranked table, and with --write-instances the "
-            "number of instance files.",
+            help="Rows of the ranked table (the rows of one plan that share a rank folded "
+            "into its first: +k), and with --write-instances the number of instance files "
+            "(those rows).",
         ),
     ] = 15,
     write_instances: Annotated[
@@ -79,8 +80,9 @@ def codesign_command(
             "--sizes",
             help="Cluster sizes to choose from, comma-separated NPU counts (e.g. "
             "2048,4096,8192): the space's npus list, searched together on its shape family "
-            "([[levels]]); the best by the space's objective says how many NPUs to buy, sizes "
-            "that cannot win are skipped by a proven bound.",
+            "([[levels]]; a fixed network takes only its own NPU count); the best by the "
+            "space's objective says how many NPUs to buy, sizes that cannot win are skipped by "
+            "a proven bound, a size no shape holds is skipped with a note naming it.",
             show_default=False,
         ),
     ] = None,

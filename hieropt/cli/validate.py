@@ -59,6 +59,33 @@ def fit_names(fit: list[str] | None) -> tuple[str, ...] | None:
     return tuple(n.strip() for item in fit for n in item.split(",") if n.strip())
 
 
+def check_fit_options(fit: list[str] | None, loss: str) -> tuple[str, ...] | None:
+    """``--fit`` as names (:func:`fit_names`), refused before any input is read when a name is no
+    calibration field of either compute model or ``--loss`` is unknown (which fields a run's
+    accelerator takes is checked once the runs are read).
+
+    Raises:
+        InputError: naming ``--fit`` or ``--loss``, with the names allowed.
+    """
+    from ..errors import InputError
+    from ..studies.validate.calibrate import CALIBRATION_FIELDS, LOSSES
+    from ..workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
+
+    if loss not in LOSSES:
+        raise InputError(
+            "--loss", None, f"unknown loss {loss!r}", f"use one of {', '.join(LOSSES)}"
+        )
+    names = fit_names(fit)
+    known = [f.name for f in CALIBRATION_FIELDS] + [f.name for f in ROOFLINE_FIELDS]
+    unknown = [n for n in names or () if n not in known]
+    if unknown:
+        raise InputError(
+            "--fit", None, f"unknown calibration field {', '.join(unknown)}",
+            f"name one or more of {', '.join(known)}",
+        )
+    return names
+
+
 def validate_command(
     runs: RunsArg,
     calibrate_on: Annotated[
@@ -201,11 +228,10 @@ def calibrate_command(
     you will buy."""
     from ..errors import HieroptError, InputError
     from .common import check_not_input, check_output_file, to_stdout, write_json
-    from .outputs import answer_outputs, inputs_read
+    from .outputs import answer_outputs, inputs_read, same_file
 
     err = error_console()
     out = err if to_stdout(json_out) else console(160)
-    answer_outputs(out_file)  # (a run without its fit leaves no earlier one there)
     try:
         check_output_file(json_out, "--json")
         check_output_file(out_file, "--out")
@@ -213,6 +239,16 @@ def calibrate_command(
             raise InputError(
                 "--out -", None, "the accelerator file cannot go to stdout", "give a file path"
             )
+        if json_out is not None and same_file(out_file, str(json_out)):
+            raise InputError(
+                f"--out {out_file}", None, "is also the --json file (one would overwrite the "
+                "other)", "give --json another path, e.g. calibration.json"
+            )
+        names = check_fit_options(fit, loss)  # (a bad option removes no earlier --out file)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    answer_outputs(out_file)  # (a run without its fit leaves no earlier one there)
+    try:
         from ..io.calibration import write_calibration
         from ..io.runs import read_runs
         from ..report.validate import calibration_file_parts
@@ -221,7 +257,7 @@ def calibrate_command(
         measured = [r for p in runs for r in read_runs(p)]
         check_not_input(out_file, "--out")  # (a model or network file the runs name, too)
         inputs_read()
-        fit = fit_npu(measured, fit_names(fit), loss=loss)
+        fit = fit_npu(measured, names, loss=loss)
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None

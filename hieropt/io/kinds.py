@@ -46,10 +46,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "parts catalog": ("a parts catalog", "give it to provision: `hieropt provision INSTANCE "
                       "--catalog {file}`"),
     "accelerator catalog": ("an accelerator catalog", "name it in an LLM model file "
-                            '(npu_catalog = "{file}", relative to the model file)'),
+                            '(npu_catalog = "PATH": its path from the model file\'s folder; '
+                            "from here it is {file})"),
     "calibrated accelerator": ("a calibrated accelerator file (written by hieropt calibrate)",
                                "name it in an LLM model file ([params.npu] calibrated = "
-                               '"{file}", relative to the model file), or give it to validate: '
+                               '"PATH": its path from the model file\'s folder; from here it is '
+                               "{file}), or give it to validate: "
                                "`hieropt validate RUNS.csv --npu {file}`"),
     "llm model": ("an LLM model file", "run `hieropt workload plan {file}`, or name it as a "
                   "co-design space's model or an instance's workload"),

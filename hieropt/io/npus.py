@@ -3,8 +3,8 @@
 accelerator = "<name>"`` filled in from it.
 
 Format: ``[[accelerator]]`` entries (name, aliases, vendor, ``hbm_gib``, ``hbm_gbps``, ``tdp_w``,
-``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number
-format), ``[accelerator.sources]`` (every figure's source and date) and
+``scaleup_gbps``, ``price_usd``, ``fp8_transposes``), each with ``[accelerator.peak_tflops]``
+(dense TFLOP/s per number format), ``[accelerator.sources]`` (every figure's source and date) and
 ``[accelerator.calibration]`` (the roofline's defaults in 16-bit training,
 :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, ``fitted_on`` and, for a default
 fitted on measured runs, ``runs_file``), optionally with a sub-table per other number format
@@ -66,7 +66,8 @@ def _read(path: Path) -> AcceleratorCatalog:
 def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) -> Any:
     """The ``[params.npu]`` table ``npu`` with its ``accelerator`` filled in from the catalog
     (``catalog``, default :data:`DEFAULT_CATALOG`): name, the peak of its ``number_format`` (default
-    bf16), HBM capacity and bandwidth, and (unless ``efficiency`` is given: the flat model) the
+    bf16), HBM capacity and bandwidth, scale-up bandwidth, ``fp8_transposes`` when the entry gives
+    it, and (unless ``efficiency`` is given: the flat model) the
     calibration in that number format (the entry's ``[calibration.<format>]`` over its base:
     :meth:`~hieropt.workloads.llm.accelerators.Calibration.in_format`). Fields the table gives win,
     but a ``peak_tflops`` above 1.5 x the entry's dense peak in the number format is refused
@@ -98,6 +99,8 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         ) from e
     filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps,
                               "scaleup_gbps": a.scaleup_gbps}
+    if a.fp8_transposes is not None:
+        filled["fp8_transposes"] = a.fp8_transposes
     fmt = npu.get("number_format", "bf16")
     if _is_number(given := npu.get("catalog_peak_tflops")) and given > 0:
         # (the user's dense peak of the part: the reference of the checks, not the catalog's)

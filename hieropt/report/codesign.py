@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from ..studies.codesign.rows import fold_ties, tied_counts
 from ..studies.codesign.search import Codesign, Reach
 from ..studies.sizing import size_outcomes
 from ..units import PLAIN_SLIP_NS, fmt_num, time_unit_hint
@@ -66,6 +67,7 @@ def summary_lines(result: Codesign) -> list[str]:
             else ""
         ),
         *invalid_lines(en.skipped, what="pairs", field="skipped"),
+        *(f"  note: {n:,} NPUs skipped: {why}" for n, why in en.no_shape.items()),
         f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} "
         "(proven bound >= "
         + ("incumbent of its cluster size)" if len(sp.sizes) > 1 else "incumbent)")
@@ -104,6 +106,10 @@ def summary_lines(result: Codesign) -> list[str]:
         if best["equivalents"]:
             lines.append(f"  the same answer on {best['equivalents']} equivalent shape(s): "
                          + ", ".join(best["equivalent_shapes"]))
+        head, folded = fold_ties(result.ranking)[0]
+        if same := tied_counts(head, folded)[0]:
+            lines.append(f"  as fast and as dear on {same} other network(s) of this plan (other "
+                         "shapes or placements; every row in --out)")
     return lines
 
 
@@ -208,10 +214,13 @@ def _up(x: float) -> float:
 
 
 def ranking_table(result: Codesign, top: int = 20) -> Table:
-    """The best ``top`` candidates."""
+    """The best ``top`` rows of the ranking, one per plan and rank: the plan's other rows of that
+    rank folded into the first (:func:`~hieropt.studies.codesign.rows.fold_ties`; "+k as fast and
+    as dear", "+k of the same rank")."""
     sp = result.space
     solved = sum(n for status, n in result.statuses.items() if status in ("optimal", "limit"))
-    t = Table(title=f"Best {min(top, len(result.ranking))} of {solved:,} solved candidates "
+    shown = fold_ties(result.ranking)[:top]
+    t = Table(title=f"Best {len(shown)} of {solved:,} solved candidates "
               f"(time ms; memory GB per NPU)", title_justify="left")
     for col in (
         "rank",
@@ -227,8 +236,13 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     ):
         t.add_column(col, justify="left" if col in ("plan", "network", "GB/s per NPU") else "right",
                      overflow="fold")
-    for r in result.ranking[:top]:
+    for r, folded in shown:
         more = f" (+{r['equivalents']} equivalent)" if r.get("equivalents") else ""
+        if folded:
+            same, other = tied_counts(r, folded)
+            more += " (" + "; ".join(
+                w for w in (f"+{same} as fast and as dear" if same else "",
+                            f"+{other} of the same rank" if other else "") if w) + ")"
         t.add_row(
             str(r["rank"]),
             r["plan"],
@@ -244,6 +258,12 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     t.caption = ("compute + bubble (the pipeline's fill and drain with free communication) + "
                  "exposed comm (what the network adds) = the iteration time, as hieropt solve "
                  "splits it")
+    if any(folded for _, folded in shown):
+        t.caption += ("; +k: the row's plan on k other networks (shapes or placements) of its "
+                      "rank, as fast and as dear, or ranked after it by the tie-break ("
+                      + ("dearer" if sp.objective == "performance" else "slower")
+                      + "): every row in --out, those in --json's ranking with tie_of naming "
+                      "the row shown")
     return t
 
 

@@ -60,13 +60,13 @@ FITTED = {
     "validation/calibration/h100-one-node.csv": {
         "runs": 6, "mean_pct": 2.3, "worst_pct": 6.4, "too_fast": 6},
     "validation/calibration/gb200-fp8-one-node.csv": {
-        "runs": 2, "mean_pct": 11.5, "worst_pct": 16.9, "too_fast": 0,
+        "runs": 2, "mean_pct": 5.6, "worst_pct": 9.4, "too_fast": 0,
         "basis": "1 measured FP8 run (Llama 3 8B on one 8-GPU slice of a GB200 NVL72 rack)"},
     "validation/calibration/b200-fp8-one-node.csv": {
-        "runs": 1, "mean_pct": 4.9, "worst_pct": 4.9, "too_fast": 0,
+        "runs": 1, "mean_pct": 0.4, "worst_pct": 0.4, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX B200 node, 8 GPUs)"},
     "validation/calibration/h100-fp8-one-node.csv": {
-        "runs": 2, "mean_pct": 7.1, "worst_pct": 9.6, "too_fast": 1,
+        "runs": 2, "mean_pct": 7.5, "worst_pct": 14.8, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX H100 node, 8 GPUs)"},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
@@ -193,13 +193,14 @@ def calibrated_note(path: str | Path) -> str:
     mean and worst error (``"the H100-SXM compute calibration is fitted on 2 runs of h100.csv (fit
     MAPE 1.7 %, worst 4.2 %; calibrated file h100-mine.toml)"``); then, when a fitted value sits
     at a bound of its range or the worst error is above :data:`UNRELIABLE_WORST`, that its
-    predictions are unreliable; and a runs file gone or changed since the fit
+    predictions are unreliable; a ``[params.npu]`` edited since the fit
+    (:func:`hieropt.io.calibration.npu_edited`); and a runs file gone or changed since the fit
     (:func:`hieropt.io.calibration.runs_file_changes`).
 
     Raises:
         InputError: a missing or bad file (read before, when the model file was).
     """
-    from ..io.calibration import BOUNDS, runs_file_changes
+    from ..io.calibration import BOUNDS, fit_quality, npu_edited, runs_file_changes
     from ..io.npus import read_calibrated_npu
 
     table, meta, values = read_calibrated_npu(path)
@@ -208,11 +209,8 @@ def calibrated_note(path: str | Path) -> str:
     runs = meta.get("runs")
     count = f"{runs} run{'' if runs == 1 else 's'}" if isinstance(runs, int) else "the runs"
     mape, worst = meta.get("mape"), meta.get("worst")
-    quality = (
-        f"fit MAPE {mape * 100:.1f} %, worst {worst * 100:.1f} %; "
-        if isinstance(mape, int | float) and isinstance(worst, int | float)
-        else ""
-    )
+    quality = fit_quality(runs, len(values), mape, worst)
+    quality += "; " if quality else ""
     note = (
         f"the {name} compute calibration is fitted on {count} of {files} ({quality}calibrated "
         f"file {Path(path).name})"
@@ -232,6 +230,11 @@ def calibrated_note(path: str | Path) -> str:
         )
     if warnings:
         note += "; " + "; ".join(warnings) + "; predictions are unreliable"
+    if npu_edited(table, meta):
+        note += (
+            "; its [params.npu] was edited since the fit (it differs from what calibrate wrote): "
+            "the fit's errors are of the values calibrate wrote, not of these"
+        )
     changes = runs_file_changes(path, meta)
     if changes:
         note += (

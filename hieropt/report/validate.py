@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from ..io.calibration import fit_quality
 from ..studies.validate import Calibration, Validation
 from ..studies.validate.checks import row_calibration_cells, runs_text
 from ..units import plural
@@ -152,9 +153,16 @@ def calibration_line(c: Calibration, verb: str = "fitted") -> str:
     values = ", ".join(f"{k} = {v:.4g}" for k, v in c.values.items())
     return (
         f"{c.npu} {verb} on {runs_text(c.runs, c.measurements)} of "
-        f"{', '.join(short_file(f) for f in c.files)} ({c.loss}): {values}; "
-        f"fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
+        f"{', '.join(short_file(f) for f in c.files)} ({c.loss}): {values}; {_quality(c)}"
     )
+
+
+def _quality(c: Calibration) -> str:
+    """The fit's quality (``fit: mean absolute error 1.4%, worst 3.9%``), or that it is exact by
+    construction (no more runs than fitted fields: :func:`hieropt.io.calibration.fit_quality`)."""
+    if 0 < c.runs <= len(c.fields):
+        return fit_quality(c.runs, len(c.fields), _finite(c.mape), _finite(c.worst))
+    return f"fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
 
 
 def bound_notes(c: Calibration) -> list[str]:
@@ -310,12 +318,16 @@ def calibration_file_parts(c: Calibration) -> tuple[dict[str, Any], dict[str, An
         "worst": _finite(c.worst),
         "at_bound": list(c.at_bound),
     }
+    exact = 0 < c.runs <= len(c.fields)
+    quality = (
+        fit_quality(c.runs, len(c.fields), _finite(c.mape), _finite(c.worst))
+        if exact
+        else f"mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} on those runs"
+    )
     comment = (
         f"Accelerator {c.npu} calibrated by `hieropt calibrate` on "
         f"{runs_text(c.runs, c.measurements)} of {', '.join(c.files)}:\n"
-        f"mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} "
-        "on those runs "
-        f"(loss {c.loss}); fitted: {', '.join(c.values)}.\n"
+        f"{quality} (loss {c.loss}); fitted: {', '.join(c.values)}.\n"
         "Plan with it: [params.npu] calibrated = \"THIS FILE\" in a model file (relative to the "
         "model file)."
     )

@@ -7,8 +7,9 @@ are ordered by their proven lower bound and pruned against the best found on the
 each size's best is that size's optimum (what buying that many NPUs gives), not only the overall
 one. A size's smallest bound
 (:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.size_bounds`) says how far it is
-from the best. The sizes need a shape space (``[[levels]]``): a fixed network holds one NPU
-count.
+from the best. Several sizes need a shape space (``[[levels]]``): a fixed network holds one NPU
+count (``sizes`` of that count alone are taken). A size no shape of the space holds is skipped with
+a note (:attr:`~hieropt.studies.codesign.candidates.CodesignEnumeration.no_shape`).
 
 **Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever
 the size, so a deadline W is the same iteration-time target W B s / D (ns) for every size and plan
@@ -81,19 +82,22 @@ def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
     time target (module docstring).
 
     Raises:
-        InputError: sizes with a fixed network (they need ``[[levels]]``), an empty list or a size
-            below 2, a deadline without tokens.
+        InputError: sizes with a fixed network other than its own NPU count (several sizes need
+            ``[[levels]]``), an empty list or a size below 2, a deadline without tokens.
     """
     fields: dict[str, Any] = dict(space)
     if sizes is not None:
-        if space.network is not None:
-            raise InputError(space.name, "network", "cluster sizes need a shape space: a fixed "
-                             "network holds one NPU count",
-                             "describe the network family with [[levels]]")
         if not sizes or min(sizes) < 2:
             raise InputError("sizes", None, f"{sizes!r} is not a list of NPU counts >= 2",
                              "give e.g. 2048,4096,8192")
         unique = sorted(set(sizes))
+        held = space.network.npus_total if space.network is not None else None
+        if held is not None and unique != [held]:
+            other = ", ".join(f"{n:,}" for n in unique if n != held)
+            raise InputError(space.name, "network", f"the fixed network holds {held:,} NPUs, not "
+                             f"{other}: one fixed network has one cluster size",
+                             "describe the network family with [[levels]] to search several "
+                             f"sizes, or give only {held} (the network's)")
         fields["npus"] = unique[0] if len(unique) == 1 else tuple(unique)
     if deadline_ns is not None:
         target = deadline_target_ns(space, deadline_ns)
@@ -104,8 +108,11 @@ def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
         raise validation_error(e, space.name) from e
 
 
-def _note(space: CodesignSpace, bound: float, deadline: bool) -> str:
-    """Why a size without a solved candidate has no answer."""
+def _note(space: CodesignSpace, bound: float, deadline: bool, no_shape: str | None = None) -> str:
+    """Why a size without a solved candidate has no answer (``no_shape``: why no shape of the
+    space holds it, :attr:`~hieropt.studies.codesign.candidates.CodesignEnumeration.no_shape`)."""
+    if no_shape is not None:
+        return f"skipped: no network shape holds it ({no_shape})"
     if bound == float("inf"):
         return "no plan fits and places on a shape of this size"
     within = (" within the deadline" if deadline else " within the time target"
@@ -122,7 +129,8 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
     outcomes = []
     for n in space.sizes:
         bound = bounds.get(n, float("inf"))
-        note = None if n in best else _note(space, bound, deadline)
+        note = None if n in best else _note(space, bound, deadline,
+                                            result.enumeration.no_shape.get(n))
         outcomes.append(SizeOutcome(n, bound, best.get(n), note))
     answered = [o for o in outcomes if o.best is not None]
     chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)

@@ -131,7 +131,9 @@ def test_sizes_need_a_shape_space():
     space = load_codesign(REPO / "spaces" / "codesign-gpt3-4096.toml")
     net = Network(dims=(Dimension(block="Ring", npus=64, cost_class="InterNode"),
                         Dimension(block="Switch", npus=64, cost_class="InterPod")))
-    with pytest.raises(InputError, match="shape space"):
+    with pytest.raises(InputError, match="the fixed network holds 4,096 NPUs, not 1,024: one "
+                       "fixed network has one cluster size; fix: describe the network family "
+                       r"with \[\[levels\]\] to search several sizes, or give only 4096"):
         size_cluster(space.model_copy(update={"network": net, "levels": ()}), [1024])
 
 

@@ -61,7 +61,8 @@ CATALOG = (
 )
 NOTE = (
     "the H100-SXM compute calibration is fitted on 1 run of h100-one-node.csv (fit MAPE 1.7 %, "
-    "worst 4.2 %; calibrated file h100-mine.toml)"
+    "worst 4.2 %: the spread of repeated measurements of 1 run for 1 field, no check of the "
+    "model; calibrated file h100-mine.toml)"
 )
 
 

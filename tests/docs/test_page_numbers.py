@@ -127,6 +127,14 @@ def test_codesign_llama_space_counts():
         "| `codesign-llama3-405b.toml` (3 sizes, 13,824 plan combinations, 2-4 dimensions) | "
         "13,882 | 286 (each size's own optimum) |",
     )
+    # the ranked table: one row per plan and rank (the best plan's 33 other networks of its time
+    # and cost and 43 dearer ones of its time folded into its row)
+    assert "Best 4 of 286 solved candidates" in out
+    assert "nvl:SW16 spine:SW1024 (+33 as fast and as dear; +43 of the same rank)" in out
+    for rank, plan in ((1, "nore"), (70, "sel"), (139, "nore"), (197, "sel")):
+        assert f"│ {rank} │ tp8 pp1 dp{2048 if rank < 139 else 1024} ep1 z3 {plan} sp" in out
+    on_page("codesign.md", "34 networks of the best plan at 5,317.1092 ms and $341,475,318 and 43 "
+            "more at that time and a higher cost", "the 4 plans solved (ranks 1, 70, 139, 197)")
 
 
 LLAMA_512 = """name = "llama70b-512"

@@ -58,7 +58,8 @@ nic_usd_per_gbps = 31.6
 """
 H100_NOTE = (
     "the H100-SXM compute calibration is fitted on 1 run of h100-one-node.csv (fit MAPE 1.7 %, "
-    "worst 4.2 %; calibrated file h100-mine.toml)"
+    "worst 4.2 %: the spread of repeated measurements of 1 run for 1 field, no check of the "
+    "model; calibrated file h100-mine.toml)"
 )
 TINY_NOTE = (
     "the toy compute calibration is fitted on 4 runs of runs.csv (fit MAPE 17.6 %, worst 17.6 %; "

@@ -627,10 +627,10 @@ def test_a_calibrated_file_s_edited_figure_times_the_runs_as_fitting_on_them_wou
          'at_bound = [] or a list of names from fields, e.g. ["matrix_efficiency"]'),
         ('loss = "mape"', 'loss = "mape"\nsource = "Korthikanti"', "calibration.source: unknown "
          "key; fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
-         "at_bound, sha256"),
+         "at_bound, sha256, npu_sha256"),
         ('loss = "mape"', 'loss = "mape"\nrun = 2', "calibration.run: unknown key (did you mean "
          "'runs'?); fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
-         "at_bound, sha256"),
+         "at_bound, sha256, npu_sha256"),
     ],
 )
 @pytest.mark.heavy

@@ -147,12 +147,18 @@ class CodesignEnumeration:
         count: the number of candidates.
         pairs: the number of (plan, shape) pairs with at least one placement.
         skipped: reason -> number of plan-shape pairs the mapping rule cannot place (no candidate).
+        no_shape: cluster size -> why no shape of the space holds it (with the fix; set by
+            :func:`enumerate_candidates`): a size with a plan that fits but no shape is skipped,
+            the others searched.
     """
+
+    no_shape: dict[int, str]
 
     def __init__(
         self, space: CodesignSpace, plans: PlanEnumeration, shapes: list[tuple[str, Network]]
     ):
         self.space, self.plans = space, plans
+        self.no_shape = {}
         self._placements = Table(PLACEMENTS_CACHED)
         self.fitting = sorted(plans.fitting, key=lambda pc: pc.id + " | ")
         self.shapes = tuple(sorted(shapes, key=lambda sn: sn[0] + " | "))
@@ -398,13 +404,16 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     docstring).
 
     Raises:
-        InputError: the network family has no shape.
+        InputError: the network family has no shape on the space's size, or on none of its sizes
+            with a plan that fits (a size without one is skipped, :attr:`CodesignEnumeration.
+            no_shape`).
     """
     per_size = [enumerate_plans(space.base, n, space.plans, space.custom_layouts)
                 for n in space.sizes]
     fitting = [pe.fitting[0] for pe in per_size if pe.fitting]
     placeholder = lower_stage(fitting[0].step) if fitting else None
     shapes: list[tuple[str, Network]] = []
+    missing: dict[int, InputError] = {}
     for n, pe in zip(space.sizes, per_size, strict=True):
         if not pe.fitting and space.network is None:
             continue
@@ -412,9 +421,31 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
         if not found:
             blocked = space.switch_only_at_top and bool(shapes_of(
                 space.model_copy(update={"switch_only_at_top": False}), placeholder, n))
-            raise no_shape(space.name, space.min_dims, space.max_dims, n, blocked)
+            missing[n] = no_shape(space.name, space.min_dims, space.max_dims, n, blocked)
         shapes += found
-    return CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
+    if missing and not shapes:
+        raise _no_size_shape(space, missing)
+    enum = CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
+    enum.no_shape = {n: f"{e.problem}; fix: {e.fix}" for n, e in missing.items()}
+    return enum
+
+
+def _no_size_shape(space: CodesignSpace, missing: dict[int, InputError]) -> InputError:
+    """The error of a space none of whose sizes with a fitting plan has a shape (``missing``: size
+    -> its :func:`~hieropt.studies.explore.enumerate.no_shape` error): that error itself for one
+    size, else one naming every such size (the Switch rule as the cause when it is for each)."""
+    if len(missing) == 1:
+        return next(iter(missing.values()))
+    blocked = all(e.field == "switch_only_at_top" for e in missing.values())
+    first, e = next(iter(missing.items()))
+    if not blocked:
+        e = no_shape(space.name, space.min_dims, space.max_dims, first)
+    sizes = ", ".join(f"{n:,}" for n in missing)
+    return InputError(
+        space.name, e.field,
+        e.problem.replace(f"multiplies to {first} NPUs", f"multiplies to any of the cluster sizes "
+                          f"{sizes} NPUs (those with a plan that fits)"),
+        f"{e.fix}; or list cluster sizes the levels can hold (npus, --sizes)")
 
 
 __all__ = [

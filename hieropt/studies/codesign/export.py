@@ -27,8 +27,11 @@ from .solve import space_constraints
 def row_params(space: CodesignSpace, row: dict[str, Any]) -> LLMParams:
     """The plan of a row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): the space's model with
     the row's plan fields, built as the search built it
-    (:func:`~hieropt.studies.codesign.plans.plan_params`)."""
+    (:func:`~hieropt.studies.codesign.plans.plan_params`), its ``recompute_layers`` the row's when
+    it gives one (a row of an older results file or JSON has none: the space's)."""
     choice = {k: row[k] for k in PlanChoices.model_fields if k in row and row[k] is not None}
+    if row.get("recompute_layers") is not None and row.get("recompute") == "full":
+        choice["recompute_layers"] = row["recompute_layers"]
     for k in ("sequence_parallel", "overlap_grad_reduce"):
         if k in choice:
             choice[k] = bool(choice[k])
@@ -243,7 +246,9 @@ def instance_files(folder: str | Path, space: str) -> list[Path]:
 def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[Path]:
     """Write the ``top`` best candidates of ``result`` as instance files
     ``FOLDER/<space>-rank<r>-<k>.toml`` (:func:`instance_document`; a header comment gives the
-    candidate and its proven optimum).
+    candidate and its proven optimum): the rows of the ranked table, a row of the same plan, time
+    and cost as an earlier one folded into it
+    (:func:`~hieropt.studies.codesign.rows.fold_ties`).
 
     Raises:
         InputError: ``top`` < 1, or the folder cannot be created or written.
@@ -262,8 +267,10 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
             f"cannot create the folder: {e.strerror}",
             "name a folder you can write",
         ) from None
+    from .rows import fold_ties
+
     out = []
-    for k, row in enumerate(result.ranking[:top], start=1):
+    for k, (row, _) in enumerate(fold_ties(result.ranking)[:top], start=1):
         path = folder / f"{result.space.name}-rank{row['rank']}-{k}.toml"
         head = [
             f"co-design candidate {row['id']}",

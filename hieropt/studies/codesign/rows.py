@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -32,6 +33,7 @@ COLUMNS: tuple[tuple[str, type], ...] = (
     ("ep", int),
     ("zero_stage", int),
     ("recompute", str),
+    ("recompute_layers", int),
     ("sequence_parallel", int),
     ("virtual_stages", int),
     ("micro_batch_size", int),
@@ -66,8 +68,25 @@ not solved). ``compute_ns`` + ``bubble_ns`` + ``communication_ns`` (exposed) =
 stage issues; not parts of the exposed communication) and ``bw_gbps`` (GB/s per NPU per dimension)
 are an object, an object and an array, ``notes`` an array of texts (an NPU peak below half
 the catalog's, TP on a scale-out dimension) (JSON text in a CSV cell or Parquet string). ``nics``:
-:func:`hieropt.spec.space.nic_count`."""
+:func:`hieropt.spec.space.nic_count`. ``recompute_layers``: with ``full`` recompute, the blocks
+recomputed per stage (per model chunk when interleaved), the first of each (the model file's
+``plan.recompute_layers``; empty: every block, or no full recompute)."""
 NAMES = tuple(n for n, _ in COLUMNS)
+ADDED_COLUMNS = ("recompute_layers",)
+"""Columns a results file written by an older hieropt lacks: such a file is still resumed (a CSV
+gets them, empty, before rows are appended; its rows read back with them filled in from the plan
+id, :func:`with_added_columns`)."""
+
+
+def with_added_columns(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` read back from a results file, with what an older file's row lacks
+    (:data:`ADDED_COLUMNS`) filled in from its plan id: ``recompute_layers`` N of a ``fullN``
+    plan (:func:`~hieropt.studies.codesign.plans.plan_id`), else empty (every block, or no full
+    recompute)."""
+    if row.get("recompute_layers") is None:
+        m = re.search(r"(?:^| )full([0-9]+)(?: |$)", row.get("plan") or "")
+        row["recompute_layers"] = int(m.group(1)) if m else None
+    return row
 
 
 def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
@@ -87,6 +106,7 @@ def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
         ep=pl.ep,
         zero_stage=pl.zero_stage,
         recompute=pl.recompute,
+        recompute_layers=pl.recompute_layers,
         sequence_parallel=int(pl.sequence_parallel),
         virtual_stages=pl.virtual_stages,
         micro_batch_size=pl.micro_batch_size,
@@ -162,6 +182,7 @@ class CodesignRow:
     ep: int
     zero_stage: int
     recompute: str
+    recompute_layers: int | None
     sequence_parallel: int
     virtual_stages: int
     micro_batch_size: int
@@ -225,6 +246,61 @@ def fold_equivalent(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault(key, []).append(r)
     return [{**g[0], "equivalents": len(g) - 1, "equivalent_shapes": [r["shape"] for r in g[1:]]}
             for g in groups.values()]
+
+
+def fold_ties(ranking: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The rows a ranked table shows: ``ranking`` (best first, with ``rank``: :meth:`Tally.ranking`)
+    with each row folded into the first earlier row of the same plan and rank: the same plan on
+    another network (shape or placement) whose objective value ties it within the gap target,
+    ranked after it by the tie-break (its network cost with the performance objective, else its
+    time: :func:`~hieropt.studies.explore.run.rank_rows`), so no better for the buyer. E.g. on
+    ``codesign-llama3-405b`` 34 networks of one plan at 5,317.1092 ms and $341,475,318 (the
+    scale-out levels priced alike, the 50 GB/s per NPU split among them at will), and more of it
+    at that time and a higher cost, fill the first 60 ranked rows.
+
+    Returns:
+        (row shown, the rows folded into it, in ranking order) per row shown, in ranking order.
+    """
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    heads: dict[tuple[str, Any], int] = {}
+    for r in ranking:
+        i = heads.get(key := (r["plan"], r["rank"]))
+        if i is None:
+            heads[key] = len(out)
+            out.append((r, []))
+        else:
+            out[i][1].append(r)
+    return out
+
+
+def json_ranking(ranking: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
+    """A JSON's ``ranking``: the ``top`` best rows of ``ranking`` (:meth:`Tally.ranking`) and the
+    ``top`` rows the ranked table shows (:func:`fold_ties`), in ranking order, each with
+    ``tie_of``: None for a row the table shows, else the id of the row it is folded into."""
+    tie_of: dict[str, str | None] = {}
+    shown = fold_ties(ranking)
+    for head, folded in shown:
+        tie_of[head["id"]] = None
+        tie_of.update((r["id"], head["id"]) for r in folded)
+    keep = {head["id"] for head, _ in shown[:top]}
+    return [{**r, "tie_of": tie_of[r["id"]]} for i, r in enumerate(ranking)
+            if i < top or r["id"] in keep]
+
+
+def tied_counts(head: dict[str, Any], folded: list[dict[str, Any]]) -> tuple[int, int]:
+    """(networks as fast and as dear as ``head``, other networks) that the rows ``folded`` into it
+    (:func:`fold_ties`) stand for, each row with its equivalent shapes (:func:`fold_equivalent`);
+    as fast and as dear: time and network cost within the gap target
+    (:data:`~hieropt.solvers.cutting.REL_GAP`, relative; the figures are certified to it only)."""
+    same = other = 0
+    for r in folded:
+        n = 1 + (r.get("equivalents") or 0)
+        if all(abs(r[k] - head[k]) <= REL_GAP * abs(head[k])
+               for k in ("iteration_time_ns", "network_cost_usd")):
+            same += n
+        else:
+            other += n
+    return same, other
 
 
 KEEP_ROWS = 1000
@@ -317,6 +393,8 @@ class Tally:
 __all__ = [
     "COLUMNS",
     "NAMES",
+    "ADDED_COLUMNS",
+    "with_added_columns",
     "OWN_COLUMNS",
     "CodesignRow",
     "UnsolvedRows",
@@ -324,4 +402,7 @@ __all__ = [
     "KEEP_ROWS",
     "base_row",
     "fold_equivalent",
+    "fold_ties",
+    "json_ranking",
+    "tied_counts",
 ]

@@ -56,7 +56,17 @@ from ..explore.executors import client_address, paused_gc, run_admitted
 from ..explore.results import ResultSink, fingerprint, typed_row
 from ..explore.run import SOLVED
 from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
-from .rows import COLUMNS, KEEP_ROWS, OWN_COLUMNS, CodesignRow, Tally, UnsolvedRows
+from .rows import (
+    ADDED_COLUMNS,
+    COLUMNS,
+    KEEP_ROWS,
+    OWN_COLUMNS,
+    CodesignRow,
+    Tally,
+    UnsolvedRows,
+    json_ranking,
+    with_added_columns,
+)
 from .solve import issued_by_group_ns, solve_codesign_candidate
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
@@ -146,10 +156,14 @@ class Codesign:
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top``
-        best rows, the per-dimension summary (lists and objects, never joined text), and the
-        space searched (``space_definition``: :meth:`CodesignSpace.model_dump`, with the
-        command's ``--tokens`` and sizes applied), from which ``hieropt report`` figures every
-        row's tokens, FLOPs, MFU, days and $ without the space file."""
+        best rows and the ``top`` rows of the ranked table (``ranking``:
+        :func:`~hieropt.studies.codesign.rows.json_ranking`), the per-dimension summary (lists
+        and objects, never joined text), and the space searched (``space_definition``:
+        :meth:`CodesignSpace.model_dump`, with the command's ``--tokens`` and sizes applied),
+        from which ``hieropt report`` figures every row's tokens, FLOPs, MFU, days and $ without
+        the space file. ``sizes_without_shape``: the cluster sizes skipped because no shape of
+        the space holds them (``npus``, ``reason`` with its fix; empty when every size has
+        one)."""
         en = self.enumeration
         return {
             "space": self.space.name,
@@ -164,6 +178,7 @@ class Codesign:
                 "fitting": len(en.plans.fitting),
             },
             "shapes": len(en.shapes),
+            "sizes_without_shape": [{"npus": n, "reason": why} for n, why in en.no_shape.items()],
             "candidates": en.count,
             "pairs": en.pairs,
             "skipped": en.skipped,
@@ -176,7 +191,7 @@ class Codesign:
             "backend": self.backend,
             "out": None if self.out is None else str(self.out),
             "best": None if self.best is None else self.best.to_dict(),
-            "ranking": self.ranking[:top],
+            "ranking": json_ranking(self.ranking, top),
             "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
             "by_npus": [
                 {**e, "best": e["best"]["id"], "best_value": e["best"]["objective_value"]}
@@ -288,7 +303,7 @@ def codesign(
     _no_plan(space, enum)
     search = _Search(space, codesign_fingerprint(space), enum, keep, on_row, progress)
     sink = (
-        ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False)
+        ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False, added=ADDED_COLUMNS)
         if out is not None
         else None
     )
@@ -360,7 +375,7 @@ class _Search:
         keys = array("Q")  # (8 bytes per row read back)
         for row in sink.read_previous():
             keys.append(_Seen.key(row["id"]))
-            self._take(row, write=False)
+            self._take(with_added_columns(row), write=False)
         self.resumed = len(keys)
         self.seen = _Seen(keys)
 

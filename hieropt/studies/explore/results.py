@@ -101,10 +101,20 @@ def _read_csv(path: Path, space_hash: str, repair: bool,
     return list(_iter_csv(path, space_hash, repair, columns))
 
 
+def older_header(header: tuple[str, ...], names: tuple[str, ...],
+                 added: tuple[str, ...] = ()) -> bool:
+    """Whether ``header`` is ``names`` without some of the columns ``added`` (a results file written
+    before they were added: its rows read back with those columns empty)."""
+    have = set(header)
+    return have < set(names) and header == tuple(n for n in names if n in have or n not in added)
+
+
 def _iter_csv(
-    path: Path, space_hash: str, repair: bool, columns: tuple[tuple[str, type], ...] = COLUMNS
+    path: Path, space_hash: str, repair: bool, columns: tuple[tuple[str, type], ...] = COLUMNS,
+    added: tuple[str, ...] = (),
 ):
-    """:func:`_read_csv` one row at a time (the file is read line by line)."""
+    """:func:`_read_csv` one row at a time (the file is read line by line); a file without some of
+    the columns ``added`` (:func:`older_header`) reads back with them empty."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb") as f:
@@ -120,7 +130,8 @@ def _iter_csv(
         header = next(reader, None)
         if header is None:
             return
-        if tuple(header) != names:
+        header = tuple(header)
+        if header != names and not older_header(header, names, added):
             raise InputError(
                 path,
                 "header",
@@ -128,12 +139,38 @@ def _iter_csv(
                 "give another --out file, or delete this one to start over",
             )
         for i, values in enumerate(reader, start=2):
-            if len(values) != len(names):
-                raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(names)}",
+            if len(values) != len(header):
+                raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(header)}",
                                  "delete the damaged line (it is solved again) or the file")
             yield _check_hash(
-                typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash
+                typed_row(dict(zip(header, values, strict=True)), columns), path, i, space_hash
             )
+
+
+def _upgrade_csv(path: Path, names: tuple[str, ...], added: tuple[str, ...],
+                 space_hash: str) -> None:
+    """Rewrite the results CSV ``path`` whose header lacks some of the columns ``added``
+    (:func:`older_header`) with every column of ``names``, those cells empty (the other cells
+    copied as they are), so that rows appended after it have the file's columns. A file with
+    another header, or whose first row is of another ``space_hash``, is left as it is (the reader
+    refuses it)."""
+    from ...io.files import replacing
+
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = tuple(next(reader, ()))
+        first = dict(zip(header, next(reader, ()), strict=False))
+    if not older_header(header, names, added) or first.get("space_hash", space_hash) != space_hash:
+        return
+    with (replacing(path, f"--out {path}") as tmp, path.open(encoding="utf-8", newline="") as f,
+          tmp.open("w", encoding="utf-8", newline="") as g):
+        reader = csv.reader(line for line in f if line.endswith("\n"))
+        writer = csv.writer(g, lineterminator="\n")
+        next(reader)
+        writer.writerow(names)
+        for values in reader:
+            cells = dict(zip(header, values, strict=False))
+            writer.writerow([cells.get(n, "") for n in names])
 
 
 def _cut_last_line(path: Path, repair: bool) -> None:
@@ -217,10 +254,12 @@ class ResultSink:
 
     ``previous`` holds the rows of an earlier run (a resume); with ``keep_previous=False`` it stays
     empty and :meth:`read_previous` yields them one at a time instead (a sweep of millions of
-    rows)."""
+    rows). ``added``: columns a file written by an older hieropt may lack (:func:`older_header`):
+    its rows read back with them empty, and a CSV is rewritten with them (:func:`_upgrade_csv`)
+    before rows are appended."""
 
     def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS,
-                 keep_previous: bool = True):
+                 keep_previous: bool = True, added: tuple[str, ...] = ()):
         if out.suffix.lower() not in (".csv", ".parquet"):
             raise InputError(
                 "out",
@@ -233,13 +272,14 @@ class ResultSink:
                              "create it first, or name a file in an existing folder")
         self.out = out
         self.hash = space_hash
-        self.columns = columns
+        self.columns, self.added = columns, added
         self.names = tuple(n for n, _ in columns)
         self.parquet = out.suffix.lower() == ".parquet"
         self.journal = out.with_name(out.name + ".partial.csv") if self.parquet else out
         if self.parquet:
             pq = _pyarrow(out)
-            if out.exists() and tuple(pq.ParquetFile(out).schema_arrow.names) != self.names:
+            have = tuple(pq.ParquetFile(out).schema_arrow.names) if out.exists() else self.names
+            if have != self.names and not older_header(have, self.names, added):
                 raise InputError(
                     out,
                     "columns",
@@ -248,6 +288,8 @@ class ResultSink:
                 )
         if self.journal.exists() and self.journal.stat().st_size:
             _cut_last_line(self.journal, True)  # (a line cut off by an interruption)
+            if added:  # (an older file's rows get the columns added since, empty)
+                _upgrade_csv(self.journal, self.names, added, space_hash)
         self.previous: list[dict[str, Any]] = list(self.read_previous()) if keep_previous else []
         fresh = not self.journal.exists() or self.journal.stat().st_size == 0
         self.file = self.journal.open("a", encoding="utf-8", newline="")
@@ -265,7 +307,7 @@ class ResultSink:
                 for r in batch.to_pylist():
                     i += 1
                     yield _check_hash(typed_row(r, self.columns), self.out, i, self.hash)
-        yield from _iter_csv(self.journal, self.hash, False, self.columns)
+        yield from _iter_csv(self.journal, self.hash, False, self.columns, self.added)
 
     def _append(self, values: Any) -> None:
         """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full

@@ -156,6 +156,9 @@ class Calibration:
         measurements: the measured times the fit weighs (a row repeating a run, or a file given
             twice, once; two times of one plan twice): ``runs`` or more; 0 when not recorded (a
             fit read from a file).
+        edited: read from a file whose ``[params.npu]`` was edited since the fit
+            (:func:`hieropt.io.calibration.npu_edited`): ``mape`` and ``worst`` are of the values
+            calibrate wrote, not of ``npu_fields``.
     """
 
     npu: str
@@ -172,6 +175,7 @@ class Calibration:
     source: str = ""
     contradictions: tuple[str, ...] = ()
     measurements: int = 0
+    edited: bool = False
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -341,9 +345,10 @@ def read_calibrated(path: str) -> Calibration:
     Raises:
         InputError: a missing or bad file.
     """
-    from ...io.calibration import read_calibration, read_npu_table
+    from ...io.calibration import npu_edited, read_calibration, read_npu_table
 
     npu, values, meta = read_calibration(path)
+    table = read_npu_table(path)
     known = {f.name: f for f in CALIBRATION_FIELDS + as_fields(ROOFLINE_FIELDS)}
     fields = tuple(known.get(k, CalibrationField(k, v, v)) for k, v in values.items())
 
@@ -363,9 +368,10 @@ def read_calibrated(path: str) -> Calibration:
         files=tuple(map(str, meta.get("files", []))),
         loss=str(meta.get("loss", "mape")),
         evaluations=0,
-        npu_fields=read_npu_table(path),
+        npu_fields=table,
         at_bound=tuple(map(str, bound)) if isinstance(bound, list) else (),
         source=str(path),
+        edited=npu_edited(table, meta),
     )
 
 

@@ -270,8 +270,9 @@ def recorded_differences(
     (:func:`timed_params`: ``the runs of H100-SXM are timed with the file's value``); a row's own
     cell applies over the file's (``its hbm_gbps cell 1000 applies over ...: the run is timed with
     the cell's value``, once per run and field). Either way the fit was made with the value the
-    file was written with. The name is a label; a fit made here (no ``source``) has no file, so no
-    note."""
+    file was written with. A file edited since the fit (:attr:`Calibration.edited`) that no such
+    note names (a fitted value edited) gets one note saying so. The name is a label; a fit made
+    here (no ``source``) has no file, so no note."""
     fits = {c.npu: c for c in calibrations if c.source}
     out: dict[tuple[str, ...], str] = {}
     for run in runs:
@@ -298,6 +299,43 @@ def recorded_differences(
                 f"note: {c.source}: params.npu.{k} = {v!r} where the runs' model file gives "
                 f"{theirs} ({run.where}): the runs of {c.npu} are timed with the file's value, "
                 f"and its fit ({fitted}) was made with the value it was written with"
+            )
+    for c in fits.values():  # (an edit the notes above do not name: a fitted value's)
+        if c.edited and not any(k[0] == c.source for k in out):
+            out[c.source, "edited"] = (
+                f"note: {c.source}: its [params.npu] was edited since the fit (it differs from "
+                "what calibrate wrote): the fit's errors above are of the values calibrate "
+                "wrote; the runs are timed with the file's values as they are (calibrate again)"
+            )
+    return tuple(out.values())
+
+
+def replaced_models(calibrations: Sequence[Calibration], runs: Sequence[Run]) -> tuple[str, ...]:
+    """One note per calibrated file (``--npu``, ``c.source``) and model file of a run of its
+    accelerator whose own accelerator the file's replaces in a way the per-field notes of
+    :func:`recorded_differences` do not say: the model file names another calibrated file
+    (``[params.npu] calibrated``), or the file's compute model is not the model file's (a flat
+    ``efficiency`` for a roofline, or the other way round)."""
+    fits = {c.npu: c for c in calibrations if c.source}
+    out: dict[tuple[str, Path], str] = {}
+    for run in runs:
+        c = fits.get(run.params.npu.name)
+        if c is None or (c.source, run.model_path) in out:
+            continue
+        own = ((run.model_data.get("params") or {}).get("npu") or {}).get("calibrated")
+        named = None if own is None else (run.model_path.parent / str(own)).resolve()
+        flat = c.npu_fields.get("efficiency") is not None
+        what = []
+        if named is not None and named != Path(c.source).resolve():
+            what.append(f"its calibrated = {own!r}")
+        if flat != (not run.params.npu.roofline):
+            models = ("roofline", "flat") if flat else ("flat", "roofline")
+            what.append(f"its {models[0]} compute model (the file's is {models[1]})")
+        if what:
+            out[c.source, run.model_path] = (
+                f"note: {c.source} replaces the accelerator of {run.model_path.name} "
+                f"({run.where}): {' and '.join(what)}; the runs of {c.npu} are timed with the "
+                "file's"
             )
     return tuple(out.values())
 
@@ -456,7 +494,8 @@ def validate(
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     result = summarise(predict_runs(runs, fits, cal_runs), fits)
-    notes = (recorded_differences(fits, runs) + repeat_disagreements(result.rows, cal_runs)
+    notes = (recorded_differences(fits, runs) + replaced_models(fits, runs)
+             + repeat_disagreements(result.rows, cal_runs)
              + extrapolated_notes(result.rows, fits) + peak_notes(runs)
              + plan_notes(result.rows) + network_notes(result.rows) + memory_notes(result.rows)
              + repeated_plan_notes(result.rows) + layout_notes(result.rows))
@@ -512,6 +551,7 @@ __all__ = [
     "one_per_accelerator",
     "timed_params",
     "recorded_differences",
+    "replaced_models",
     "fitted_runs_files",
     "repeat_disagreements",
     "CALIBRATED",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
 from ...spec.base import check_number_fields
 
@@ -74,7 +74,8 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         1e4,
         1.0,
         "GFLOP",
-        "GEMM size (FLOPs of one launch) at which the matrix efficiency is half its asymptote",
+        "GEMM size (FLOPs of one launch) at which the matrix efficiency is half its asymptote, "
+        "for a 16-bit GEMM (an FP8 GEMM's is twice it: the same ramp time at twice the rate)",
         False,
     ),
     CalibrationField(
@@ -244,7 +245,7 @@ class Calibration(StrictModel):
 
 
 _FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps", "scaleup_npus",
-            "nic_gbps")
+            "nic_gbps", "fp8_transposes")
 # (field, largest plausible value, the unit it was likely given in, divisor to the field's unit,
 # that unit)
 _UNIT_HINTS = (
@@ -272,6 +273,9 @@ class Accelerator(StrictModel):
             (PCIe x16) to the fastest NIC on it (optional); a dimension of a measured run beyond
             ``scaleup_npus`` runs through it (:func:`hieropt.io.run_units.check_nic_bandwidth`).
         price_usd: a price estimate per NPU, US dollars (optional; not a list price).
+        fp8_transposes: whether Transformer Engine writes transposed FP8 copies for the backward
+            GEMMs on this part (``NPU.fp8_transposes``: its FP8 GEMMs take only the TN layout);
+            None (not given): the NPU's default, True.
         sources: for every figure given (the names above), its public source and date.
         calibration: the roofline's default calibration (:class:`Calibration`), per number format
             (:meth:`Calibration.in_format`).
@@ -292,6 +296,7 @@ class Accelerator(StrictModel):
     scaleup_npus: int | None = Field(default=None, ge=1)
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     price_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    fp8_transposes: StrictBool | None = None
     sources: dict[str, str]
     calibration: Calibration
 

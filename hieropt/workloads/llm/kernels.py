@@ -44,7 +44,31 @@ outside Transformer Engine's FP8 linears unless FP8 attention is asked for) and 
 logits GEMM (Megatron-Core's own column-parallel linear) stay in BF16 (NVIDIA Transformer Engine
 documentation, "Using FP8 with Transformer Engine"; Megatron-Core ``GPTModel.output_layer``): those
 kernels are marked ``sixteen_bit`` and timed at the 16-bit peak
-(:func:`hieropt.workloads.llm.roofline.kernel_ns`).
+(:func:`hieropt.workloads.llm.roofline.kernel_ns`), as is the MoE router's GEMM (Megatron-Core's
+``TopKRouter``, a plain linear in 16 or 32 bits).
+
+Each FP8 GEMM reads FP8 copies of its BF16 operands that Transformer Engine makes first, with
+per-tensor current scaling (the FP8-CS recipe of NVIDIA's FP8 runs; TE's
+``Float8CurrentScalingQuantizer``: an amax kernel, a scale kernel, then the cast, each launched on
+its own because the scale needs the whole tensor's amax): per linear layer and micro-batch, its
+input X (forward) and its output gradient dY (input-gradient phase, before the dgrad GEMM), N
+elements each on this NPU (:func:`fp8_cast`):
+
+- amax: reads e N bytes; scale from amax: no bytes, one launch;
+- cast: reads e N, writes N FP8 bytes, and N more for the transposed copy the dgrad and wgrad GEMMs
+  read where the part's FP8 GEMMs take only the TN layout (``NPU.fp8_transposes``: Hopper; not
+  Blackwell): (e + 2) N bytes, (e + 1) N without the copy;
+- with sequence parallelism (t > 1) a tensor TP all-gathers (a column-parallel layer's input, a
+  row-parallel layer's output gradient) is cast on the NPU's 1 / t share and gathered in FP8, and
+  the transposed copy is made after the gather: a transpose kernel reading and writing 1 byte per
+  element of the gathered tensor (t N), in the weight-gradient phase for an input (the wgrad GEMM
+  reads it), in the input-gradient phase for an output gradient (TE's grad_output_preprocess).
+
+Under full recompute the forward casts run again (they are forward kernels). Not counted: the
+weights' casts (the FP8 runs keep FP8 weights, ``fp8_param_gather``, cast by the optimizer step,
+whose bytes count ``weight_bytes``; with BF16 weights Megatron-Core casts each once per iteration,
+on the first micro-batch, TE's ``is_first_microbatch``), and the one-float all-reduce of the amax
+over the TP group that a gathered tensor's cast waits for.
 
 Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
 S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run
@@ -73,7 +97,8 @@ class Kernel:
         flops: FLOPs; bytes: bytes moved to and from HBM.
         launches: kernels launched (each pays the fixed overhead; 0 inside another kernel).
         sixteen_bit: runs in 16 bits even when the plan trains in FP8 (``number_format = "fp8"``):
-            the attention core and the output layer's logits GEMM (module docstring).
+            the attention core, the output layer's logits GEMM and the MoE router's GEMM (module
+            docstring).
     """
 
     name: str
@@ -83,6 +108,48 @@ class Kernel:
     bytes: float
     launches: int = 1
     sixteen_bit: bool = False
+
+
+FP8_BYTES = 1
+"""Bytes of one FP8 element (E4M3 forward, E5M2 gradients in Transformer Engine's hybrid format)."""
+
+
+def fp8_cast(p: LLMParams, name: str, phase: str, elements: float, gathered: int = 1,
+             transpose_phase: str = WT) -> list[Kernel]:
+    """Transformer Engine's current-scaling cast to FP8 of one BF16 tensor of ``elements`` elements
+    on this NPU, before an FP8 GEMM (module docstring): amax (reads e N bytes), scale (a launch,
+    no bytes) and cast (reads e N, writes N, and N more for the transposed copy when
+    ``NPU.fp8_transposes`` and the tensor is not gathered) in ``phase``; ``gathered`` t > 1: the
+    tensor is then TP all-gathered (sequence parallelism), and with ``fp8_transposes`` the gathered
+    t N elements are transposed in ``transpose_phase`` (1 byte read and 1 written each). Empty
+    unless the NPU trains in FP8 (``number_format = "fp8"``).
+
+    Source: NVIDIA Transformer Engine, ``Float8CurrentScalingQuantizer::quantize`` (compute amax,
+    compute scale from amax, quantize) and ``is_non_tn_fp8_gemm_supported`` (compute capability
+    10.x and 13.x and up: no transposed copy)."""
+    if p.npu.number_format != "fp8" or elements <= 0:
+        return []
+    e, tr = p.activation_bytes, p.npu.fp8_transposes
+    fused = FP8_BYTES if tr and gathered == 1 else 0  # (the copy written by the cast itself)
+    out = [
+        eltwise(name + " fp8 amax", phase, e * elements),
+        eltwise(name + " fp8 scale", phase, 0.0),
+        eltwise(name + " fp8 cast", phase, (e + FP8_BYTES + fused) * elements),
+    ]
+    if tr and gathered > 1:
+        out.append(eltwise(name + " fp8 transpose", transpose_phase,
+                           2 * FP8_BYTES * gathered * elements))
+    return out
+
+
+def fp8_linear_casts(p: LLMParams, name: str, x: float, dy: float, x_split: int = 1,
+                     dy_split: int = 1) -> list[Kernel]:
+    """The FP8 casts of one linear layer (:func:`fp8_cast`): its input of ``x`` elements
+    (forward; gathered over ``x_split`` NPUs with sequence parallelism, else 1) and its output
+    gradient of ``dy`` elements (input-gradient phase; gathered over ``dy_split``). Empty unless the
+    NPU trains in FP8."""
+    return fp8_cast(p, name + " input", FWD, x, x_split, WT) + fp8_cast(
+        p, name + " output grad", IN, dy, dy_split, IN)
 
 
 def gemm(name: str, phase: str, m: float, n: float, k: float, e: float, batch: float = 1) -> Kernel:
@@ -175,35 +242,44 @@ def tokens(p: LLMParams) -> float:
 def attention_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one attention layer (norm to residual add), without recompute."""
     x, e, bias = shape(p), p.activation_bytes, p.model.biases
-    tok = tokens(p) / x.seq_split
+    tok, T = tokens(p) / x.seq_split, x.seq_split
     out = _norm(p, "attention norm", tok) + linear(
         "qkv", tokens(p), x.q_t + 2 * x.kv_t, x.h, e, bias
-    )
+    ) + fp8_linear_casts(p, "qkv", tok * x.h, tokens(p) * (x.q_t + 2 * x.kv_t), x_split=T)
     if p.model.position_embedding == "rotary":
         rb = 2 * e * tokens(p) * (x.q_t + x.kv_t)
         out += [eltwise("rotary", FWD, rb), eltwise("rotary bwd", IN, rb)]
     out += attention_core(p) + linear("projection", tokens(p), x.h, x.q_t, e, bias)
+    out += fp8_linear_casts(p, "projection", tokens(p) * x.q_t, tok * x.h, dy_split=T)
     return out + _reduction(p, "projection", tokens(p)) + _dropout_add(p, "attention", tok)
 
 
-def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1) -> list[Kernel]:
+def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1,
+         split: int = 1) -> list[Kernel]:
     """A dense FFN (or ``batch`` experts of ``tokens`` each) of per-NPU width ``width``: up (gate),
-    activation, down."""
+    activation, down, with their FP8 casts under FP8 training (the up layer's input and the down
+    layer's output gradient gathered over ``split`` NPUs: t with sequence parallelism for a dense
+    FFN, 1 for the experts, whose tokens the dispatcher brings)."""
     x, e, bias = shape(p), p.activation_bytes, p.model.biases
     gated = x.m == 3
+    up = (2 if gated else 1) * width
     out = [
         k if batch == 1 else _batched(k, batch)
-        for k in linear(name + " up", tokens, (2 if gated else 1) * width, x.h, e, bias)
+        for k in linear(name + " up", tokens, up, x.h, e, bias)
     ]
+    out += fp8_linear_casts(p, name + " up", batch * tokens / split * x.h, batch * tokens * up,
+                            x_split=split)
     act = e * tokens * width * batch
     out += [
         eltwise(name + (" swiglu" if gated else " gelu"), FWD, (3 if gated else 2) * act),
         eltwise(name + (" swiglu bwd" if gated else " gelu bwd"), IN, (5 if gated else 3) * act),
     ]
-    return out + [
+    out += [
         k if batch == 1 else _batched(k, batch)
         for k in linear(name + " down", tokens, x.h, width, e, bias)
     ]
+    return out + fp8_linear_casts(p, name + " down", batch * tokens * width,
+                                  batch * tokens / split * x.h, dy_split=split)
 
 
 def _batched(k: Kernel, batch: int) -> Kernel:
@@ -216,7 +292,7 @@ def mlp_kernels(p: LLMParams) -> list[Kernel]:
     tok = tokens(p) / x.seq_split
     return (
         _norm(p, "ffn norm", tok)
-        + _ffn(p, "ffn", tokens(p), x.f_t)
+        + _ffn(p, "ffn", tokens(p), x.f_t, split=x.seq_split)
         + _reduction(p, "ffn", tokens(p))
         + _dropout_add(p, "ffn", tok)
     )
@@ -228,7 +304,8 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
     assert moe is not None
     tok, r, local = tokens(p) / x.seq_split, routed_tokens(p) / p.plan.cp, moe.experts // p.plan.ep
     fe_t = moe.expert_ffn_size // x.t
-    out = _norm(p, "moe norm", tok) + linear("router", tok, moe.experts, x.h, e, False)
+    out = _norm(p, "moe norm", tok) + [
+        replace(k, sixteen_bit=True) for k in linear("router", tok, moe.experts, x.h, e, False)]
     out += [
         eltwise("routing", FWD, e * tok * moe.experts),
         eltwise("permute", FWD, 2 * e * r * x.h),
@@ -236,7 +313,8 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
     ]
     out += _ffn(p, "experts", r / local, fe_t, local)
     if moe.shared_experts:
-        out += _ffn(p, "shared experts", tokens(p), moe.shared_experts * fe_t)
+        out += _ffn(p, "shared experts", tokens(p), moe.shared_experts * fe_t,
+                    split=x.seq_split)
     return out + _reduction(p, "moe", r) + _dropout_add(p, "moe", tok)
 
 
@@ -313,6 +391,9 @@ __all__ = [
     "gemm",
     "eltwise",
     "linear",
+    "fp8_cast",
+    "fp8_linear_casts",
+    "FP8_BYTES",
     "attention_core",
     "attention_kernels",
     "mlp_kernels",

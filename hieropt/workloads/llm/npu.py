@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from .accelerators import (
     CALIBRATION_NAMES,
@@ -67,6 +67,13 @@ class NPU(StrictModel):
             (the catalog entry's, or given here; None: unknown): no dimension of a design can be
             faster (:func:`hieropt.workloads.llm.links.bandwidth_caveats`). Above 1e6 (bytes/s)
             is refused with the conversion.
+        fp8_transposes: under FP8 training (``number_format = "fp8"``), Transformer Engine writes
+            a transposed FP8 copy of every tensor it casts for the backward GEMMs, because the
+            part's FP8 GEMMs take only the TN layout (Hopper, Ada; TE's
+            ``is_non_tn_fp8_gemm_supported``: compute capability 8.9 and 9.x); False on
+            Blackwell (B200, GB200: compute capability 10.x), whose FP8 GEMMs take any layout
+            (:func:`hieropt.workloads.llm.kernels.fp8_cast`). Default True; the catalog's entry
+            gives it when it names the part.
         matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us,
             attention_efficiency: the roofline's calibration
             (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
@@ -87,6 +94,7 @@ class NPU(StrictModel):
     hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    fp8_transposes: StrictBool = True
     matrix_efficiency: float | None = calibration_field("matrix_efficiency")
     gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")

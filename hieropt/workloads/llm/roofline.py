@@ -6,8 +6,8 @@ A kernel of F FLOPs moving Y bytes, launched c times, takes (ns)
     t = max(F / (P x eta), Y / (W x eta_hbm)) + c x o
 
 with P the dense peak (FLOP/ns = ``peak_tflops`` x 1e3; under FP8 training the 16-bit peak, P /
-:data:`FP8_SPEEDUP`, for the kernels that stay in 16 bits: the attention core and the logits GEMM,
-:mod:`hieropt.workloads.llm.kernels`), W the HBM bandwidth (bytes/ns =
+:data:`FP8_SPEEDUP`, for the kernels that stay in 16 bits: the attention core, the logits GEMM and
+the MoE router's, :mod:`hieropt.workloads.llm.kernels`), W the HBM bandwidth (bytes/ns =
 ``hbm_gbps``), eta_hbm ``hbm_efficiency``, o ``kernel_overhead_us`` x 1e3 and eta the kernel's
 compute efficiency:
 
@@ -15,7 +15,13 @@ compute efficiency:
   (``matrix_efficiency`` eta_max, ``gemm_half_gflop`` F_half x 1e9) -- the shape of Calculon's
   size-dependent efficiency tables (Isaev et al., SC'23) and of NVIDIA's GEMM characterisation
   (Matrix Multiplication Background User's Guide); its compute time F / (P eta) = (F + F_half) / (P
-  eta_max) is the asymptotic rate plus a fixed ramp F_half / (P eta_max) per GEMM;
+  eta_max) is the asymptotic rate plus a fixed ramp F_half / (P eta_max) per GEMM. The ramp is a
+  time (the catalog scales ``gemm_half_gflop`` with the 16-bit peak from one NPU to the next: the
+  same ramp F_half / P on each), so an FP8 GEMM, at FP8_SPEEDUP x the 16-bit rate, reaches half its
+  asymptote at FP8_SPEEDUP x F_half: ``gemm_half_gflop`` is a 16-bit GEMM's, and under FP8 training
+  the GEMMs not marked ``sixteen_bit`` take FP8_SPEEDUP x it (:func:`gemm_half_flops`; the part of
+  the ramp that is wave quantisation, a count of output tiles, would not scale, the fixed per-tile
+  prologue and epilogue would);
 - the fused FlashAttention kernel: eta = ``attention_efficiency``;
 - an element-wise kernel: F = 0 (its bytes at the HBM bandwidth).
 
@@ -39,12 +45,28 @@ FP8_SPEEDUP = 2.0
 """The dense FP8 peak over the dense 16-bit (BF16) peak: 2 on every accelerator of the catalog
 (``catalogs/npus.toml``: A100 has no FP8; H100, H200, B200, GB200 and MI300X 2.0). Under FP8
 training the kernels marked ``sixteen_bit`` (:class:`hieropt.workloads.llm.kernels.Kernel`: the
-attention core, the logits GEMM) run at the NPU's ``peak_tflops`` (the FP8 peak) / FP8_SPEEDUP."""
+attention core, the logits GEMM, the MoE router's GEMM) run at the NPU's ``peak_tflops`` (the FP8
+peak) / FP8_SPEEDUP, and the other GEMMs ramp to FP8_SPEEDUP x ``gemm_half_gflop``
+(:func:`gemm_half_flops`)."""
 
 
-def matrix_efficiency(npu: NPU, flops: float) -> float:
-    """eta(F) = matrix_efficiency x F / (F + gemm_half_gflop x 1e9) of a GEMM launch of ``flops``
-    FLOPs (module docstring); 0 for 0 FLOPs.
+def gemm_half_flops(npu: NPU, sixteen_bit: bool = False) -> float:
+    """F_half of a GEMM on ``npu``, FLOPs: ``gemm_half_gflop`` x 1e9 for a 16-bit GEMM, and
+    :data:`FP8_SPEEDUP` x that for an FP8 one (``number_format = "fp8"`` and not ``sixteen_bit``:
+    the same ramp time at twice the rate; module docstring).
+
+    Raises:
+        ValueError: the NPU has no roofline calibration.
+    """
+    _need_roofline(npu)
+    fp8 = npu.number_format == "fp8" and not sixteen_bit
+    return npu.gemm_half_gflop * 1e9 * (FP8_SPEEDUP if fp8 else 1.0)
+
+
+def matrix_efficiency(npu: NPU, flops: float, sixteen_bit: bool = False) -> float:
+    """eta(F) = matrix_efficiency x F / (F + F_half) of a GEMM launch of ``flops`` FLOPs, F_half
+    from :func:`gemm_half_flops` (``sixteen_bit``: a GEMM kept in 16 bits under FP8 training; module
+    docstring); 0 for 0 FLOPs.
 
     Raises:
         ValueError: the NPU has no roofline calibration (it uses the flat efficiency).
@@ -52,7 +74,7 @@ def matrix_efficiency(npu: NPU, flops: float) -> float:
     _need_roofline(npu)
     if flops <= 0:
         return 0.0
-    return npu.matrix_efficiency * flops / (flops + npu.gemm_half_gflop * 1e9)
+    return npu.matrix_efficiency * flops / (flops + gemm_half_flops(npu, sixteen_bit))
 
 
 def kernel_ns(npu: NPU, k: Kernel) -> float:
@@ -68,7 +90,8 @@ def kernel_ns(npu: NPU, k: Kernel) -> float:
         peak /= FP8_SPEEDUP  # (the 16-bit peak)
     memory = k.bytes / (npu.hbm_gbps * npu.hbm_efficiency)
     if k.kind == "gemm":
-        compute = k.flops / (peak * matrix_efficiency(npu, k.flops)) if k.flops > 0 else 0.0
+        eta = matrix_efficiency(npu, k.flops, k.sixteen_bit)
+        compute = k.flops / (peak * eta) if k.flops > 0 else 0.0
     elif k.kind == "attention":
         compute = k.flops / (peak * npu.attention_efficiency)
     else:
@@ -151,6 +174,7 @@ def _need_roofline(npu: NPU) -> None:
 
 
 __all__ = [
+    "gemm_half_flops",
     "matrix_efficiency",
     "kernel_ns",
     "kernels_ns",
