@@ -133,7 +133,12 @@ def validate_command(
     A run whose plan is a calibration run's (whatever its measured time: a fit takes rows of one
     plan as one run) is marked (fit), or (fit, repeat measurement) at a time none of the calibration
     rows has, and left out of the summary. Without --calibrate-on or --npu, the calibration runs are
-    those its accelerator's catalog default was fitted on (the catalog entry's runs_file)."""
+    those its accelerator's catalog default was fitted on (the catalog entry's runs_file).
+
+    Each row shows its NPU count as it resolves (tp x cp x pp x dp; the JSON rows give the plan);
+    notes say what rows resolve to: a model file's dp under a row's tp and pp, a plan the memory
+    model does not fit (GB needed and available), one plan measured several times, an interleaved
+    layout the standard flags cannot state. Runs predicted equally fast are a tie, not a rank."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
