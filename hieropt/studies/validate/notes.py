@@ -9,13 +9,14 @@ state (:func:`layout_notes`). Each note is one line starting ``note:``; none cha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ...units import plural
 from .checks import REPEAT_SPREAD, measured_apart, plan_key
 
-if TYPE_CHECKING:
-    from .run import ValidationRow
+ValidationRow = Any
+"""A :class:`hieropt.studies.validate.run.ValidationRow` (not imported: ``run`` imports this
+module)."""
 
 PLAN_CELLS = ("dp", "plan.dp", "npus", "plan.npus")
 """The cells that set a run's data-parallel degree or NPU count (a row without one takes the model
