@@ -363,3 +363,36 @@ def test_heuristics_how_to_table_rows_are_printed():
         name, ms, usd, gap, speed = " ".join(row[:i]), row[i], row[i + 1], row[i + 2], row[i + 3]
         got = printed_rows[name]
         assert (got[1], got[2], got[4], got[5]) == (ms, usd, gap, speed), name
+
+
+def test_the_h100_405b_breakdown_quoted_in_validation():
+    """The H100 405B row's time split that docs/validation.md quotes (Megatron-Bridge FP8 rows):
+    evaluate's figures, and the InfiniBand part split by hand from the collectives' bytes at 50 GB/s
+    per GPU (ring: (n - 1) / n of a reduce-scatter's input, n - 1 shards of an all-gather's)."""
+    from hieropt.io.runs import read_runs
+    from hieropt.model.timing import evaluate
+    from hieropt.studies.validate.predict import run_instance
+
+    run = next(r for r in read_runs(REPO / "validation" / "megatron-bridge-2025.csv")
+               if r.label.startswith("H100 405B"))
+    bd = evaluate(run_instance(run), list(run.bw_gbps))
+    phases = bd.communication_by_phase_ns
+    assert f"{bd.iteration_time_ns / 1e6:,.0f}" == "11,949"
+    assert f"{bd.compute_ns / 1e6:,.0f}" == "11,000"
+    assert f"{bd.bubble_ns / 1e6:,.0f}" == "149"
+    assert f"{bd.communication_ns / 1e6:,.0f}" == "800"
+    assert f"{(phases['forward'] + phases['input_grad']) / 1e6:,.0f}" == "3,145"
+    # InfiniBand by hand (bytes from hieropt workload plan's table of stage 7), ms at 50 GB/s:
+    # gradient reduce-scatter 12,483,264,512 x 15/16; weight all-gather 390,102,016 x 15;
+    # 15 sends of 16,777,216 per micro-batch slot and CP's 94,371,840 per slot (two K/V
+    # all-gathers of 31,457,280 and half a 62,914,560 reduce-scatter), 64 + 7/8 slots
+    slots = 64 + 7 / 8
+    rs, ag = 12_483_264_512 * 15 / 16 / 50e6, 390_102_016 * 15 / 50e6
+    p2p, cp = 15 * 16_777_216 * slots / 50e6, 94_371_840 * slots / 50e6
+    assert [round(x) for x in (rs, ag, p2p, cp)] == [234, 117, 327, 122]
+    assert abs(rs + ag + p2p + cp - bd.communication_ns / 1e6) < 1.0
+    on_page("validation.md", "compute 11,000 ms", "bubble 149 ms",
+            "exposed InfiniBand traffic 800 ms", "gradient reduce-scatter in BF16 234 ms",
+            "FP8 weight all-gather 117 ms",
+            "16.8 MB per micro-batch 327 ms", "CP's K/V exchange 122 ms",
+            "the TP collectives on NVLink (3,145 ms)", "what the 11,949 ms are")
