@@ -396,3 +396,33 @@ def test_the_h100_405b_breakdown_quoted_in_validation():
             "FP8 weight all-gather 117 ms",
             "16.8 MB per micro-batch 327 ms", "CP's K/V exchange 122 ms",
             "the TP collectives on NVLink (3,145 ms)", "what the 11,949 ms are")
+
+
+def test_nvidia_405b_bf16_rows_quoted_in_validation():
+    """NVIDIA's 2024 Llama 3.1 405B BF16 rows of validation/dgxc-h100-2024.csv as
+    docs/validation.md quotes them: the rows as the recipe ran the model (16 key/value groups, the
+    GPT-2 vocabulary), as Llama 3.1's 8 groups and 128,256 tokens (the 576-GPU plan then over the
+    HBM by 0.08 GB), and with 2-byte gradients."""
+    from hieropt.io.runs import read_runs
+    from hieropt.model.memory import memory
+    from hieropt.studies.validate.predict import predict_ms
+
+    rows = [r for r in read_runs(REPO / "validation" / "dgxc-h100-2024.csv")
+            if r.label.startswith("405B")]
+    llama = ("model.kv_heads=8", "model.vocab_size=128256")
+
+    def errors(sets: tuple[str, ...]) -> str:
+        e = [f"{predict_ms(r, sets) / r.measured_ms - 1:+.1%}".replace("%", "") for r in rows]
+        return f"{e[0]}, {e[1]} and {e[2]} %"
+
+    assert errors(()) == "+5.6, +3.8 and +3.4 %"
+    assert errors(llama) == "+6.6, +4.8 and +4.3 %"
+    assert errors(("gradient_bytes=2",)) == "+4.4, +2.6 and +2.1 %"
+    as_run, as_llama = memory(rows[0].params), memory(rows[0].with_values(llama))
+    assert round(as_run.peak.total_bytes / 1e9, 2) == 81.22 and as_run.fits
+    assert round(as_llama.peak.total_bytes / 1e9, 2) == 81.68 and not as_llama.fits
+    on_page("validation.md", "576 to 2,304 GPUs: +5.6, +3.8 and +3.4 %",
+            "they are +6.6, +4.8 and +4.3 %", "(stage 0 needs 81.68 of 81.60 GB",
+            "As the recipe ran it, it fits: 81.22 GB",
+            "(with 2-byte gradients: +4.4, +2.6, +2.1 %)",
+            "| 405B on 576 GPUs | 17,200 | −16.8 % | +5.6 % |")
