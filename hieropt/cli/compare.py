@@ -317,6 +317,13 @@ def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None
         raise InputError(
             path, f"line {e.lineno}", f"not JSON: {e.msg}", "give the file codesign --json wrote"
         ) from None
+    if isinstance(data, dict) and data.get("status") == "interrupted":
+        raise InputError(
+            path, "status", "an interrupted co-design search, not its result: "
+            + str(data.get("message") or "it was stopped before it finished"),
+            "rerun the same 'hieropt codesign SPACE --out ROWS --json FILE' command (the rows "
+            "in its --out file are resumed, not solved again) and give the JSON it writes",
+        )
     if not isinstance(data, dict) or "ranking" not in data or "best" not in data:
         raise InputError(
             path,

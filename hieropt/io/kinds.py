@@ -73,6 +73,10 @@ KINDS: dict[str, tuple[str, str]] = {
                       "give it to solve with the LIBRA flags: `hieropt solve --workload {file} "
                       "--network N.yml --cost C.yml`"),
     "runs": ("a runs CSV", "run `hieropt validate {file}` (or `hieropt calibrate {file}`)"),
+    "search rows": ("a search's results file (one row per candidate: codesign or explore "
+                    "--out)", "rerun the search's command with --json FILE (the rows in {file} "
+                    "are resumed, not solved again) and give a co-design JSON to `hieropt "
+                    "report FILE.json`"),
     "codesign result": ("a co-design result (the JSON `hieropt codesign --json` writes)",
                         "give it to the committee page: `hieropt report {file}`"),
     "json answer": ("an answer hieropt wrote (--json)", "give the command the input it was "
@@ -235,7 +239,8 @@ def file_kind(text: str, data: dict[str, Any] | None = None) -> str | None:
 
     TOML kinds by their top-level keys (:func:`toml_kind`); an ASTRA-sim workload by its first line
     (a header policy, or a layer line of LIBRA's header-less text); a runs CSV by its header row
-    (``model`` and ``network`` columns); LIBRA and ASTRA-sim 2.0 YAML by their top-level keys."""
+    (``model`` and ``network`` columns); a search's results file by its ``space_hash`` column;
+    LIBRA and ASTRA-sim 2.0 YAML by their top-level keys."""
     if data is None:
         try:
             data = tomllib.loads(text.removeprefix("\ufeff"))
@@ -251,6 +256,8 @@ def file_kind(text: str, data: dict[str, Any] | None = None) -> str | None:
         return "workload text"
     if "," in first and {"model", "network"} <= {c.strip().strip('"') for c in first.split(",")}:
         return "runs"
+    if "," in first and "space_hash" in {c.strip().strip('"') for c in first.split(",")}:
+        return "search rows"
     return _yaml_kind(text)
 
 

@@ -233,16 +233,16 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
 
 
 def design_caveats(training: Training | None, bw_gbps: Sequence[float] | None,
-                   scaleout_gbps: float | None = None) -> tuple[str, ...]:
+                   scaleout_gbps: float | None = None, space: bool = False) -> tuple[str, ...]:
     """The caveats on the bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: none) of a
     design for the workload of ``training`` (None: no LLM model, none): the bandwidths its NPU
     cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`, when the NPU's scale-up
     bandwidth is known; ``scaleout_gbps``: the scale-out per NPU, default the outermost
-    dimension's)."""
+    dimension's; ``space``: the fix in a co-design space's syntax)."""
     if training is None or bw_gbps is None:
         return ()
     return bandwidth_caveats(bw_gbps, training.scaleup_gbps, training.npu,
-                             training.scaleup_source, scaleout_gbps)
+                             training.scaleup_source, scaleout_gbps, space)
 
 
 def figures(
@@ -255,12 +255,14 @@ def figures(
     workload: str = "",
     bw_gbps: Sequence[float] | None = None,
     scaleout_gbps: float | None = None,
+    space: bool = False,
 ) -> RunFigures:
     """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model),
     the cluster's ``npus``, T (ns), the network's capex ($), the token budget, the ``[cluster]``
     figures (for a co-design candidate, whose instance is built per solve) and the design's
     bandwidths (GB/s per NPU; None: not checked, :func:`design_caveats`; ``scaleout_gbps``: a
-    co-design candidate's scale-out per NPU, else the outermost dimension's)."""
+    co-design candidate's scale-out per NPU, else the outermost dimension's; ``space``: a co-design
+    candidate's, whose caveats give their fix in the space's syntax)."""
     T = float(iteration_time_ns)
     seconds = T * 1e-9
     tr = training
@@ -317,7 +319,8 @@ def figures(
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
     if c is not None and c.accelerator_w is not None and c.pue is None:
         left += (PUE_LEFT_OUT,)  # (the power is known without the facility's overhead)
-    caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps)
+    caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps,
+                                                                      space)
     if (size := cluster_size_note(npus)) is not None and size not in caveats:
         caveats += (size,)  # (a network of millions of NPUs, with or without an LLM plan)
     if rate is not None and (years := facility_years_note(cluster, npus)) is not None:

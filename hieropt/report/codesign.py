@@ -239,7 +239,7 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     for r, folded in shown:
         more = f" (+{r['equivalents']} equivalent)" if r.get("equivalents") else ""
         if folded:
-            same, other = tied_counts(r, folded)
+            same, other = tied_counts(r, folded, shapes=False)
             more += " (" + "; ".join(
                 w for w in (f"+{same} as fast and as dear" if same else "",
                             f"+{other} of the same rank" if other else "") if w) + ")"
@@ -259,11 +259,13 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
                  "exposed comm (what the network adds) = the iteration time, as hieropt solve "
                  "splits it")
     if any(folded for _, folded in shown):
-        t.caption += ("; +k: the row's plan on k other networks (shapes or placements) of its "
-                      "rank, as fast and as dear, or ranked after it by the tie-break ("
+        t.caption += ("; +k: the row's plan on k other ranked rows (shapes or placements) of "
+                      "its rank, as fast and as dear, or ranked after it by the tie-break ("
                       + ("dearer" if sp.objective == "performance" else "slower")
                       + "): every row in --out, those in --json's ranking with tie_of naming "
-                      "the row shown")
+                      "the row shown. Ranks count ranked rows, each with its equivalent shapes "
+                      "folded into it: the rows of rank r fill ranks r, r + 1, ..., so the next "
+                      "rank is r plus the rows of rank r shown with their +k")
     return t
 
 

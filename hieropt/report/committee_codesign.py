@@ -88,6 +88,7 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
         params.workload_name,
         row_bw(row),
         row.get("scaleout_gbps_per_npu"),
+        space=True,
     )
 
 
@@ -181,15 +182,24 @@ def codesign_alternatives(
             "give the JSON of a co-design search that found an answer",
         )
     npus = result_npus(data)
-    run_best = result_run(data, tokens) if space is None else None
+    # (without the space, the figures the JSON holds: the best's run and each size's best's)
+    runs = {} if space is not None else {
+        **{s["best"]["id"]: result_run(s, tokens) for s in _size_bests(data) if s.get("run")},
+        best["id"]: result_run(data, tokens)}
 
     def fig(row: dict[str, Any]) -> RunFigures:
-        if run_best is not None and row["id"] == best["id"]:
-            return run_best
-        return row_figures(row, space, tokens)
+        return runs.get(row["id"]) or row_figures(row, space, tokens)
 
-    n = len(rows)
-    among = f"among the {n} ranked candidates of the result"
+    pool = f"the {len(rows)} ranked candidates of the result"
+    # (a search over cluster sizes: each size's best is a candidate too, which the ranking of
+    # the best few over every size may leave out, e.g. the largest size's faster best)
+    ids = {r["id"] for r in rows}
+    extra = [s["best"] for s in _size_bests(data) if s["best"]["id"] not in ids]
+    if extra:
+        pool += (f" and the best of each of the {len(data['sizes'])} cluster sizes searched "
+                 f"({len(extra)} not ranked)")
+        rows = [*rows, *extra]
+    n, among = len(rows), f"among {pool}"
     alts = [
         _row_alt(
             "best",
@@ -219,8 +229,8 @@ def codesign_alternatives(
         if not any(knee is r for r in rows):
             considered.append(knee)
     among_all = among if len(considered) == n else (
-        f"among the designs on this page: the {n} ranked candidates of the result and the knee's "
-        "network solved for its least cost")
+        f"among the designs on this page: {pool} and the knee's network solved for its least "
+        "cost")
     cheapest = min(considered, key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
     alts.append(
         _row_alt(
@@ -251,7 +261,7 @@ def codesign_alternatives(
         )
     else:
         missing.append(Missing("min_run_cost", "least $ per run", _no_run_cost(space, tokens)))
-    alts += _provisioned(data, rows, fig, npus, missing)
+    alts += _provisioned(data, rows, fig, npus, missing, tokens)
     if fixed is not None and fixed.get("best") is not None:
         fb = fixed["best"]
         fr = result_run(fixed, tokens) if fixed_space is None else None
@@ -274,6 +284,16 @@ def codesign_alternatives(
             )
         )
     return alts, missing, [(r["iteration_time_ns"], r["network_cost_usd"], f) for r, f in figs]
+
+
+def _size_bests(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries of a co-design JSON's ``sizes`` (a search over cluster sizes) whose best row
+    has a time: each with ``best`` (the size's best row) and ``run`` (its figures); empty for a
+    search of one size."""
+    sizes = data.get("sizes") or []
+    if len(sizes) < 2:
+        return []
+    return [s for s in sizes if (s.get("best") or {}).get("iteration_time_ns") is not None]
 
 
 def _no_run_cost(space: Any | None, tokens: float | None) -> str:
@@ -320,7 +340,12 @@ def _knee(rows: list[dict[str, Any]], fastest: dict[str, Any], space: Any | None
 
 
 def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npus: int,
-                 missing: list[Missing]) -> list[Alternative]:
+                 missing: list[Missing], tokens: float | None = None) -> list[Alternative]:
+    """The ``catalog`` alternative: the first of the result's shortlist provisioned with whole
+    parts, with the buyer's figures the search figured for it (its ``run``: the catalog's cost and
+    the bill of materials' power in the MW, MWh and $, as ``hieropt provision`` gives them), for a
+    run of ``tokens`` (:func:`result_run`); a result written without them gets the row's figures
+    at the integer design's time and cost (network power not counted)."""
     label = "best in whole parts"
     ranked = [p for p in data.get("provisioned") or [] if p.get("bom_rank") == 1]
     if not ranked:
@@ -336,13 +361,15 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
         "network_cost_usd": p["network_cost_usd"],
         "bw_gbps": p["bw_gbps"],
     }
+    run = result_run({"run": p["run"]}, tokens) if p.get("run") else None
     alt = _row_alt(
         "catalog",
         label,
         "the shortlist provisioned from the catalog, first by its bill of materials "
-        "(" + "; ".join(p.get("parts") or ()) + ")",
+        "(" + "; ".join(p.get("parts") or ()) + ")"
+        + (f"; {p['network_power']}" if run is not None and p.get("network_power") else ""),
         prov,
-        fig(prov),
+        run or fig(prov),
         npus,
     )
     return [dataclasses.replace(alt, power_w=p.get("power_w"))]
@@ -390,7 +417,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     alts_t, dropped = practical(alts_t, key)
     missing = [*missing, *dropped]
     limit = practical_limit(alts_t)
-    source = f"the {len(designs)} ranked candidates of the co-design result"
+    sized = bool(_size_bests(data))
+    source = f"the {len(designs)} ranked candidates of the co-design result" + (
+        " (with each cluster size's best)" if sized else "")
     kept = [d for d in designs if limit is None or d[0] <= limit]
     if len(kept) < len(designs):
         source += f"; {len(designs) - len(kept)} of them, beyond the practical limit, left out"
@@ -403,8 +432,8 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
         "is a certified "
         "optimum of its plan and network",
         "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates "
-        "the result kept "
-        "(codesign --top sets how many)",
+        "the result kept (codesign --top sets how many)"
+        + (" and the best of each cluster size searched" if sized else ""),
         practical_note(),
     ]
     notes += caveat_notes(alts_t)

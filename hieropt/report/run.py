@@ -377,7 +377,8 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     row = best.to_dict()
     return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
                    best.network_cost_usd, tokens, result.space.cluster,
-                   params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"))
+                   params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"),
+                   space=True)
 
 
 def row_bw(row: dict[str, Any]) -> list[float] | None:

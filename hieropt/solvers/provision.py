@@ -292,9 +292,12 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
     objective = objective or instance.objective
     if objective not in PROVISION_OBJECTIVES:
         if not given:  # (the instance file's: not an option the user gave)
+            also = (" (codesign --catalog provisions a min_run_cost search's shortlist for "
+                    "performance: --objective performance gives its figures)"
+                    if objective == "min_run_cost" else "")
             raise InputError(f"{instance.name}: objective", None,
                              f"{objective!r} has no integer provisioning",
-                             f"give --objective, one of {', '.join(PROVISION_OBJECTIVES)}")
+                             f"give --objective, one of {', '.join(PROVISION_OBJECTIVES)}{also}")
         raise InputError("objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(PROVISION_OBJECTIVES)}")
     if max_iteration_time_ns is None:

@@ -153,13 +153,29 @@ def test_evaluate_takes_the_design_solve_returned(tmp_path):
 def test_a_codesign_space_beyond_the_a100_gets_the_caveat():
     """spaces/codesign-1t-4096.toml explores LIBRA's 500 GB/s per NPU on A100s (NVLink 300 GB/s
     per direction): its best design's 439 GB/s scale-up dimension is solved and printed, with the
-    caveat (the 1T model trained in FP16: 2-byte gradients)."""
+    caveat (the 1T model trained in FP16: 2-byte gradients), whose fix is in the space's syntax
+    (a constraint), not an instance's bounds."""
     r = run("codesign", REPO / "spaces" / "codesign-1t-4096.toml")
     assert r.exit_code == 0, r.output
     (note,) = [s for s in r.stdout.splitlines() if "scale-up bandwidth of" in s]
     assert note.startswith("note: dimension 0: 439 GB/s")
     assert note.endswith(
         "GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 GB/s per direction "
-        "(catalog): no such NPU exists; bound it (bounds upper_gbps = 300) or name another "
-        "accelerator"
+        "(catalog): no such NPU exists; bound it (the space's constraints = [\"bw[0] <= 300\"]) "
+        "or name another accelerator"
     )
+
+
+def test_the_caveats_fix_is_in_the_syntax_of_the_file_searched():
+    """An instance bounds a dimension with [[bounds]] upper_gbps; a co-design space with a
+    constraint, bw[top] for the outermost dimension (it fits every dimension count)."""
+    from hieropt.workloads.llm.links import bandwidth_caveats
+
+    def fixes(bw, space):
+        return [c.split("; bound it (")[1].split(")")[0]
+                for c in bandwidth_caveats(bw, 300.0, "A100", space=space, scaleout_gbps=50.0)]
+
+    assert fixes([439.0, 61.0], False) == ["bounds upper_gbps = 300"]
+    assert fixes([439.0, 61.0], True) == ['the space\'s constraints = ["bw[0] <= 300"]']
+    assert fixes([100.0, 350.0, 320.0], True) == ['the space\'s constraints = ["bw[1] <= 300"]',
+                                                   'the space\'s constraints = ["bw[top] <= 300"]']

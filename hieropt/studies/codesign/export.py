@@ -12,6 +12,7 @@ from typing import Any
 from ...errors import InputError, NoSolutionError
 from ...model.catalog import Catalog
 from ...model.groups import instance_for
+from ...solvers.cutting import REL_GAP
 from ...spec import Instance, Network
 from ...spec.cluster import Cluster
 from ...spec.space import resolve_top
@@ -294,7 +295,11 @@ def codesign_knee(space: CodesignSpace, rows: list[dict[str, Any]],
     objective, else its time), and each row's candidate is solved for its cheapest network meeting
     it (:func:`hieropt.studies.knee.knee_after`, the min-cost solve of ``hieropt solve``'s knee):
     for the fastest candidate that is the knee ``hieropt solve`` prints for its instance, and a
-    candidate that trades time for network $ better gives a cheaper knee.
+    candidate that trades time for network $ better gives a cheaper knee. Knees within the gap
+    target (1e-8) of the cheapest are equally cheap: the one on the fewest dimensions, then the
+    fewest NICs of its row, then the first in ``rows``' order (on ``codesign-llama3-405b`` 15
+    networks give the knee at $332,128,803: ``nvl:SW16 spine:SW1024``'s, not a 3-level split of
+    the 50 GB/s scale-out).
 
     Returns:
         (the knee's row, its :class:`~hieropt.studies.knee.Knee`: ``knee`` the design's
@@ -309,16 +314,19 @@ def codesign_knee(space: CodesignSpace, rows: list[dict[str, Any]],
     bound = fastest.get("objective_bound") if space.objective == "performance" else None
     bound = min(t, float(bound)) if bound is not None else t
     target = bound * (1 + within)
-    best: tuple[dict[str, Any], Knee] | None = None
+    found: list[tuple[dict[str, Any], Knee]] = []
     for row in (r for r in rows if r["iteration_time_ns"] <= target):
         inst = row_instance(space, row, space_row_network(space, row))
         try:
-            k = knee_after(inst, t, usd, within, bound_ns=bound)
+            found.append((row, knee_after(inst, t, usd, within, bound_ns=bound)))
         except NoSolutionError:
             continue
-        if best is None or k.knee_usd < best[1].knee_usd:
-            best = row, k
-    return best
+    if not found:
+        return None
+    # (knees within the gap target of the cheapest are equally cheap: the simplest network's)
+    least = min(k.knee_usd for _, k in found)
+    return min((f for f in found if f[1].knee_usd <= least * (1 + REL_GAP)),
+               key=lambda f: (f[0]["n_dims"], f[0].get("nics") or 0))
 
 
 def provision_codesign(

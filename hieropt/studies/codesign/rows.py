@@ -287,14 +287,16 @@ def json_ranking(ranking: list[dict[str, Any]], top: int) -> list[dict[str, Any]
             if i < top or r["id"] in keep]
 
 
-def tied_counts(head: dict[str, Any], folded: list[dict[str, Any]]) -> tuple[int, int]:
+def tied_counts(head: dict[str, Any], folded: list[dict[str, Any]],
+                shapes: bool = True) -> tuple[int, int]:
     """(networks as fast and as dear as ``head``, other networks) that the rows ``folded`` into it
     (:func:`fold_ties`) stand for, each row with its equivalent shapes (:func:`fold_equivalent`);
-    as fast and as dear: time and network cost within the gap target
+    with ``shapes`` False, ranked rows (the unit of ``rank``: a row's equivalent shapes not
+    counted); as fast and as dear: time and network cost within the gap target
     (:data:`~hieropt.solvers.cutting.REL_GAP`, relative; the figures are certified to it only)."""
     same = other = 0
     for r in folded:
-        n = 1 + (r.get("equivalents") or 0)
+        n = 1 + ((r.get("equivalents") or 0) if shapes else 0)
         if all(abs(r[k] - head[k]) <= REL_GAP * abs(head[k])
                for k in ("iteration_time_ns", "network_cost_usd")):
             same += n

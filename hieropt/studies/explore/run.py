@@ -67,7 +67,8 @@ from .executors import client_address, paused_gc, run_dask, run_pool, run_serial
 from .keys import candidates
 from .results import ResultSink, fingerprint, typed_row
 
-__all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "rank_rows", "SOLVED"]
+__all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "rank_rows", "SOLVED",
+           "ROUND_OFF", "COMBINED"]
 
 SOLVED = ("optimal", "limit")
 """Row statuses that carry an objective value (``limit``: the gap target was not reached)."""
@@ -117,8 +118,9 @@ class Exploration:
         """Rows with an objective value, best first, each with its ``rank``.
 
         Optima within the solver's gap target of each other (1e-8 relative; 1e-7 for
-        performance_per_cost) are not told apart: they share a rank and are ordered by the other
-        figure (network cost for performance, iteration time otherwise), then by id.
+        performance_per_cost) are not told apart: they share a rank and are ordered as
+        :func:`rank_rows` says (the lower performance_per_cost value, the other figure: network
+        cost for performance, iteration time otherwise; then fewer dimensions and NICs, then id).
         """
         if "ranking" not in self._cache:
             self._cache["ranking"] = rank_rows(
@@ -197,29 +199,59 @@ class Exploration:
         return out
 
 
+ROUND_OFF = 1e-10
+"""Relative difference below which two objective values count as equal when :func:`rank_rows`
+orders the rows of one rank by their value: above the round-off of the evaluator's arithmetic
+(about 1e-15: the same design summed in another order), below the gap targets (1e-8, 1e-7)."""
+
+COMBINED = ("performance_per_cost", "min_run_cost")
+"""Objectives whose value already weighs the iteration time against the cost (time x network $,
+$ per run): within a rank the lower value is the better design by the buyer's own measure."""
+
+
 def rank_rows(
     rows: list[dict[str, Any]], objective: str, key: str = "shape_id"
 ) -> list[dict[str, Any]]:
     """Rows with an objective value, best first, each with its ``rank``: optima within the solver's
-    gap target of each other share a rank and are ordered by the other figure (network cost for
-    performance, iteration time otherwise), values of it within the gap target (1e-8) of each other
-    counting as equal, then by ``key``. (Those figures are certified to the gap target only: an
-    order by their last digits would be round-off, and would change with the order of the solver's
-    floating-point operations.)"""
+    gap target of each other (1e-8; 1e-7 for performance_per_cost) share a rank. (Those optima are
+    certified to the gap target only, so the rank does not tell them apart; the order within a rank
+    is the design a buyer prefers, and the first of a plan's rows of one rank is the one a
+    co-design table shows.) Within a rank, deterministically:
+
+    1. with an objective that weighs time against cost (:data:`COMBINED`), the lower objective
+       value first, even within the gap target (each value is its own design's, evaluated exactly;
+       values within :data:`ROUND_OFF` count as equal);
+    2. the other figure: the network cost with ``performance``, else the iteration time, values
+       within the gap target (1e-8) counting as equal (equally fast designs cheapest first, as
+       :data:`hieropt.solvers.procurement.FASTEST_SLACK`);
+    3. the simpler network: fewer dimensions (``n_dims``), then fewer NICs (``nics``; a row
+       without them after those with);
+    4. ``key``.
+
+    E.g. on ``codesign-llama3-405b`` at 8,192 NPUs with performance_per_cost, ``nvl:SW16
+    spine:SW512`` (8,192 NICs, 1.666133858e18) comes before a 4-level network of 9,216 NICs
+    (1.666133907e18, 1 ms faster, $13k dearer), both of rank 1."""
     tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
     second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
     out: list[dict[str, Any]] = []
     for i, tied in _tie_groups(
         sorted(rows, key=lambda r: (r["objective_value"], r[key])), "objective_value", tol
     ):
-        for group in (
-            g
-            for _, g in _tie_groups(
-                sorted(tied, key=lambda r: (r[second], r[key])), second, REL_GAP
-            )
-        ):
-            out += [{**r, "rank": i + 1} for r in sorted(group, key=lambda r: r[key])]
+        firsts = (_tie_groups(tied, "objective_value", ROUND_OFF) if objective in COMBINED
+                  else [(0, tied)])
+        for _, same in firsts:
+            for _, group in _tie_groups(
+                sorted(same, key=lambda r: (r[second], r[key])), second, REL_GAP
+            ):
+                out += [{**r, "rank": i + 1} for r in sorted(group, key=lambda r: _simpler(r, key))]
     return out
+
+
+def _simpler(row: dict[str, Any], key: str) -> tuple:
+    """The order of :func:`rank_rows`'s step 3 and 4: fewer dimensions, fewer NICs, then ``key``
+    (a row without ``n_dims`` or ``nics`` after those with)."""
+    dims, nics = row.get("n_dims"), row.get("nics")
+    return (dims is None, dims or 0, nics is None, nics or 0, row[key])
 
 
 def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):

@@ -65,6 +65,7 @@ def bandwidth_caveats(
     npu: str,
     source: str = "catalog",
     scaleout_gbps: float | None = None,
+    space: bool = False,
 ) -> tuple[str, ...]:
     """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
     innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
@@ -74,7 +75,10 @@ def bandwidth_caveats(
     :data:`SCALEOUT_GBPS` other than ``scaleup`` (more NICs per NPU than two of the fastest):
     ``scaleout_gbps``, the scale-out per NPU (a co-design candidate's, over the dimensions of its
     scale-out level), else the outermost dimension's when there are two or more; an outermost
-    dimension with that caveat gets no other. Empty when the design is within both."""
+    dimension with that caveat gets no other. Empty when the design is within both. The fix
+    bounds the dimension in an instance's syntax (``[[bounds]]`` ``upper_gbps``), or with
+    ``space`` in a co-design space's (``constraints = ["bw[0] <= 300"]``: the dimension's index,
+    ``top`` for the outermost)."""
     if scaleup is None:
         return ()
     bw = [float(b) for b in bw_gbps]
@@ -101,10 +105,20 @@ def bandwidth_caveats(
         if _above(b, scaleup):
             out.append(
                 f"dimension {d}: {b:.4g} GB/s per NPU is above the {npu}'s scale-up bandwidth of "
-                f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it (bounds "
-                f"upper_gbps = {scaleup:g}) or name another accelerator"
+                f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it "
+                f"({_bound_text(d, len(bw), scaleup, space)}) or name another accelerator"
             )
     return tuple(out) + ((nics,) if nics is not None else ())
+
+
+def _bound_text(d: int, n_dims: int, scaleup: float, space: bool) -> str:
+    """How to bound dimension ``d`` of ``n_dims`` to ``scaleup`` GB/s per NPU: in a co-design
+    space's constraints (``space``; ``bw[top]`` for the outermost, which fits every dimension
+    count) or an instance's bounds."""
+    if not space:
+        return f"bounds upper_gbps = {scaleup:g}"
+    index = "top" if d == n_dims - 1 and d > 0 else str(d)
+    return f'the space\'s constraints = ["bw[{index}] <= {scaleup:g}"]'
 
 
 def check_bandwidths(
