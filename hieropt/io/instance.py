@@ -232,12 +232,19 @@ def load_instance(path: str | Path) -> Instance:
         if k not in data:
             raise InputError(src, k, "missing", f"name the {k} file or inline it")
     objective = required_choice(data, "objective", OBJECTIVES, src)
-    loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
+    if "training_loop" in data:
+        loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
     # (group_bandwidth = "links" written below [network]: the file's setting, not the network's)
     check_network_table(src, data["network"], [k for k in _TOP_KEYS if k != "network"])
     network = network_entry(data["network"], base, src)
     jobs = _jobs(data, base, src, network)
+    if "training_loop" not in data:  # (an LLM plan's fix is step, a LIBRA workload's no_overlap)
+        llm = any(job[0].schedule is not None for job in jobs)
+        first = "step" if llm else TRAINING_LOOPS[0]
+        why = " (an LLM plan's iteration)" if llm else ""
+        raise InputError(src, "training_loop", "missing",
+                         f'add training_loop = "{first}"{why} (one of {", ".join(TRAINING_LOOPS)})')
     cost = cost_entry(data["cost"], base, src)
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
@@ -316,21 +323,29 @@ def own_stream_flags(groups: tuple[str, ...]) -> str:
 
 
 def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
-    """A plan whose collectives run on their own stream (an LLM model file's
-    ``overlap_sharded_comms``, ``overlap_tp_comms`` or ``overlap_grad_reduce``) runs on loop
-    ``step`` only: under another loop its overlap would be silently dropped.
+    """An LLM plan (a workload with a step schedule, from an LLM model file) runs on loop ``step``
+    only: LIBRA's loops (``no_overlap``, ``tp_dp_overlap``, ``tp_dp_overlap_cross``,
+    ``recompute``, ``pipeline``) time one pass of the workload's layers, which for a plan is one
+    micro-batch of one stage, while its tokens and model FLOPs are the whole iteration's (MFU,
+    tokens/s and days would be off by the micro-batches and stages); its own-stream collectives
+    (``overlap_sharded_comms``, ``overlap_tp_comms``, ``overlap_grad_reduce``) would be dropped.
 
     Raises:
-        InputError: such a plan under ``loop``, naming ``training_loop`` and the fix.
+        InputError: an LLM plan under ``loop``, naming ``training_loop``, the plan's own-stream
+            flag if it sets one, and the fix (use ``step``).
     """
     sch = workload.schedule
-    if sch is None or not (sch.overlap_dp or sch.overlap_groups):
+    if sch is None:
         return
-    flag = "overlap_grad_reduce" if sch.overlap_dp else own_stream_flags(sch.overlap_groups)
+    flag = ("overlap_grad_reduce" if sch.overlap_dp
+            else own_stream_flags(sch.overlap_groups) if sch.overlap_groups else "")
+    also = f"; it cannot run the plan's {flag} (collectives on their own stream)" if flag else ""
     raise InputError(
         src, "training_loop",
-        f"{loop!r} cannot run the plan's {flag} (collectives on their own stream)",
-        f'set training_loop = "step", or {flag} = false in the model file',
+        f"{loop!r} times one pass of the layers of LLM plan {workload.name!r} (one micro-batch "
+        f"of one stage), not its iteration: its MFU, tokens/s and days would be wrong{also}",
+        'use training_loop = "step" (an LLM plan\'s iteration: its micro-batches, stages and '
+        "optimizer step)",
     )
 
 

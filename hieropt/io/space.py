@@ -331,6 +331,13 @@ def _jobs(
         weight = positive_number(e.get("weight", 1.0), src, f"{where}.weight",
                                  "give the workload's weight, e.g. its share of cluster hours")
         wl = workload_entry(e["workload"], base, src)
+        if wl.schedule is not None:  # (LIBRA's loops time one micro-batch of one stage of a plan)
+            raise InputError(
+                src, f"{where}.workload",
+                f"LLM plan {wl.name!r}: a shape space's loops (LIBRA's) time one pass of its "
+                "layers (one micro-batch of one stage), not its iteration",
+                "explore an LLM plan's networks with 'hieropt codesign' (its iteration, loop step)",
+            )
         tp = e.get("tp", tp_default)
         if rule == "header":
             if tp is not None:

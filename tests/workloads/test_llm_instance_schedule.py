@@ -83,20 +83,27 @@ def test_export_refuses_the_own_stream_plan_it_cannot_write(tmp_path):
 
 def test_another_loop_refuses_the_plans_overlap(tmp_path):
     """Under loop ``no_overlap`` the plan's own-stream collectives cannot run: refused (exit 2),
-    naming ``training_loop`` and both fixes, never silently dropped; without them it loads."""
+    naming ``training_loop``, the flag and the fix, never silently dropped; without them it is
+    refused too (an LLM plan runs on loop step only)."""
     (tmp_path / "tiny.toml").write_text(MODEL.format(overlap="overlap_sharded_comms = true"),
                                         encoding="utf-8")
     path = tmp_path / "inst.toml"
     path.write_text(INSTANCE.format(step="").replace('"step"', '"no_overlap"'), encoding="utf-8")
-    with pytest.raises(InputError, match='training_loop.*set training_loop = "step"'):
+    with pytest.raises(InputError, match='training_loop.*overlap_sharded_comms.*'
+                                         'use training_loop = "step"'):
         hieropt.load_instance(path)
     (tmp_path / "tiny.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
-    assert hieropt.load_instance(path).training_loop == "no_overlap"
+    with pytest.raises(InputError, match='use training_loop = "step"'):
+        hieropt.load_instance(path)
 
 
 def test_another_loop_refuses_the_overlap_of_any_workload_of_a_mix(tmp_path):
-    """A mix under loop ``no_overlap`` whose second workload's plan overlaps is refused too."""
-    (tmp_path / "plain.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
+    """A mix under loop ``no_overlap`` whose second workload is an LLM plan (its first a LIBRA
+    one) is refused too, naming the plan's overlap."""
+    (tmp_path / "plain.toml").write_text(
+        'generator = "transformer"\n[params]\nname = "plain"\nlayers = 2\nhidden_size = 64\n'
+        "sequence_length = 16\nffn_multiplier = 4\nmicro_batch = 1\nbytes_per_element = 2\n"
+        "tp = 1\ndp = 4\nnpu_peak_tflops = 100.0\nefficiency = 0.5\n", encoding="utf-8")
     (tmp_path / "tiny.toml").write_text(MODEL.format(overlap="overlap_sharded_comms = true"),
                                         encoding="utf-8")
     top = ('name = "mix"\nobjective = "performance"\ntraining_loop = "no_overlap"\n'
@@ -118,5 +125,31 @@ def test_another_loop_names_the_tp_overlap(tmp_path):
     (tmp_path / "tiny.toml").write_text(model, encoding="utf-8")
     path = tmp_path / "inst.toml"
     path.write_text(INSTANCE.format(step="").replace('"step"', '"no_overlap"'), encoding="utf-8")
-    with pytest.raises(InputError, match="or overlap_tp_comms = false in the model file"):
+    with pytest.raises(InputError, match="cannot run the plan's overlap_tp_comms"):
+        hieropt.load_instance(path)
+
+
+@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross",
+                                  "recompute"])
+def test_an_llm_plan_under_a_libra_loop_is_refused(tmp_path, loop):
+    """LIBRA's loops time one pass of a workload's layers: for the 4-micro-batch plan one
+    micro-batch, a quarter of the iteration whose tokens and FLOPs the run figures divide by (an
+    MFU 4x too high). Refused, naming training_loop and the fix (step); the plan loads on step."""
+    (tmp_path / "tiny.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
+    path = tmp_path / "inst.toml"
+    path.write_text(INSTANCE.format(step="").replace('"step"', f'"{loop}"'), encoding="utf-8")
+    with pytest.raises(InputError, match=r"training_loop: .*one micro-batch of one stage.*"
+                                         r'use training_loop = "step"'):
+        hieropt.load_instance(path)
+    path.write_text(INSTANCE.format(step=""), encoding="utf-8")
+    assert hieropt.load_instance(path).step.microbatches == 4
+
+
+def test_a_missing_loop_suggests_step_for_an_llm_plan(tmp_path):
+    """The missing-loop error's fix for an LLM plan is step (no_overlap would be refused)."""
+    (tmp_path / "tiny.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
+    path = tmp_path / "inst.toml"
+    path.write_text(INSTANCE.format(step="").replace('training_loop = "step"\n', ""),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match='training_loop: missing; fix: add training_loop = "step"'):
         hieropt.load_instance(path)
