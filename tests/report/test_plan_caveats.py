@@ -25,8 +25,9 @@ per direction on dimension 0), after its dimension and bandwidth."""
 
 ZERO3_PP2 = (
     "ZeRO stage 3 with pipeline parallelism (pp 2): DeepSpeed's pipeline engine refuses ZeRO "
-    "stages 2 and 3 with pipeline parallelism and Megatron-LM has no ZeRO-3; check that your "
-    "training software runs this combination"
+    "stages 2 and 3 with pipeline parallelism and Megatron-LM runs ZeRO-3 through Megatron-FSDP, "
+    "whose measured runs here have no pipeline parallelism; check that your training software "
+    "runs this combination"
 )
 """The note on a ZeRO-3 plan with two pipeline stages."""
 
@@ -95,7 +96,7 @@ def test_workload_plan_of_a_moe_model_prints_the_moe_caveat_and_its_json_has_it(
 
 
 def test_zero_2_or_3_with_pipeline_parallelism_is_noted_not_refused(tmp_path):
-    """DeepSpeed's pipeline engine refuses ZeRO 2 and 3 with PP > 1, Megatron-LM has no ZeRO-3: a
+    """DeepSpeed's pipeline engine refuses ZeRO 2 and 3 with PP > 1, Megatron-FSDP's measured runs have no PP: a
     plan with either is run, with a note saying so in workload plan, evaluate and their JSON; ZeRO
     2 or 3 without PP, or ZeRO 1 with PP, carries none."""
     r = run("workload", "plan", GPT3, "--set", "zero_stage=3", "--set", "pp=2", "--set", "dp=256",

@@ -86,8 +86,9 @@ def recompute_flops_per_iteration(p: LLMParams) -> int:
 
 ZERO3_CAVEAT = (
     "ZeRO stage 3 (parameters sharded over DP) is the model's least validated plan feature: the "
-    "only measured ZeRO-3 runs in docs/validation.md (DeepSpeed, Narayanan et al. 2021 Table 2, "
-    "175B and 530B on 384-2,240 A100) took 1.3-3.1x the time this model predicts for them, more "
+    "measured DeepSpeed ZeRO-3 runs in docs/validation.md (Narayanan et al. 2021 Table 2, "
+    "175B and 530B on 384-2,240 A100; Megatron-FSDP's one ZeRO-3 run there, 64 GB200 without "
+    "pipeline parallelism, is not among them) took 1.3-3.1x the time this model predicts, more "
     "on more GPUs; take this plan's iteration time, days and MFU as optimistic until runs of "
     "your software stack calibrate it"
 )
@@ -104,11 +105,13 @@ MOE_CAVEAT = (
 def zero_pp_caveat(zero_stage: int, pp: int) -> str:
     """The caveat :func:`plan_caveats` gives a plan with ZeRO stage ``zero_stage`` (2 or 3) and
     ``pp`` > 1 pipeline stages: DeepSpeed's pipeline engine refuses ZeRO stages 2 and 3 with
-    pipeline parallelism (``PipelineEngine`` asserts a stage below 2) and Megatron-LM has no
-    ZeRO-3, so the plan needs software that runs the combination (Llama 3's FSDP with PP does
-    ZeRO 2: Llama Team 2024, arXiv 2407.21783, §3.3.2)."""
-    known = (" and Megatron-LM has no ZeRO-3; check that your training software runs this "
-             "combination" if zero_stage == 3 else "; check that your training software runs "
+    pipeline parallelism (``PipelineEngine`` asserts a stage below 2) and Megatron-LM runs ZeRO-3
+    through Megatron-FSDP (the runs of ``validation/megatron-bridge-2025.csv`` have no pipeline
+    parallelism), so the plan needs software that runs the combination (Llama 3's FSDP with PP
+    does ZeRO 2: Llama Team 2024, arXiv 2407.21783, §3.3.2)."""
+    known = (" and Megatron-LM runs ZeRO-3 through Megatron-FSDP, whose measured runs here have "
+             "no pipeline parallelism; check that your training software runs this combination"
+             if zero_stage == 3 else "; check that your training software runs "
              "this combination (Llama 3's FSDP-based stack does)")
     return (
         f"ZeRO stage {zero_stage} with pipeline parallelism (pp {pp}): DeepSpeed's pipeline engine "
