@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..workloads.llm.flops import model_flops_per_iteration, model_parameters
 from ..workloads.llm.layout import chunk_share
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Step, build_step
@@ -113,7 +114,8 @@ class PlanFigures:
         return out
 
     def as_dict(self) -> dict:
-        """JSON-ready: plan, precision (bytes per element; ``gradient_bytes``,
+        """JSON-ready: the model's parameter count and model FLOPs per iteration
+        (:func:`~hieropt.workloads.llm.flops.model_parameters`), plan, precision (bytes per element; ``gradient_bytes``,
         ``activation_bytes`` and ``weight_bytes`` as resolved, given or the number format's
         default, ``gradient_bytes_note`` saying which, ``gemm_input_bytes`` the stored inputs of
         the linear layers' GEMMs: 1 under FP8), memory (per distinct stage and the peak),
@@ -121,6 +123,8 @@ class PlanFigures:
         pl, mem, p = self.params.plan, self.memory, self.params
         return {
             "model": self.params.model.name,
+            "parameters": model_parameters(p),
+            "model_flops_per_iteration": model_flops_per_iteration(p),
             "plan": {
                 "npus": pl.total_npus,
                 "tp": pl.tp,

@@ -47,6 +47,7 @@ def summary_lines(fig: PlanFigures) -> list[str]:
         + (f"; {', '.join(own)} collectives on their own stream" if (own := own_stream_groups(pl))
            else ""),
         precision_line(p),
+        model_line(p),
         f"memory per NPU: {fig.memory.message()}",
     ]
     c = fig.compute()
@@ -64,6 +65,19 @@ def summary_lines(fig: PlanFigures) -> list[str]:
         )
     )
     return lines
+
+
+def model_line(p) -> str:
+    """The model's parameter count and model FLOPs per iteration
+    (:func:`~hieropt.workloads.llm.flops.model_parameters`,
+    :func:`~hieropt.workloads.llm.flops.model_flops_per_iteration`) and the peak MFU is taken
+    against: the NPU's dense peak in its number format (under FP8 the FP8 dense peak)."""
+    from ..workloads.llm.flops import model_flops_per_iteration, model_parameters
+
+    n, fmt = model_parameters(p), p.npu.number_format
+    return (f"model: {n / 1e9:,.2f}B parameters ({n:,}); {model_flops_per_iteration(p):.4g} model "
+            f"FLOPs per iteration (no recompute); MFU is taken against the {fmt.upper()} dense "
+            f"peak, {p.npu.peak_tflops:,.0f} TFLOP/s per NPU")
 
 
 def plan_notes(fig: PlanFigures) -> list[str]:

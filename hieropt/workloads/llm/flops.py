@@ -67,6 +67,34 @@ def model_flops_per_iteration(p: LLMParams) -> int:
     return 3 * p.plan.global_batch_size * (blocks_forward_flops(p) + logits)
 
 
+def model_parameters(p: LLMParams) -> int:
+    """Parameters of the whole model (not per NPU; the vocabulary unpadded), elements: per block
+    the attention h (q + 2 kv) + q h (q = heads d_head, kv = kv_heads d_head) and its norm, the FFN
+    M h f (M = 3 gated, 2 not) and its norm, or an MoE layer's router h E, shared experts and E
+    experts of width f_e; biases q + 2 kv + h and (M - 1) f + h; the input embedding V h (+ s h
+    learned positions); the final norm and, untied, the output matrix V h (the per-NPU counts of
+    :mod:`hieropt.workloads.llm.counts` with t = ep = 1)."""
+    m = p.model
+    h, q, kv, mats = m.hidden_size, m.heads * m.d_head, m.kv * m.d_head, 3 if m.gated_ffn else 2
+
+    def ffn(width: int, norm: bool = True) -> int:
+        return (mats * h * width + (m.norm_params if norm else 0)
+                + ((mats - 1) * width + h if m.biases else 0))
+
+    attn = h * (q + 2 * kv) + q * h + m.norm_params + (q + 2 * kv + h if m.biases else 0)
+    total = 0
+    for i in range(m.layers):
+        total += attn
+        if m.moe is None or not m.is_moe(i):
+            total += ffn(m.ffn_size)
+        else:
+            e = m.moe
+            total += h * e.experts + m.norm_params + e.experts * ffn(e.expert_ffn_size, False)
+            total += ffn(e.shared_experts * e.expert_ffn_size, False) if e.shared_experts else 0
+    total += m.vocab_size * h + (m.sequence_length * h if m.position_embedding == "learned" else 0)
+    return total + m.norm_params + (0 if m.tied_embeddings else m.vocab_size * h)
+
+
 def recompute_flops_per_iteration(p: LLMParams) -> int:
     """FLOPs the plan's recompute adds per iteration: 0 (``none``), the attention cores' forward
     (``selective``), every block's forward (``full``), the recomputed blocks' (``full`` with
