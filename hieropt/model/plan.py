@@ -115,7 +115,8 @@ class PlanFigures:
 
     def as_dict(self) -> dict:
         """JSON-ready: the model's parameter count and model FLOPs per iteration
-        (:func:`~hieropt.workloads.llm.flops.model_parameters`), plan, precision (bytes per element; ``gradient_bytes``,
+        (:func:`~hieropt.workloads.llm.flops.model_parameters`), plan, precision (bytes per
+        element; ``gradient_bytes``,
         ``activation_bytes`` and ``weight_bytes`` as resolved, given or the number format's
         default, ``gradient_bytes_note`` saying which, ``gemm_input_bytes`` the stored inputs of
         the linear layers' GEMMs: 1 under FP8), memory (per distinct stage and the peak),
