@@ -97,8 +97,8 @@ def test_workload_plan_of_a_moe_model_prints_the_moe_caveat_and_its_json_has_it(
 
 def test_zero_2_or_3_with_pipeline_parallelism_is_noted_not_refused(tmp_path):
     """DeepSpeed's pipeline engine refuses ZeRO 2 and 3 with PP > 1, Megatron-FSDP's measured
-    runs have no PP: a plan with either is run, with a note saying so in workload plan, evaluate and their JSON; ZeRO
-    2 or 3 without PP, or ZeRO 1 with PP, carries none."""
+    runs have no PP: a plan with either is run, with a note saying so in workload plan, evaluate
+    and their JSON; ZeRO 2 or 3 without PP, or ZeRO 1 with PP, carries none."""
     r = run("workload", "plan", GPT3, "--set", "zero_stage=3", "--set", "pp=2", "--set", "dp=256",
             "--json", tmp_path / "p.json")
     assert r.exit_code == 0, r.output
