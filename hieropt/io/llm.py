@@ -209,6 +209,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
         if item is None:
             raise
         raise InputError(override_source, item, e.problem, e.fix) from e
+    merged = _peak_format(params, merged)
     try:
         return LLMParams.model_validate(merged, context={"plan_rules": plan_rules})
     except ValidationError as e:
@@ -220,6 +221,22 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             problem = rest if sep and " " not in head else blamed.problem
             raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
+
+
+def _peak_format(own: dict[str, Any], merged: dict[str, Any]) -> dict[str, Any]:
+    """``merged`` (``[params]``, overrides applied) with ``npu.peak_format``, the number format of
+    the file's own ``[params]`` (``own``) inline ``peak_tflops``, when an override changed the
+    number format and kept that peak (no accelerator nor calibrated file): the peak is then
+    another format's (:attr:`hieropt.workloads.llm.NPU.peak_note`)."""
+    mine, npu = own.get("npu"), merged.get("npu")
+    if not isinstance(mine, dict) or not isinstance(npu, dict) or "peak_tflops" not in mine:
+        return merged
+    if "accelerator" in npu or "calibrated" in npu or npu.get("peak_tflops") != mine["peak_tflops"]:
+        return merged
+    fmt = mine.get("number_format", "bf16")
+    if npu.get("number_format", "bf16") == fmt:
+        return merged
+    return {**merged, "npu": {**npu, "peak_format": fmt}}
 
 
 def with_accelerator(data: dict[str, Any], params: dict[str, Any],

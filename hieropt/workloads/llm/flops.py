@@ -153,7 +153,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
-    (:func:`hieropt.units.cluster_size_note`); empty for the features the measured runs cover (TP,
+    (:func:`hieropt.units.cluster_size_note`), and on a ``weight_bytes`` of 1 outside FP8
+    training; empty for the features the measured runs cover (TP,
     PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
     an NPU at its catalog peak."""
     out = []
@@ -165,6 +166,11 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
         out.append(MOE_CAVEAT)
     if (note := p.npu.peak_note) is not None:
         out.append(note)
+    if p.precision.weight_bytes == 1 and p.npu.number_format != "fp8":
+        out.append(f"weight_bytes = 1 (FP8 weights) under {p.npu.number_format} training: the "
+                   f"working weights and their all-gathers are {p.npu.number_format} elements; "
+                   "give weight_bytes = 2 (or leave it out: the number format's default), or "
+                   'number_format = "fp8"')
     if (note := cluster_size_note(p.plan.total_npus)) is not None:
         out.append(note)
     return tuple(out)

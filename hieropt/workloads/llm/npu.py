@@ -48,6 +48,11 @@ class NPU(StrictModel):
             (:func:`hieropt.io.npus.fill_calibrated`). None: none.
         number_format: the training number format whose dense peak ``peak_tflops`` is (``bf16``,
             ``fp16``, ``fp8``, ``tf32``): picks the catalog's peak.
+        peak_format: the number format an inline ``peak_tflops`` states when it is not
+            ``number_format``: filled in by the reader when an override (``--set
+            number_format=...``) changes the format of a model file whose NPU gives its own peak
+            (no ``accelerator``), which the peak then does not follow (:attr:`peak_note`); None:
+            the peak is ``number_format``'s.
         peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s); above 0.1
             and below 1 (PFLOP/s) or above 1e6 (FLOP/s) is refused with the conversion.
         catalog_peak_tflops: the catalog's dense peak of ``accelerator`` in ``number_format``,
@@ -87,6 +92,7 @@ class NPU(StrictModel):
     accelerator: str | None = Field(default=None, min_length=1)
     calibrated: str | None = Field(default=None, min_length=1)
     number_format: Literal["bf16", "fp16", "fp8", "tf32"] = "bf16"
+    peak_format: Literal["bf16", "fp16", "fp8", "tf32"] | None = None
     peak_tflops: float = Field(gt=0, allow_inf_nan=False)
     catalog_peak_tflops: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     efficiency: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
@@ -129,10 +135,19 @@ class NPU(StrictModel):
 
     @property
     def peak_note(self) -> str | None:
-        """The note on a ``peak_tflops`` below half :attr:`catalog_peak_tflops` (MFU, days and $
-        are computed at it: :func:`hieropt.workloads.llm.accelerators.catalog_peak_note`); None
-        without a catalog entry or within range. Part of the plan's caveats
+        """The note on a ``peak_tflops`` stated for another number format (:attr:`peak_format`)
+        or below half :attr:`catalog_peak_tflops` (MFU, days and $ are computed at it:
+        :func:`hieropt.workloads.llm.accelerators.catalog_peak_note`); None without a catalog
+        entry or within range. Part of the plan's caveats
         (:func:`hieropt.workloads.llm.flops.plan_caveats`), so every command gives it."""
+        if self.peak_format is not None and self.peak_format != self.number_format:
+            return (
+                f"peak_tflops = {self.peak_tflops:g} is the model file's {self.peak_format} peak, "
+                f"used for {self.number_format} training (an inline NPU's peak does not follow "
+                "number_format): compute times, MFU, days and $ are computed at it; give the "
+                f"{self.number_format} dense peak with --set peak_tflops=..., or name the "
+                "accelerator from the catalog"
+            )
         return catalog_peak_note(self.peak_tflops, self.catalog_peak_tflops,
                                  self.accelerator or self.name, self.number_format)
 
