@@ -81,7 +81,8 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
 
     Raises:
         InputError: no such accelerator (the names the catalog has), no peak for the number
-            format, or a ``peak_tflops`` above 1.5 x the catalog's (``params.npu.peak_tflops``).
+            format, a ``peak_tflops`` above 1.5 x the catalog's (``params.npu.peak_tflops``), or
+            an ``hbm_gib`` that is the entry's capacity in GB (1e9 bytes; within 0.5 %).
     """
     if not isinstance(npu, dict) or not isinstance(npu.get("accelerator"), str):
         return npu
@@ -115,6 +116,14 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
           and (bad := catalog_peak_problem(float(v), a, str(fmt))) is not None):
         # (a peak in PFLOP/s or FLOP/s: the NPU's own rule gives the conversion)
         raise InputError(source, "params.npu.peak_tflops", *bad)
+    if _is_number(hbm := npu.get("hbm_gib")) and a.hbm_gib is not None and hbm != a.hbm_gib \
+            and abs(hbm - a.hbm_gib * 2**30 / 1e9) <= 0.005 * hbm:
+        # (85.9 for an 80 GiB H100: its capacity in GB, 1e9 bytes, typed as GiB)
+        raise InputError(
+            source, "params.npu.hbm_gib",
+            f"{hbm:g} GiB is the {a.name}'s {a.hbm_gib:g} GiB in GB (1e9 bytes), more HBM than "
+            "the part has",
+            f"give GiB (2^30 bytes): hbm_gib = {a.hbm_gib:g}, or leave it out (the catalog's)")
     if "efficiency" not in npu:
         calibration = a.calibration.in_format(str(fmt))
         filled.update({f: getattr(calibration, f) for f in CALIBRATION_NAMES})

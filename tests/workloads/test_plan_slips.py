@@ -49,3 +49,46 @@ def test_an_inline_peak_used_at_another_format_is_noted(tmp_path):
     assert _notes(tmp_path)[1] == []
     p, notes = _notes(tmp_path, INLINE, 'number_format="bf16"', "peak_tflops=2250")
     assert p.npu.peak_format is None and [n for n in notes if "peak" in n] == []
+
+
+def _slips(tmp_path, *overrides):
+    path = tmp_path / "m.toml"
+    path.write_text(INLINE, encoding="utf-8")
+    return [n for n in plan_caveats(read_llm(path, overrides))
+            if "peak" not in n and "weight_bytes" not in n]
+
+
+def test_wrong_unit_values_are_noted_with_the_slip(tmp_path):
+    """Each likely slip gets one note naming it; the tiny model (h 8, FFN 16, 4 blocks, 4 tokens
+    per sequence, 2 x 4 = 8 tokens per iteration) none: a sequence of 8 tokens at hidden size
+    1,024 (FFN 4,096); 2 x 2^26 = 134,217,728 tokens per iteration (> 1e8: 2^25 sequences of 4,
+    tokens typed as sequences: 2^25 / 4 = 8,388,608 sequences); FFN 8 below hidden 16; 600
+    blocks."""
+    assert _slips(tmp_path) == []
+    (seq,) = _slips(tmp_path, "hidden_size=1024", "ffn_size=4096", "sequence_length=8")
+    assert seq.startswith("sequence_length = 8 tokens is short for a model of hidden size 1,024")
+    (batch,) = _slips(tmp_path, "global_batch_size=33554432")
+    assert batch.startswith("global_batch_size = 33,554,432 sequences of 4 tokens is 1.34e+08 "
+                            "tokens per iteration")
+    assert "(33,554,432 tokens = 8,388,608 sequences)" in batch
+    (ffn,) = _slips(tmp_path, "hidden_size=16", "ffn_size=8")
+    assert ffn.startswith("ffn_size = 8 is below hidden_size = 16")
+    (layers,) = _slips(tmp_path, "layers=600")
+    assert layers.startswith("layers = 600 blocks, more than 512")
+
+
+def test_hbm_in_gb_on_a_catalog_part_is_refused(tmp_path):
+    """hbm_gib = 85.9 on the catalog H100 (80 GiB = 85.899 GB): the GB figure typed as GiB, more
+    HBM than the part has: refused naming the field and the GiB figure; 80 loads."""
+    import pytest
+
+    from hieropt.errors import InputError
+
+    text = INLINE.replace('number_format = "fp8"\npeak_tflops = 4500.0\nhbm_gib = 180.0\n',
+                          'accelerator = "H100-SXM"\nhbm_gib = 85.9\n')
+    with pytest.raises(InputError, match=r"params\.npu\.hbm_gib: 85\.9 GiB is the H100-SXM's "
+                                         r"80 GiB in GB .*fix: give GiB .*hbm_gib = 80"):
+        _notes(tmp_path, text)
+    with pytest.raises(InputError, match=r"--set: hbm_gib=85\.9: 85\.9 GiB is"):
+        _notes(tmp_path, text.replace("85.9", "80"), "hbm_gib=85.9")
+    assert _notes(tmp_path, text.replace("85.9", "80"))[0].npu.hbm_gib == 80

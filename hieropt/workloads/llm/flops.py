@@ -31,6 +31,7 @@ from ...spec.training import Training
 from ...units import cluster_size_note
 from .layout import partial_recompute, recomputed_blocks, stage_chunks
 from .params import LLMParams
+from .plan_rules import slip_notes
 
 
 def attention_forward_flops(p: LLMParams) -> int:
@@ -153,8 +154,9 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
-    (:func:`hieropt.units.cluster_size_note`), and on a ``weight_bytes`` of 1 outside FP8
-    training; empty for the features the measured runs cover (TP,
+    (:func:`hieropt.units.cluster_size_note`), on values in a likely wrong unit
+    (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`) and on a ``weight_bytes`` of 1 outside
+    FP8 training; empty for the features the measured runs cover (TP,
     PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
     an NPU at its catalog peak."""
     out = []
@@ -166,6 +168,7 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
         out.append(MOE_CAVEAT)
     if (note := p.npu.peak_note) is not None:
         out.append(note)
+    out += slip_notes(p.model, p.plan)
     if p.precision.weight_bytes == 1 and p.npu.number_format != "fp8":
         out.append(f"weight_bytes = 1 (FP8 weights) under {p.npu.number_format} training: the "
                    f"working weights and their all-gathers are {p.npu.number_format} elements; "

@@ -234,3 +234,43 @@ __all__ = ["algorithm_table_value", "divisors", "check_recompute_layers", "check
            "check_recompute", "check_pp",
            "check_cp", "check_moe", "check_batch", "check_group"]
 
+
+SHORTEST_SEQUENCE = 128
+"""Tokens: a sequence shorter than this in a model at least :data:`WIDE` wide gets a note (8 for
+8,192: thousands typed as K). GPT-2 trained on 1,024, Llama 3 on 8,192."""
+WIDE = 1024
+"""Hidden size from which a model is a real one (the tests' tiny models are narrower)."""
+MOST_TOKENS = 1e8
+"""Tokens per iteration above which the global batch gets a note: Llama 3 405B's largest was 16M
+tokens (Llama Team 2024, arXiv 2407.21783, §3.4.1), DeepSeek-V3's 15,360 x 4,096 = 63M."""
+MOST_LAYERS = 512
+"""Blocks above which the layer count gets a note: the largest dense models have 96-126."""
+
+
+def slip_notes(m, pl) -> list[str]:
+    """Notes on likely wrong-unit values of architecture ``m`` and plan ``pl`` (the plan still
+    runs): a sequence below :data:`SHORTEST_SEQUENCE` tokens in a model of :data:`WIDE` or more,
+    more than :data:`MOST_TOKENS` tokens per iteration (tokens typed as sequences), an FFN
+    narrower than the hidden size (the two swapped; not in a model whose every FFN is MoE), more than :data:`MOST_LAYERS` blocks."""
+    out = []
+    if m.sequence_length < SHORTEST_SEQUENCE and m.hidden_size >= WIDE:
+        out.append(f"sequence_length = {m.sequence_length} tokens is short for a model of hidden "
+                   f"size {m.hidden_size:,}: thousands typed as K (8 for 8,192)? sequence_length "
+                   "is in tokens")
+    tokens = pl.global_batch_size * m.sequence_length
+    if tokens > MOST_TOKENS:
+        out.append(f"global_batch_size = {pl.global_batch_size:,} sequences of "
+                   f"{m.sequence_length:,} tokens is {tokens:.3g} tokens per iteration, more "
+                   f"than {MOST_TOKENS:.0e}: a batch in tokens typed as sequences? "
+                   f"global_batch_size is in sequences ({pl.global_batch_size:,} tokens = "
+                   f"{pl.global_batch_size / m.sequence_length:,.0f} sequences)")
+    every_moe = m.moe is not None and m.moe.first_dense_layers == 0 and \
+        m.moe.moe_layer_interval == 1  # (then ffn_size is read by no layer)
+    if m.ffn_size < m.hidden_size and not every_moe:
+        out.append(f"ffn_size = {m.ffn_size:,} is below hidden_size = {m.hidden_size:,} (an "
+                   "FFN is 2.5-4x wider than the model): the two swapped?")
+    if m.layers > MOST_LAYERS:
+        out.append(f"layers = {m.layers:,} blocks, more than {MOST_LAYERS}: a width typed as the "
+                   "layer count? layers counts transformer blocks (Llama 3 405B: 126)")
+    return out
+
