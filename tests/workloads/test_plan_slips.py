@@ -54,8 +54,8 @@ def test_an_inline_peak_used_at_another_format_is_noted(tmp_path):
 def _slips(tmp_path, *overrides):
     path = tmp_path / "m.toml"
     path.write_text(INLINE, encoding="utf-8")
-    return [n for n in plan_caveats(read_llm(path, overrides))
-            if "peak" not in n and "weight_bytes" not in n]
+    return [n for n in plan_caveats(read_llm(path, overrides)) if "peak" not in n
+            and "weight_bytes" not in n and not n.startswith("the model file states none")]
 
 
 def test_wrong_unit_values_are_noted_with_the_slip(tmp_path):
@@ -92,3 +92,25 @@ def test_hbm_in_gb_on_a_catalog_part_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"--set: hbm_gib=85\.9: 85\.9 GiB is"):
         _notes(tmp_path, text.replace("85.9", "80"), "hbm_gib=85.9")
     assert _notes(tmp_path, text.replace("85.9", "80"))[0].npu.hbm_gib == 80
+
+
+def test_a_file_stating_no_architecture_field_is_told_the_defaults(tmp_path):
+    """A model file giving only the required fields is timed as a GPT (GeLU FFN, LayerNorm,
+    biases, dropout, learned positions, tied embeddings, no FlashAttention): one note lists the
+    defaults taken; stating any one of them (rmsnorm here) silences it; no FlashAttention is
+    listed when the plan states it."""
+    path = tmp_path / "m.toml"
+    path.write_text(INLINE, encoding="utf-8")
+    (note,) = [n for n in plan_caveats(read_llm(path)) if n.startswith("the model file")]
+    assert note.startswith(
+        "the model file states none of the architecture fields and takes GPT-3's defaults: "
+        'gated_ffn = false, norm = "layernorm", biases = true, dropout = true, '
+        'position_embedding = "learned", tied_embeddings = true, flash_attention = false (plan); '
+        "a Llama-style model gives gated_ffn = true")
+    path.write_text(INLINE.replace("sequence_length = 4\n",
+                                   'sequence_length = 4\nnorm = "rmsnorm"\n'), encoding="utf-8")
+    assert not [n for n in plan_caveats(read_llm(path)) if n.startswith("the model file")]
+    path.write_text(INLINE.replace("[params.plan]\n", "[params.plan]\nflash_attention = true\n"),
+                    encoding="utf-8")
+    (note,) = [n for n in plan_caveats(read_llm(path)) if n.startswith("the model file")]
+    assert "tied_embeddings = true; a Llama-style" in note

@@ -31,7 +31,7 @@ from ...spec.training import Training
 from ...units import cluster_size_note
 from .layout import partial_recompute, recomputed_blocks, stage_chunks
 from .params import LLMParams
-from .plan_rules import slip_notes
+from .plan_rules import defaults_note, slip_notes
 
 
 def attention_forward_flops(p: LLMParams) -> int:
@@ -155,7 +155,9 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
     (:func:`hieropt.units.cluster_size_note`), on values in a likely wrong unit
-    (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`) and on a ``weight_bytes`` of 1 outside
+    (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`), on the GPT-3 architecture defaults a
+    file stating none of them takes (:func:`~hieropt.workloads.llm.plan_rules.defaults_note`) and
+    on a ``weight_bytes`` of 1 outside
     FP8 training; empty for the features the measured runs cover (TP,
     PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
     an NPU at its catalog peak."""
@@ -169,6 +171,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     if (note := p.npu.peak_note) is not None:
         out.append(note)
     out += slip_notes(p.model, p.plan)
+    if (note := defaults_note(p.model, p.plan)) is not None:
+        out.append(note)
     if p.precision.weight_bytes == 1 and p.npu.number_format != "fp8":
         out.append(f"weight_bytes = 1 (FP8 weights) under {p.npu.number_format} training: the "
                    f"working weights and their all-gathers are {p.npu.number_format} elements; "

@@ -251,7 +251,8 @@ def slip_notes(m, pl) -> list[str]:
     """Notes on likely wrong-unit values of architecture ``m`` and plan ``pl`` (the plan still
     runs): a sequence below :data:`SHORTEST_SEQUENCE` tokens in a model of :data:`WIDE` or more,
     more than :data:`MOST_TOKENS` tokens per iteration (tokens typed as sequences), an FFN
-    narrower than the hidden size (the two swapped; not in a model whose every FFN is MoE), more than :data:`MOST_LAYERS` blocks."""
+    narrower than the hidden size (the two swapped; not in a model whose every FFN is MoE), more
+    than :data:`MOST_LAYERS` blocks."""
     out = []
     if m.sequence_length < SHORTEST_SEQUENCE and m.hidden_size >= WIDE:
         out.append(f"sequence_length = {m.sequence_length} tokens is short for a model of hidden "
@@ -273,4 +274,28 @@ def slip_notes(m, pl) -> list[str]:
         out.append(f"layers = {m.layers:,} blocks, more than {MOST_LAYERS}: a width typed as the "
                    "layer count? layers counts transformer blocks (Llama 3 405B: 126)")
     return out
+
+
+GPT_DEFAULTS = (("gated_ffn", "false"), ("norm", '"layernorm"'), ("biases", "true"),
+                ("dropout", "true"), ("position_embedding", '"learned"'),
+                ("tied_embeddings", "true"))
+"""The architecture fields of ``[params.model]`` and their defaults (GPT-3's), as a file writes
+them."""
+
+
+def defaults_note(m, pl) -> str | None:
+    """The note listing the architecture defaults architecture ``m`` took when its file states
+    none of :data:`GPT_DEFAULTS` (``model_fields_set``: the fields given), with the plan's
+    ``flash_attention`` default when ``pl`` does not state it either; None when it states any
+    (the defaults are GPT-3's; a Llama-shaped file with only the required fields would silently
+    be timed as a GPT)."""
+    if {k for k, _ in GPT_DEFAULTS} & m.model_fields_set:
+        return None
+    taken = [f"{k} = {v}" for k, v in GPT_DEFAULTS]
+    if "flash_attention" not in pl.model_fields_set:
+        taken.append("flash_attention = false (plan)")
+    return ("the model file states none of the architecture fields and takes GPT-3's defaults: "
+            f"{', '.join(taken)}; a Llama-style model gives gated_ffn = true, norm = \"rmsnorm\", "
+            "biases = false, dropout = false, position_embedding = \"rotary\", tied_embeddings = "
+            "false (and [params.plan] flash_attention = true); state them to silence this note")
 
