@@ -114,3 +114,16 @@ def test_a_file_stating_no_architecture_field_is_told_the_defaults(tmp_path):
                     encoding="utf-8")
     (note,) = [n for n in plan_caveats(read_llm(path)) if n.startswith("the model file")]
     assert "tied_embeddings = true; a Llama-style" in note
+
+
+def test_overlap_grad_reduce_under_interleaving_is_noted():
+    """overlap_grad_reduce is modelled under 1F1B only: with v = 2 chunks the DP collectives are
+    counted exposed, and the plan says so; under 1F1B no such note."""
+    from .tiny import params
+
+    note = ("overlap_grad_reduce with the interleaved schedule (v = 2): the model does not overlap "
+            "the DP gradient reduction under interleaving")
+    inter = params(schedule="interleaved", virtual_stages=2, overlap_grad_reduce=True)
+    assert [n for n in plan_caveats(inter) if n.startswith(note)]
+    plain = params(overlap_grad_reduce=True)
+    assert not [n for n in plan_caveats(plain) if n.startswith("overlap_grad_reduce")]

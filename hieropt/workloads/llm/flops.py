@@ -148,13 +148,28 @@ def zero_pp_caveat(zero_stage: int, pp: int) -> str:
     )
 
 
+def interleaved_overlap_note(v: int) -> str:
+    """The note on ``overlap_grad_reduce`` under the interleaved schedule (``v`` > 1 chunks per
+    stage): Megatron-LM issues each chunk's DP gradient reduce-scatter as that chunk's last
+    backward ends, overlapping the backward left; the model overlaps the per-iteration
+    collectives with the first stage's last backward under 1F1B only
+    (:func:`hieropt.model.pipeline.overlapped`) and counts them exposed after the last backward
+    with v > 1, so the time is an upper bound on that part."""
+    return (f"overlap_grad_reduce with the interleaved schedule (v = {v}): the model does not "
+            "overlap the DP gradient reduction under interleaving (Megatron-LM issues each "
+            "chunk's as its last backward ends); it counts the per-iteration DP collectives "
+            "exposed after the last backward, an upper bound on their part of the iteration time "
+            "(under 1F1B the overlap is modelled)")
+
+
 def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     """What the validation says of plan ``p``'s features it does not cover or predicts worst
     (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), and what common training software does not run
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
-    (:func:`hieropt.units.cluster_size_note`), on values in a likely wrong unit
+    (:func:`hieropt.units.cluster_size_note`), on ``overlap_grad_reduce`` not modelled under
+    interleaving (:func:`interleaved_overlap_note`), on values in a likely wrong unit
     (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`), on the GPT-3 architecture defaults a
     file stating none of them takes (:func:`~hieropt.workloads.llm.plan_rules.defaults_note`) and
     on a ``weight_bytes`` of 1 outside
@@ -170,6 +185,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
         out.append(MOE_CAVEAT)
     if (note := p.npu.peak_note) is not None:
         out.append(note)
+    if p.plan.overlap_grad_reduce and p.plan.virtual_stages > 1:
+        out.append(interleaved_overlap_note(p.plan.virtual_stages))
     out += slip_notes(p.model, p.plan)
     if (note := defaults_note(p.model, p.plan)) is not None:
         out.append(note)
