@@ -48,7 +48,8 @@ def test_compute_figures():
 
 def test_json_keys():
     d = json.loads(json.dumps(plan_figures(params()).as_dict()))
-    assert set(d) == {"model", "plan", "precision", "memory", "compute", "collectives"}
+    assert set(d) == {"model", "parameters", "model_flops_per_iteration", "plan", "precision",
+                      "memory", "compute", "collectives"}
     assert set(d["memory"]["peak"]) == {
         "stage",
         "weights_bytes",
