@@ -307,7 +307,9 @@ def plan_command(
         ),
     ] = None,
 ) -> None:
-    """Size one LLM training plan: memory per NPU (weights, gradients, optimizer state, activations;
+    """Size one LLM training plan: the model's parameters and model FLOPs per iteration (the MFU
+    numerator; its peak the NPU's dense peak in its number format, under FP8 the FP8 peak), memory
+    per NPU (weights, gradients, optimizer state, activations;
     per pipeline stage where they differ) against the HBM less its reserve, compute per iteration
     and pipeline bubble of the stage with the most compute (with communication another stage can be
     slower: hieropt solve times every stage), and every parallel group's collectives with their

@@ -4,7 +4,7 @@ An instance file names its parts by path (relative to the instance file) or inli
 
     name = "gpt3-175b-4d"
     objective = "performance"          # required
-    training_loop = "no_overlap"       # required
+    training_loop = "no_overlap"       # required ("step" only for an LLM model file)
     network = "net.yml"                # LIBRA network YAML, or inline:
                                        # [network] dims = [{block = ..., npus = ..., cost_class =
                                        # ...}]

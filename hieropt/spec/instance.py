@@ -275,7 +275,8 @@ class Instance(Frozen):
 
     def _check_schedule(self, D: int) -> None:
         """The pipeline and step loops come with their sections ([pipeline], [step]) and only they
-        do; the pipeline's p2p dimension exists (0 .. ``D`` - 1) and its stages fit every job.
+        do; a workload with a step schedule (an LLM plan) runs on loop ``step`` only; the
+        pipeline's p2p dimension exists (0 .. ``D`` - 1) and its stages fit every job.
         Raises ValueError naming the field and the fix."""
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
             raise ValueError(
@@ -287,6 +288,14 @@ class Instance(Frozen):
                 "step: the step loop needs [step] (microbatches, stages, virtual_stages, "
                 "overlap_dp) "
                 "and only it uses them; fix: set both or neither"
+            )
+        plans = [w.name for w in (self.workload, *(j.workload for j in self.more_workloads))
+                 if w.schedule is not None]
+        if plans and self.training_loop != "step":  # (LIBRA's loops: one micro-batch, one stage)
+            raise ValueError(
+                f"training_loop: {self.training_loop!r} times one pass of the layers of LLM plan "
+                f"{plans[0]!r} (one micro-batch of one stage), not its iteration; fix: use "
+                'training_loop = "step"'
             )
         if self.pipeline is not None and self.pipeline.p2p_dim >= D:
             raise ValueError(

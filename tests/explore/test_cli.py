@@ -201,3 +201,20 @@ def test_a_one_element_list_is_a_range_of_one_value(tmp_path):
         f"{path}: dims: expected [min, max] or one whole number, got a list of 3 values [2, 3, 4]; "
         "fix: write dims = [2, 5] (fewest and most dimensions) or dims = 4 (or [4])"
     )
+
+
+def test_a_space_naming_an_llm_plan_is_refused(tmp_path):
+    """A shape space's loops (LIBRA's) time one micro-batch of one stage of an LLM plan, not its
+    iteration: a space naming an LLM model file is refused, naming the workload and codesign."""
+    from tests.validate.tiny import MODEL
+
+    (tmp_path / "tiny.toml").write_text(MODEL, encoding="utf-8")
+    from .util import WORKLOAD
+
+    text = space_text().replace(WORKLOAD.format(tp=2, dp=8), "\n")
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace("\n[mapping]", '\nworkload = "tiny.toml"\n[mapping]', 1),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"workload: LLM plan 'tiny': .*one micro-batch of one "
+                                         r"stage.*hieropt codesign"):
+        load_space(path)
