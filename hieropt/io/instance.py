@@ -232,19 +232,18 @@ def load_instance(path: str | Path) -> Instance:
         if k not in data:
             raise InputError(src, k, "missing", f"name the {k} file or inline it")
     objective = required_choice(data, "objective", OBJECTIVES, src)
-    if "training_loop" in data:
-        loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
-    # (group_bandwidth = "links" written below [network]: the file's setting, not the network's)
-    check_network_table(src, data["network"], [k for k in _TOP_KEYS if k != "network"])
-    network = network_entry(data["network"], base, src)
-    jobs = _jobs(data, base, src, network)
     if "training_loop" not in data:  # (an LLM plan's fix is step, a LIBRA workload's no_overlap)
-        llm = any(job[0].schedule is not None for job in jobs)
+        llm = names_llm_plan(data, base)
         first = "step" if llm else TRAINING_LOOPS[0]
         why = " (an LLM plan's iteration)" if llm else ""
         raise InputError(src, "training_loop", "missing",
                          f'add training_loop = "{first}"{why} (one of {", ".join(TRAINING_LOOPS)})')
+    loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
+    # (group_bandwidth = "links" written below [network]: the file's setting, not the network's)
+    check_network_table(src, data["network"], [k for k in _TOP_KEYS if k != "network"])
+    network = network_entry(data["network"], base, src)
+    jobs = _jobs(data, base, src, network)
     cost = cost_entry(data["cost"], base, src)
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
@@ -294,6 +293,30 @@ def load_instance(path: str | Path) -> Instance:
         max_iteration_time_ns=data.get("max_iteration_time_ns"),
         max_network_cost_usd=data.get("max_network_cost_usd"),
     )
+
+
+def names_llm_plan(data: dict[str, Any], base: Path) -> bool:
+    """Whether an instance file's table ``data`` names an LLM model file (``generator = "llm"``,
+    inline or a TOML file relative to ``base``) as its workload or one of its ``[[workloads]]``,
+    read without the workload reader (no numpy: the early errors' path); an unreadable entry
+    counts as not."""
+    import tomllib
+
+    jobs = data.get("workloads")
+    entries = [data.get("workload")] + [e.get("workload") for e in
+                                        (jobs if isinstance(jobs, list) else [])
+                                        if isinstance(e, dict)]
+    for e in entries:
+        if isinstance(e, dict) and e.get("generator") == "llm":
+            return True
+        if isinstance(e, str) and e.endswith(".toml"):
+            try:
+                with open(base / e, "rb") as f:
+                    if tomllib.load(f).get("generator") == "llm":
+                        return True
+            except (OSError, ValueError):
+                continue
+    return False
 
 
 def buyer_entries(data: dict[str, Any], src: str, sizes: tuple[int, ...] = (),
