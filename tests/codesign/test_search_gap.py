@@ -52,7 +52,9 @@ def test_a_certified_search_is_optimal_with_its_best_gap():
     assert r.best.objective_value == pytest.approx(BEST_NS, rel=1e-9)
     assert r.status == "optimal" and r.gap == r.best.gap <= 1e-8
     d = r.to_dict()
-    assert (d["status"], d["gap"], d["lower_bound"]) == ("optimal", r.best.gap, BEST_NS)
+    assert (d["status"], d["gap"], d["lower_bound"]) == ("optimal", r.best.gap,
+                                                          r.best.objective_bound)
+    assert r.best.objective_bound == pytest.approx(BEST_NS * (1 - r.best.gap), rel=1e-15)
 
 
 def test_a_limit_row_with_a_bound_below_the_best_makes_a_limit(monkeypatch):

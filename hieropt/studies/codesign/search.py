@@ -144,8 +144,7 @@ class Codesign:
             return None
         v, own = b.objective_value, b.gap
         own = own if own == own else float("inf")  # (NaN: no proven gap)
-        floor = min(self.open_floor, v)
-        if floor == v:
+        if (floor := min(self.open_floor, v)) == v:
             return own
         if not floor > float("-inf") or v <= 0:
             return float("inf")
@@ -241,8 +240,8 @@ class Codesign:
             "out": None if self.out is None else str(self.out),
             "status": self.status,
             "gap": self.gap,
-            "lower_bound": (None if self.best is None else
-                            min(self.open_floor, self.best.objective_value)),
+            "lower_bound": None if self.best is None else min(
+                self.open_floor, self.best.objective_bound or self.best.objective_value),
             "best": None if self.best is None else self.best.to_dict(),
             "ranking": json_ranking(self.ranking, top),
             "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
