@@ -125,3 +125,17 @@ def test_a_huge_time_target_gives_the_answer_without_one(objective):
             max_iteration_time_ns=target, sensitivity=False))
         assert sol.status == "optimal" and sol.gap <= 1e-7
         assert sol.objective_value == pytest.approx(free.objective_value, rel=1e-7)
+
+
+def test_the_committee_page_says_limit_and_the_settled_counts(monkeypatch):
+    from hieropt.report.committee_codesign import codesign_committee
+
+    limit_on(monkeypatch, 1_354_000.0)
+    data = codesign(space(plans=PLANS, max_dims=1), workers=1, prune=False).to_dict()
+    first = codesign_committee(data, None).notes[0]
+    assert "; LIMIT: the search's best is not proven (gap 5.14e-04, least lower bound " \
+        "1.354e+06: some candidates stopped at a solver limit)" in first
+    assert "0 pruned by a proven bound;" in first  # (none infeasible by its bound: not said)
+    proven = codesign_committee({**data, "status": "optimal", "infeasible_by_bound": 3}, None)
+    assert "LIMIT" not in proven.notes[0]
+    assert "0 pruned by a proven bound, 3 infeasible by their time bound;" in proven.notes[0]
