@@ -18,6 +18,9 @@ PHASES = ("forward", "input_grad", "weight_grad")
 
 
 OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret", "min_run_cost")
+CODESIGN_OBJECTIVES = tuple(o for o in OBJECTIVES if o != "min_max_regret")
+"""The objectives of a co-design space (``hieropt codesign``): min_max_regret compares several
+workloads on one fabric, and a co-design space has one model."""
 
 
 TRAINING_LOOPS = (

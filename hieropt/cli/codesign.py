@@ -1,7 +1,8 @@
 """``hieropt codesign SPACE.toml``: the training plan and the network chosen jointly, each candidate
 solved exactly or pruned by a proven bound (registered in :mod:`hieropt.cli`). Exit codes: 0 done, 2
-bad input, 3 no plan fits in memory or no candidate has a certified answer, 130 interrupted (rerun
-with the same ``--out`` to resume)."""
+bad input, 3 no plan fits in memory, no candidate has a certified answer, or the best is a LIMIT
+(not proven within the gap target over the search), 130 interrupted (rerun with the same ``--out``
+to resume)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ..names import OBJECTIVES
+from ..names import CODESIGN_OBJECTIVES
 from .common import console as stdout_console
 from .common import error_console, error_line, fail
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt
@@ -27,9 +28,7 @@ def codesign_command(
         str | None,
         typer.Option(
             "--objective",
-            help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')} (default: "
-            "the "
-            "space's).",
+            help=f"One of {', '.join(CODESIGN_OBJECTIVES)} (default: the space's).",
         ),
     ] = None,
     max_time: MaxTimeOpt = None,
@@ -140,7 +139,11 @@ def codesign_command(
 
     When no candidate meets the time target (--max-time, or the deadline's), the error says what
     the space reaches: the least proven time bound over the candidates, and the fastest possible
-    design (the space searched again without the target), with their days."""
+    design (the space searched again without the target), with their days. The best carries its
+    gap over the whole search: when a candidate stopped at a solver limit with a bound below it,
+    the answer is a LIMIT with that gap (exit 3, as solve's). min_run_cost without a token budget
+    is $ per iteration. Refused before the search: a --deadline of a day or more per iteration and
+    a --budget below $1,000 (a unit slip: did you mean 30M?)."""
     from ..errors import HieroptError
     from .common import to_stdout
     from .outputs import answer_outputs, inputs_read, interrupt_note, sweep_where
@@ -245,6 +248,7 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
 
     max_time_ns = parse_time_ns(max_time, "--max-time")
     budget_usd = parse_amount(budget, "--budget")
+    _check_budget(budget, budget_usd)
     run_tokens = parse_tokens(tokens)
     read_toml(space, "co-design space")  # a missing or unreadable file: reported before numpy loads
     from ..io.codesign import load_codesign
@@ -261,13 +265,72 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
         raise InputError("--tokens", None, problem,
                          "give the run's token budget, at least one iteration's, e.g. --tokens 15T")
     plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
+    if deadline_ns is not None:
+        _check_deadline(plans, deadline, deadline_ns)
     if sizes is not None or deadline is not None:  # the sizes, the deadline's target
+        from ..errors import InputError
         from ..studies.sizing import sized_space
+        from .usage import attribute_to_file
 
-        plans = sized_space(plans, _sizes(sizes), deadline_ns)
+        try:  # (the space's field named after its file, as the search's errors are)
+            plans = sized_space(plans, _sizes(sizes), deadline_ns)
+        except InputError as e:
+            raise attribute_to_file(e, space, plans.name) from None
         if deadline is not None and max_time_ns is not None:  # the tighter target
             max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
     return plans, max_time_ns, budget_usd, run_tokens
+
+
+LEAST_NETWORK_USD = 1000.0
+"""A ``--budget`` below this ($) is refused before the search: no cluster's network (switches,
+links and NICs for the NPUs of a space) costs less than a thousand dollars, so it is a budget typed
+without its suffix (``--budget 30`` for 30M), as ``--max-time 7`` is a time without its unit."""
+
+
+def _check_budget(text: str | None, budget_usd: float | None) -> None:
+    """Refuse a ``--budget`` (``text``, ``budget_usd`` $) below :data:`LEAST_NETWORK_USD` with a
+    "did you mean 30M?" hint, before the search (it would solve every candidate, then find none
+    within it).
+
+    Raises:
+        InputError: ``--budget``, the value and the suffixed amount it likely meant.
+    """
+    if text is None or budget_usd is None or budget_usd >= LEAST_NETWORK_USD:
+        return
+    from ..errors import InputError
+
+    t = text.strip().lstrip("$").strip()
+    raise InputError(
+        "--budget", None,
+        f"${budget_usd:,.2f} is below ${LEAST_NETWORK_USD:,.0f}, less than any cluster's network "
+        "costs: a plain number is $",
+        f"did you mean {t}M? write --budget {t}M (suffixes k, M, B = 1e9)")
+
+
+def _check_deadline(plans, text: str, deadline_ns: float) -> None:
+    """Refuse a ``--deadline`` (``text``, ``deadline_ns`` ns of wall time) whose iteration-time
+    target for the space's token budget is a day or more, as ``--max-time`` refuses such a target
+    (:data:`hieropt.cli.numbers.ITERATION_DAY_NS`): no training iteration takes a day, so the
+    deadline is a slip (``1e8d``), and a target that loose says nothing about the design.
+
+    Raises:
+        InputError: ``--deadline``, its days per iteration and the largest deadline that makes
+            sense (one day per iteration).
+    """
+    from ..errors import InputError
+    from ..studies.sizing import deadline_target_ns
+    from .numbers import ITERATION_DAY_NS
+
+    target = deadline_target_ns(plans, deadline_ns)
+    if target < ITERATION_DAY_NS:
+        return
+    iterations, days = deadline_ns / target, target / ITERATION_DAY_NS
+    raise InputError(
+        "--deadline", None,
+        f"{text.strip()!r} for {iterations:,.0f} iterations is {days:,.4g} "
+        f"day{'' if days == 1 else 's'} per iteration, and no training iteration takes a day",
+        f"check the deadline's unit (d, h, min, s): give less than {iterations:,.0f} days "
+        f"(one day per iteration), e.g. --deadline 90d")
 
 
 def _exports(result, catalog: Path | None, provision_top: int, write_instances: Path | None,
@@ -337,8 +400,9 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
 
     Raises:
         typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer
-            (with a time target: what the space reaches, :func:`fastest_reachable`), or no
-            shortlisted candidate could be provisioned.
+            (with a time target: what the space reaches, :func:`fastest_reachable`), no
+            shortlisted candidate could be provisioned, or the best is a LIMIT (not proven within
+            the gap target over the search: :attr:`Codesign.status`).
     """
     from ..report.codesign import dims_table, no_answer, ranking_table
 
@@ -365,6 +429,11 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
     if written is not None:
         console.print(f"instance files: {len(written)} in {write_instances} "
                       f"(hieropt solve {written[0]})", highlight=False, soft_wrap=True)
+    if result.status == "limit":  # (the best found, its honest gap: exit 3, as solve's limit)
+        error_line(err, f"limit: the best found is not proven optimal: its gap over the search "
+                   f"is {result.gap:.2g}, above the gap target {result.gap_target:g} (candidates "
+                   "stopped at a solver limit)")
+        raise typer.Exit(3)
 
 def parse_deadline(text: str | None) -> float | None:
     """``--deadline`` as ns (None: not given; checked before the search)."""

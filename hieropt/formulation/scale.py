@@ -239,13 +239,17 @@ def product_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None
     communication part), so the floor, not the median of the rows' sizes (which a loose ceiling row
     drags orders of magnitude away), is where the LP's cost level u must be of order 1. Only the
     LP's units depend on it, never its answer. ``cost_bounds``: the result of
-    :func:`cost_bounds_usd`, if known."""
-    if target_ns is None:
-        floor, _ = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
-        price = float(cluster_cost_usd_per_gbps(instance).sum())
-        if floor > 0 and price > 0 and math.isfinite(floor):
-            return _pow10(floor / price)
-    return typical_bandwidth(instance, tm, target_ns)
+    :func:`cost_bounds_usd`, if known. A target so loose that its bandwidth is below the cost
+    floor's does not bind there: the floor's unit (a unit of 1e-6 GB/s for a 1e17 ns target left
+    the LPs at their tolerance floor: LIMIT, or a false "infeasible" at 9e17 ns)."""
+    floor, _ = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
+    price = float(cluster_cost_usd_per_gbps(instance).sum())
+    at_floor = (_pow10(floor / price) if floor > 0 and price > 0 and math.isfinite(floor)
+                else None)
+    if target_ns is None and at_floor is not None:
+        return at_floor
+    unit = typical_bandwidth(instance, tm, target_ns)
+    return unit if target_ns is None or at_floor is None else max(unit, at_floor)
 
 
 def _pow10(v: float) -> float:

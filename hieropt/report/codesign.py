@@ -22,8 +22,38 @@ _UNIT = {
 }
 
 
+def _unit(space: Any) -> str:
+    """The objective's column label: min_run_cost is $ per run with the space's token budget, $
+    per iteration without one (as ``hieropt solve`` says it)."""
+    if space.objective == "min_run_cost" and space.tokens is None:
+        return "$ per iteration"
+    return _UNIT[space.objective]
+
+
+def _timed(space: Any) -> list[str]:
+    """The time columns a table adds beside an objective other than performance (whose value is
+    the time): the iteration time (ms) and, with the space's token budget, the run's days."""
+    if space.objective == "performance":
+        return []
+    return ["iteration ms", *(["days"] if space.tokens is not None else [])]
+
+
+def _time_cells(space: Any, row: dict[str, Any]) -> list[str]:
+    """The cells of :func:`_timed` for ``row``: iteration ms, and days = iteration time x the
+    run's iterations (tokens / tokens per iteration) / 86,400 s."""
+    if space.objective == "performance":
+        return []
+    t = row["iteration_time_ns"]
+    cells = [f"{t / 1e6:,.1f}"]
+    if space.tokens is not None:
+        cells.append(f"{t * space.tokens / space.tokens_per_iteration / 86400e9:,.2f}")
+    return cells
+
+
 def _value(row: dict[str, Any], objective: str) -> str:
     v = row["objective_value"]
+    if str(row.get("objective_unit")).endswith("per iteration"):  # (a few $: cents and below)
+        return f"{v:,.2f}" if v >= 1 else f"{v:.3g}"
     return f"{v / 1e6:,.4f}" if objective == "performance" else f"{v:,.0f}" if objective in (
         "min_cost", "min_run_cost") else \
         f"{v / 1e12:,.3f}"
@@ -84,7 +114,8 @@ def summary_lines(result: Codesign) -> list[str]:
     if best is not None:
         lines += [
             f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
-            f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); "
+            *limit_lines(result),
+            f"  {_unit(sp)} {_value(best, sp.objective)} (gap {best['gap']:.1e}); "
             "iteration "
             f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute "
             f"{fmt_num(best['compute_ns'] / 1e6, ',.4f')} + bubble "
@@ -111,6 +142,22 @@ def summary_lines(result: Codesign) -> list[str]:
             lines.append(f"  as fast and as dear on {same} other network(s) of this plan (other "
                          "shapes or placements; every row in --out)")
     return lines
+
+
+def limit_lines(result: Codesign) -> list[str]:
+    """The LIMIT line of a search whose best is not proven within the gap target over the whole
+    search (:attr:`~hieropt.studies.codesign.search.Codesign.status` ``limit``): the honest gap
+    and the least bound behind it; [] for a certified optimum."""
+    if result.status != "limit":
+        return []
+    sp, best = result.space, result.best
+    floor = min(result.open_floor, best.objective_value)
+    n = result.statuses.get("limit", 0)
+    bound = ("no proven bound" if floor == float("-inf") else
+             "a proven bound of " + _value({"objective_value": floor}, sp.objective))
+    return [f"  LIMIT: the best found, not proven optimal: gap {result.gap:.2g} over the search "
+            f"(gap target {result.gap_target:g}): {n:,} candidate(s) stopped at a solver limit, "
+            f"the least with {bound} ({_unit(sp)}); every row's status and gap are in --out"]
 
 
 REASONS_SHOWN = 8
@@ -220,13 +267,15 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     sp = result.space
     solved = sum(n for status, n in result.statuses.items() if status in ("optimal", "limit"))
     shown = fold_ties(result.ranking)[:top]
+    days = "; days of the run" if _timed(sp)[1:] else ""
     t = Table(title=f"Best {len(shown)} of {solved:,} solved candidates "
-              f"(time ms; memory GB per NPU)", title_justify="left")
+              f"(time ms{days}; memory GB per NPU)", title_justify="left")
     for col in (
         "rank",
         "plan",
         "network",
-        _UNIT[sp.objective],
+        _unit(sp),
+        *_timed(sp),
         "compute",
         "bubble",
         "exposed comm",
@@ -248,6 +297,7 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
             r["plan"],
             f"{r['shape']}{more} | {_placement(r)}",
             _value(r, sp.objective),
+            *_time_cells(sp, r),
             fmt_num(r["compute_ns"] / 1e6, ",.1f"),
             fmt_num(r["bubble_ns"] / 1e6, ",.1f"),
             fmt_num(r["communication_ns"] / 1e6, ",.1f"),
@@ -281,7 +331,8 @@ def dims_table(result: Codesign) -> Table:
     for col in (
         "dims",
         "solved",
-        _UNIT[sp.objective],
+        _unit(sp),
+        *_timed(sp),
         "proven",
         "best plan",
         "best network",
@@ -295,6 +346,7 @@ def dims_table(result: Codesign) -> Table:
             str(e["n_dims"]),
             str(e["solved"]),
             _value(b, sp.objective),
+            *_time_cells(sp, b),
             "optimal" if e["proven"] else
             ">= " + _value({"objective_value": e["proven_bound"]}, sp.objective),
             b["plan"],
@@ -319,7 +371,7 @@ def sizes_table(result: Codesign, deadline: bool = False) -> Table:
         "NPUs",
         "plans fit",
         "solved",
-        _UNIT[sp.objective],
+        _unit(sp),
         "iteration ms",
         "network $",
         "best plan",
@@ -332,7 +384,8 @@ def sizes_table(result: Codesign, deadline: bool = False) -> Table:
     for n in sp.sizes:
         e = best.get(n)
         if e is None:
-            why = "no valid plan fits (reasons above)" if not fit[n] else notes[n]
+            why = ("no valid plan fits (reasons above)"
+                   if not fit[n] and n not in result.enumeration.no_shape else notes[n])
             t.add_row(f"{n:,}", f"{fit[n]:,}", "0", "-", "-", "-", why, "")
             continue
         b = e["best"]

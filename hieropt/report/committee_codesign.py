@@ -427,10 +427,8 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     model = space.base.model.name if space is not None else None
     notes = [
         f"co-design {data.get('space')}: {data.get('candidates', 0):,} candidates, "
-        f"{data.get('solved', 0):,} "
-        f"solved, {data.get('pruned', 0):,} pruned by a proven bound; each ranked candidate "
-        "is a certified "
-        "optimum of its plan and network",
+        f"{data.get('solved', 0):,} solved, {_settled_words(data)}; each ranked candidate is a "
+        "certified optimum of its plan and network" + _limit_words(data),
         "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates "
         "the result kept (codesign --top sets how many)"
         + (" and the best of each cluster size searched" if sized else ""),
@@ -458,6 +456,28 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
         tuple(notes),
     )
 
+
+
+def _settled_words(data: dict[str, Any]) -> str:
+    """The candidates settled without a solve, in words: ``"26 pruned by a proven bound, 286
+    infeasible by their time bound"`` (the JSON's ``pruned`` and ``infeasible_by_bound``)."""
+    words = f"{data.get('pruned', 0):,} pruned by a proven bound"
+    infeasible = data.get("infeasible_by_bound") or 0
+    return words + (f", {infeasible:,} infeasible by their time bound" if infeasible else "")
+
+
+def _limit_words(data: dict[str, Any]) -> str:
+    """``""`` for a search whose best is proven (JSON ``status`` optimal or absent), else that it
+    is not: LIMIT, with the search's honest gap and least lower bound (``codesign`` exits 3)."""
+    if data.get("status") != "limit":
+        return ""
+    gap, bound = data.get("gap"), data.get("lower_bound")
+    gap_words = f" {gap:.2e}" if isinstance(gap, int | float) else ""
+    bound_words = f", least lower bound {bound:,.6g}" if isinstance(bound, int | float) else ""
+    return (
+        f"; LIMIT: the search's best is not proven (gap{gap_words}{bound_words}: some candidates "
+        "stopped at a solver limit)"
+    )
 
 __all__ = ["codesign_committee", "codesign_alternatives", "sizing_lines", "row_figures",
            "result_npus", "result_tokens", "result_run", "NO_SPACE", "PAGE_RUN_COST",

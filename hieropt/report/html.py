@@ -235,6 +235,7 @@ def codesign_detail(data: dict[str, Any]) -> list[str]:
         "candidates": data.get("candidates"),
         "solved": data.get("solved"),
         "pruned": data.get("pruned"),
+        "infeasible by time bound": data.get("infeasible_by_bound"),
         "resumed": data.get("resumed"),
         "seconds": round(float(data.get("seconds") or 0.0), 2),
     }

@@ -111,6 +111,8 @@ def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
 def _note(space: CodesignSpace, bound: float, deadline: bool, no_shape: str | None = None) -> str:
     """Why a size without a solved candidate has no answer (``no_shape``: why no shape of the
     space holds it, :attr:`~hieropt.studies.codesign.candidates.CodesignEnumeration.no_shape`)."""
+    if no_shape is not None and no_shape.startswith("the space's nic_npus"):
+        return f"skipped: {no_shape}"
     if no_shape is not None:
         return f"skipped: no network shape holds it ({no_shape})"
     if bound == float("inf"):

@@ -22,7 +22,8 @@ from ..cli.test_codesign_cli import SPACE, _files, runner
 from ..workloads.test_codesign_search import space
 
 WHY16 = ("no shape of 1 to 1 dimensions multiplies to 16 NPUs within the levels' sizes and "
-         "limits; fix: widen the levels' npus ranges, max_dims or limits")
+         "limits; fix: widen the space's dims (now [1, 1]), the levels' npus ranges or max_dims, "
+         "or their limits")
 PLANS = PlanChoices(tp=(1, 2), pp=(1,), zero_stage=(0,), recompute=("none",))
 
 
@@ -45,7 +46,8 @@ def test_no_size_with_a_shape_is_an_error_naming_the_sizes():
     assert str(e.value) == (
         "tiny: levels: no shape of 1 to 1 dimensions multiplies to any of the cluster sizes 16, "
         "32 NPUs (those with a plan that fits) within the levels' sizes and limits; fix: widen "
-        "the levels' npus ranges, max_dims or limits; or list cluster sizes the levels can hold "
+        "the space's dims (now [1, 1]), the levels' npus ranges or max_dims, or their limits; or "
+        "list cluster sizes the levels can hold "
         "(npus, --sizes)")
     with pytest.raises(InputError) as e:  # one size: the error of that size, as before
         codesign(space(npus=16, max_dims=1, plans=PLANS), workers=1)

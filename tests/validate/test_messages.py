@@ -194,7 +194,7 @@ def test_runs_of_several_accelerators_name_each_with_its_files(tmp_path: Path):
     # one file of both: the lines of each one's rows (the H100 file's first two runs on lines 2
     # and 4, Narayanan et al.'s 1.7B run on 32 A100s, the model file's own plan, on line 3)
     h_rows = [x for x in h100.read_text().splitlines() if x and not x.startswith("#")][:3]
-    a_row = "1.7B,../models/megatron-gpt-a100.toml,../networks/dgx-a100-hdr.toml,300;25,3528,g,x"
+    a_row = "1.7B,../models/megatron-gpt-a100.toml,../networks/dgx-a100-hdr.toml,300;25,,3528,g,x"
     (tmp_path / "calibration").mkdir()
     mixed = tmp_path / "calibration" / "mixed.csv"
     text = "\n".join([h_rows[0], h_rows[1], a_row, h_rows[2]]) + "\n"

@@ -406,15 +406,16 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     Raises:
         InputError: the network family has no shape on the space's size, or on none of its sizes
             with a plan that fits (a size without one is skipped, :attr:`CodesignEnumeration.
-            no_shape`).
+            no_shape`, as a size ``nic_npus`` does not divide is: :func:`nic_problem`).
     """
+    nic = {n: nic_problem(space, n) for n in space.sizes if n % space.nic_npus}
     per_size = [enumerate_plans(space.base, n, space.plans, space.custom_layouts)
-                for n in space.sizes]
+                for n in space.sizes if n not in nic]
     fitting = [pe.fitting[0] for pe in per_size if pe.fitting]
     placeholder = lower_stage(fitting[0].step) if fitting else None
     shapes: list[tuple[str, Network]] = []
     missing: dict[int, InputError] = {}
-    for n, pe in zip(space.sizes, per_size, strict=True):
+    for n, pe in zip([n for n in space.sizes if n not in nic], per_size, strict=True):
         if not pe.fitting and space.network is None:
             continue
         found = shapes_of(space, placeholder, n)
@@ -426,8 +427,17 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     if missing and not shapes:
         raise _no_size_shape(space, missing)
     enum = CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
-    enum.no_shape = {n: f"{e.problem}; fix: {e.fix}" for n, e in missing.items()}
+    enum.no_shape = {**{n: f"{e.problem}; fix: {e.fix}" for n, e in missing.items()}, **nic}
+    enum.no_shape = {n: enum.no_shape[n] for n in space.sizes if n in enum.no_shape}
     return enum
+
+
+def nic_problem(space: CodesignSpace, npus: int) -> str:
+    """Why a cluster size of ``npus`` NPUs that the space's ``nic_npus`` does not divide is skipped
+    (the NICs of a node are bought together, so its NIC count is not whole), with the fix."""
+    return (f"the space's nic_npus = {space.nic_npus} does not divide the {npus:,} NPUs (a node's "
+            f"NICs are bought together); fix: drop {npus} from the cluster sizes (npus, --sizes) "
+            "or give nic_npus a node size that divides it")
 
 
 def _no_size_shape(space: CodesignSpace, missing: dict[int, InputError]) -> InputError:

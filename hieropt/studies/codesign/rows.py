@@ -224,8 +224,28 @@ class CodesignRow:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as a JSON-ready dictionary (lists and objects kept)."""
-        return dataclasses.asdict(self)
+        """The row as a JSON-ready dictionary (lists and objects kept; the plan's flags as
+        booleans, :func:`json_flags`)."""
+        return json_flags(dataclasses.asdict(self))
+
+
+def objective_unit(space: Any) -> str:
+    """The unit of the space's objective values: ns, USD, ns*USD, and for min_run_cost ``USD per
+    run`` with a token budget, ``USD per iteration`` without one."""
+    if space.objective == "min_run_cost":
+        return f"USD per {'iteration' if space.tokens is None else 'run'}"
+    return {"performance": "ns", "min_cost": "USD"}.get(space.objective, "ns*USD")
+
+
+FLAGS = ("sequence_parallel", "overlap_grad_reduce")
+"""The plan's yes/no fields: 0/1 in a results file (a CSV or Parquet column of :data:`COLUMNS`,
+which older files read back too), booleans in JSON (:func:`json_flags`)."""
+
+
+def json_flags(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its :data:`FLAGS` as JSON booleans (``true``/``false``; an empty one stays
+    null), the way ``workload plan --json`` writes the plan."""
+    return {**row, **{k: None if row.get(k) is None else bool(row[k]) for k in FLAGS if k in row}}
 
 
 def _sig(x: float | None) -> float | None:
@@ -283,7 +303,7 @@ def json_ranking(ranking: list[dict[str, Any]], top: int) -> list[dict[str, Any]
         tie_of[head["id"]] = None
         tie_of.update((r["id"], head["id"]) for r in folded)
     keep = {head["id"] for head, _ in shown[:top]}
-    return [{**r, "tie_of": tie_of[r["id"]]} for i, r in enumerate(ranking)
+    return [{**json_flags(r), "tie_of": tie_of[r["id"]]} for i, r in enumerate(ranking)
             if i < top or r["id"] in keep]
 
 
@@ -394,6 +414,9 @@ class Tally:
 
 __all__ = [
     "COLUMNS",
+    "FLAGS",
+    "json_flags",
+    "objective_unit",
     "NAMES",
     "ADDED_COLUMNS",
     "with_added_columns",

@@ -34,7 +34,6 @@ counted, not made.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from array import array
@@ -43,13 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
 
 from ...cache import Cache, scoped
-from ...errors import InputError, NoSolutionError
+from ...errors import InputError
 from ...io.common import validation_error
-from ...names import OBJECTIVES
+from ...names import CODESIGN_OBJECTIVES
 from ...spec.overrides import with_targets
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import client_address, paused_gc, run_admitted
@@ -65,13 +63,15 @@ from .rows import (
     Tally,
     UnsolvedRows,
     json_ranking,
+    objective_unit,
     with_added_columns,
 )
+from .seen import Seen as _Seen
+from .seen import no_plan as _no_plan
 from .solve import issued_by_group_ns, solve_codesign_candidate
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
-"""The message of a candidate settled infeasible without a solve (its proven time bound is above the
-target)."""
+"""The message of a candidate settled infeasible without a solve (time bound above the target)."""
 NO_BANDWIDTH = (
     "infeasible: its time bound is infinite: the constraints {} leave no bandwidth for its "
     "communication"
@@ -93,14 +93,18 @@ class Codesign:
             ``on_row``.
         backend: ``serial``, ``pool(n)`` or ``dask(address)``; seconds: wall time (enumeration
             included).
-        solved, pruned, resumed: how many candidates this call solved, settled without a solve
-            (pruned, or infeasible by the time bound), read back.
+        solved, pruned, resumed: candidates this call solved, settled without a solve (pruned,
+            or infeasible by the time bound; the JSON's ``settled_without_solve``), read back.
         out: the results file, or None.
         infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target,
             or infinite).
         dims_floor: dimension count -> the least proven bound of its candidates settled as pruned
             (absent: none pruned); the count's row in :meth:`by_dims` is proven its optimum when
             this is at least the row's best.
+        open_floor: the least proven lower bound (the objective's unit) of the candidates solved
+            but not settled to the gap target (status ``limit``; inf: none), the best's among
+            them; with the pruned candidates' bounds (each >= the best by construction) it bounds
+            the search's optimum (:attr:`gap`).
     """
 
     space: CodesignSpace
@@ -115,6 +119,46 @@ class Codesign:
     out: Path | None = None
     infeasible_by_bound: int = 0
     dims_floor: dict[int, float] = field(default_factory=dict)
+    open_floor: float = float("inf")
+
+    @property
+    def gap_target(self) -> float:
+        """The relative gap each candidate is solved to (the objective's default,
+        :func:`hieropt.solvers.objectives.solve`): 1e-7 for performance_per_cost and min_run_cost,
+        else 1e-8."""
+        from ...solvers.cutting import REL_GAP
+        from ...solvers.procurement import PPC_GAP
+
+        ratio = self.space.objective in ("performance_per_cost", "min_run_cost")
+        return PPC_GAP if ratio else REL_GAP
+
+    @property
+    def gap(self) -> float | None:
+        """The proven relative gap of the best over the whole search: (best value - the least
+        lower bound of the best and of every candidate stopped at a solver limit) / best value,
+        at least the best row's own gap (a pruned candidate's bound is >= its size's incumbent >=
+        the best, so it never lowers the bound); None without a best. A gap above
+        :attr:`gap_target` makes the answer a LIMIT (:attr:`status`), not a certified optimum."""
+        b = self.best
+        if b is None:
+            return None
+        v, own = b.objective_value, b.gap
+        own = own if own == own else float("inf")  # (NaN: no proven gap)
+        if (floor := min(self.open_floor, v)) == v:
+            return own
+        if not floor > float("-inf") or v <= 0:
+            return float("inf")
+        return max(own, (v - floor) / abs(v))
+
+    @property
+    def status(self) -> str | None:
+        """``optimal`` (the best is proven within :attr:`gap_target` over the whole search),
+        ``limit`` (a solver limit left a candidate whose bound is below the best by more: the
+        best found, with its honest :attr:`gap`) or None (no candidate has an answer)."""
+        g = self.gap
+        if g is None:
+            return None
+        return "optimal" if g <= self.gap_target * (1 + 1e-9) else "limit"
 
     @property
     def statuses(self) -> dict[str, int]:
@@ -163,13 +207,16 @@ class Codesign:
         from which ``hieropt report`` figures every row's tokens, FLOPs, MFU, days and $ without
         the space file. ``sizes_without_shape``: the cluster sizes skipped because no shape of
         the space holds them (``npus``, ``reason`` with its fix; empty when every size has
-        one)."""
+        one). ``status``, ``gap``, ``lower_bound``: the search's answer (:attr:`status`: optimal or
+        limit, None without a best), its proven relative gap over the whole search (:attr:`gap`)
+        and the least proven bound behind it (the objective's unit)."""
         en = self.enumeration
         return {
             "space": self.space.name,
             "space_hash": self.space_hash,
             "space_definition": self.space.model_dump(mode="json"),
             "objective": self.space.objective,
+            "objective_unit": objective_unit(self.space),
             "npus": list(self.space.sizes),
             "plans": {
                 "combinations": en.plans.combinations,
@@ -183,13 +230,18 @@ class Codesign:
             "pairs": en.pairs,
             "skipped": en.skipped,
             "solved": self.solved,
-            "pruned": self.pruned,
+            "pruned": self.pruned - self.infeasible_by_bound,
+            "settled_without_solve": self.pruned,
             "resumed": self.resumed,
             "infeasible_by_bound": self.infeasible_by_bound,
             "statuses": self.statuses,
             "seconds": self.seconds,
             "backend": self.backend,
             "out": None if self.out is None else str(self.out),
+            "status": self.status,
+            "gap": self.gap,
+            "lower_bound": None if self.best is None else min(
+                self.open_floor, self.best.objective_bound or self.best.objective_value),
             "best": None if self.best is None else self.best.to_dict(),
             "ranking": json_ranking(self.ranking, top),
             "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
@@ -204,30 +256,6 @@ def codesign_fingerprint(space: CodesignSpace) -> str:
     """Short sha256 of the space and the rows' meaning
     (:func:`~hieropt.studies.explore.results.fingerprint`): a results file belongs to one."""
     return fingerprint(space.model_dump(mode="json"))
-
-
-class _Seen:
-    """The ids of rows read back from a results file, as 64-bit hashes (8 bytes each, sorted; a
-    collision, about n^2 / 2^65, would only skip one candidate's solve)."""
-
-    def __init__(self, ids):
-        self.keys = (
-            np.unique(np.frombuffer(ids, dtype=np.uint64))
-            if len(ids)
-            else np.zeros(0, dtype=np.uint64)
-        )
-
-    @staticmethod
-    def key(cid: str) -> int:
-        """The hash of an id."""
-        return int.from_bytes(hashlib.blake2b(cid.encode(), digest_size=8).digest(), "little")
-
-    def __contains__(self, cid: str) -> bool:
-        if not len(self.keys):
-            return False
-        k = np.uint64(self.key(cid))
-        i = int(np.searchsorted(self.keys, k))
-        return i < len(self.keys) and self.keys[i] == k
 
 
 @scoped
@@ -281,9 +309,10 @@ def codesign(
             per NPU") or no plan is valid.
     """
     start = time.perf_counter()
-    if objective is not None and objective not in OBJECTIVES:  # (the list a space can take)
+    # (min_max_regret: refused by the space with why)
+    if objective is not None and objective not in (*CODESIGN_OBJECTIVES, "min_max_regret"):
         raise InputError("objective", None, f"unknown objective {objective!r}",
-                         f"use one of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')}")
+                         f"use one of {', '.join(CODESIGN_OBJECTIVES)}")
     if not isinstance(space, CodesignSpace):
         from ...io.codesign import load_codesign
 
@@ -339,6 +368,7 @@ def codesign(
         Path(out) if out is not None else None,
         search.by_bound,
         search.floor,
+        search.open_floor,
     )
 
 
@@ -357,6 +387,8 @@ class _Search:
         self.best_of: dict[int, float] = {}
         # dimension count -> the least bound of its candidates settled as pruned
         self.floor: dict[int, float] = {}
+        # the least bound of the rows stopped at a solver limit (Codesign.gap)
+        self.open_floor = float("inf")
         self.ends = enum.size_ends()
         self.seen = _Seen(array("Q"))
         self.solved = self.pruned = self.resumed = self.by_bound = 0
@@ -384,6 +416,10 @@ class _Search:
             value, n = row["objective_value"], row["npus"]
             self.best = min(self.best, value)
             self.best_of[n] = min(self.best_of.get(n, float("inf")), value)
+            if row["status"] != "optimal":  # (a limit: its bound; none known: no bound at all)
+                bound = row.get("objective_bound")
+                bound = bound if bound is not None and bound == bound else float("-inf")
+                self.open_floor = min(self.open_floor, bound)
         elif row["status"] == "pruned":
             d = row["n_dims"]
             self.floor[d] = min(self.floor.get(d, float("inf")), row["lower_bound"])
@@ -545,31 +581,6 @@ def fastest_reachable(result: Codesign, workers: int | None = None,
     fastest = codesign(free, "performance", workers=workers, dask=dask, prune=True, keep=1)
     row = fastest.ranking[0] if fastest.ranking else None
     return Reach(t, f"{enum.fitting[p].id} | {enum.shapes[s][0]}", row)
-
-
-def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
-    plans = enum.plans
-    if plans.fitting:
-        return
-    need = plans.smallest_need_bytes
-    if need is None:
-        reasons = ", ".join(
-            f"{k} ({v})" for k, v in sorted(plans.invalid.items(), key=lambda kv: -kv[1])[:3]
-        )
-        raise InputError(
-            space.name,
-            "plans",
-            f"none of the {plans.combinations} plan combinations is valid for "
-            f"the model ({reasons})",
-            "widen the plan choices",
-        )
-    avail = space.base.npu.hbm_gib - space.base.npu.hbm_reserve_gib
-    raise NoSolutionError(
-        "infeasible",
-        f"no plan fits: the smallest needs {need / 1e9:,.2f} GB per NPU, "
-        f"{avail * 2**30 / 1e9:,.2f} GB are available (HBM less reserve); allow more sharding, "
-        "recompute or pipeline stages, or more HBM",
-    )
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from ...spec.space import constraint_for, nic_count
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import tie_break_words
 from .candidates import CodesignCandidate
-from .rows import base_row
+from .rows import base_row, objective_unit
 
 
 def space_constraints(space: CodesignSpace, n_dims: int):
@@ -166,7 +166,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             message=sol.message + tie_break_words(sol, design),
             objective_value=sol.objective_value,
             objective_bound=sol.objective_bound,
-            objective_unit=sol.objective_unit,
+            objective_unit=(objective_unit(space) if space.objective == "min_run_cost"
+                            else sol.objective_unit),
             gap=sol.gap,
         )
         bd = sol.breakdown

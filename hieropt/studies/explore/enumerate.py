@@ -162,7 +162,8 @@ def no_shape(name: str, min_dims: int, max_dims: int, npus: int,
             "Switch under a scale-out Switch), or give that level another block (Ring, "
             "FullyConnected)")
     return InputError(name, "levels", problem,
-                      "widen the levels' npus ranges, max_dims or limits")
+                      f"widen the space's dims (now [{min_dims}, {max_dims}]), the levels' npus "
+                      "ranges or max_dims, or their limits")
 
 
 def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:

@@ -214,7 +214,8 @@ class CodesignSpace(_Frozen):
             raise ValueError(
                 "objective: min_max_regret compares several workloads on one fabric and a "
                 "co-design "
-                "space has one model; fix: use performance, performance_per_cost or min_cost"
+                "space has one model; fix: use performance, performance_per_cost, min_cost or "
+                "min_run_cost"
             )
         if self.min_dims > self.max_dims:
             raise ValueError(
@@ -223,13 +224,13 @@ class CodesignSpace(_Frozen):
         if (problem := self.tokens_problem(self.tokens)) is not None:
             raise ValueError(f"tokens: {problem}; fix: give the run's whole token budget, e.g. "
                              "tokens = 15e12")
-        for n in self.sizes:
-            if n % self.nic_npus:
-                raise ValueError(
-                    f"nic_npus: {self.nic_npus} does not divide the {n} NPUs; fix: give the "
-                    "NPUs of "
-                    "one node (whose NICs are bought together), or 1"
-                )
+        # (a size it does not divide is skipped by the search with a note: an error only for all)
+        if all(n % self.nic_npus for n in self.sizes):
+            sizes = ", ".join(f"{n:,}" for n in self.sizes)
+            raise ValueError(
+                f"nic_npus: {self.nic_npus} does not divide the {sizes} NPUs; fix: give the NPUs "
+                "of one node (whose NICs are bought together), or 1, or cluster sizes it divides"
+            )
         classes = [
             (f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks)
             for i, lv in enumerate(self.levels)
