@@ -218,17 +218,6 @@ def test_optimizer_step_time():
     assert op(build_step(p1), "attn1").update_ns == 1560
 
 
-def test_optimizer_step_shards_over_dp_and_cp():
-    """With ZeRO >= 1 the optimizer state is sharded over dp x cp (the NPUs holding the same
-    weights, as the memory shards it), so each NPU updates 1 / (dp cp) of the parameters: CP 2 x
-    DP 2 -> 104 / 4 = 26 parameters x 30 bytes at 1 GB/s = 780 ns, a quarter of the replica's
-    3120 ns; ZeRO 0: every NPU updates its whole replica, 3120 ns whatever cp."""
-    npu = NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0, hbm_gbps=1.0)
-    for zero, ns in ((1, 780), (0, 3120)):
-        p = params(zero_stage=zero, cp=2).model_copy(update={"npu": npu})
-        assert op(build_step(p), "attn1").update_ns == ns
-
-
 # ----------------------------------------------------------------------------------------------- EP
 MOE = {"moe": MoE(experts=4, top_k=2, expert_ffn_size=8)}
 

@@ -147,18 +147,16 @@ def optimizer_ns(p: LLMParams, params: float) -> float:
 
 
 def update_ns(p: LLMParams, dense: int, expert: int) -> float:
-    """Optimizer-step time of a layer with ``dense`` parameters (replicated over dp x cp) and
+    """Optimizer-step time of a layer with ``dense`` parameters (data-parallel over dp) and
     ``expert`` parameters (over dp / ep) on one NPU, ns per iteration. Each NPU updates its share
-    of the optimizer state as :mod:`hieropt.model.memory` shards it (ZeRO >= 1: its 1 / (dp cp)
-    of the dense parameters, 1 / edp of the expert ones; ZeRO 0: its whole replica, every rank
-    updating it): with the roofline model :func:`optimizer_ns`; with the flat
+    (ZeRO >= 1: its 1 / dp, 1 / edp): with the roofline model :func:`optimizer_ns`; with the flat
     model (2 K + gradient_bytes + weight_bytes) bytes per parameter at the HBM bandwidth, 0 ns when
     the NPU gives none."""
     npu, pr, pl = p.npu, p.precision, p.plan
     if not npu.roofline and npu.hbm_gbps is None:
         return 0.0
     sharded = pl.zero_stage >= 1
-    n = dense / (pl.dpc if sharded else 1) + expert / (pl.edp if sharded else 1)
+    n = dense / (pl.dp if sharded else 1) + expert / (pl.edp if sharded else 1)
     if npu.roofline:
         return optimizer_ns(p, n)
     return (
