@@ -308,29 +308,16 @@ def _check_budget(text: str | None, budget_usd: float | None) -> None:
 
 
 def _check_deadline(plans, text: str, deadline_ns: float) -> None:
-    """Refuse a ``--deadline`` (``text``, ``deadline_ns`` ns of wall time) whose iteration-time
-    target for the space's token budget is a day or more, as ``--max-time`` refuses such a target
-    (:data:`hieropt.cli.numbers.ITERATION_DAY_NS`): no training iteration takes a day, so the
-    deadline is a slip (``1e8d``), and a target that loose says nothing about the design.
+    """Refuse a ``--deadline`` whose iteration-time target for the space's token budget is a day
+    or more (:func:`hieropt.cli.numbers.check_deadline_target`).
 
     Raises:
-        InputError: ``--deadline``, its days per iteration and the largest deadline that makes
-            sense (one day per iteration).
+        InputError: ``--deadline``, its days per iteration and the fix.
     """
-    from ..errors import InputError
     from ..studies.sizing import deadline_target_ns
-    from .numbers import ITERATION_DAY_NS
+    from .numbers import check_deadline_target
 
-    target = deadline_target_ns(plans, deadline_ns)
-    if target < ITERATION_DAY_NS:
-        return
-    iterations, days = deadline_ns / target, target / ITERATION_DAY_NS
-    raise InputError(
-        "--deadline", None,
-        f"{text.strip()!r} for {iterations:,.0f} iterations is {days:,.4g} "
-        f"day{'' if days == 1 else 's'} per iteration, and no training iteration takes a day",
-        f"check the deadline's unit (d, h, min, s): give less than {iterations:,.0f} days "
-        f"(one day per iteration), e.g. --deadline 90d")
+    check_deadline_target(text, deadline_ns, deadline_target_ns(plans, deadline_ns))
 
 
 def _exports(result, catalog: Path | None, provision_top: int, write_instances: Path | None,

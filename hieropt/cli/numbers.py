@@ -259,6 +259,29 @@ training iteration takes one (Llama 3 405B's takes 6.7 s on 16,384 H100), so it 
 time typed as the iteration's (``--max-time 20d``)."""
 
 
+def check_deadline_target(text: str, deadline_ns: float, target_ns: float) -> None:
+    """Refuse a ``--deadline`` (``text``, ``deadline_ns`` ns of wall time) whose iteration-time
+    target for the run's tokens, ``target_ns``, is a day or more (:data:`ITERATION_DAY_NS`), as
+    ``--max-time`` refuses such a target: no training iteration takes a day, so the deadline is a
+    slip (``1e8d``), and a target that loose says nothing about the design.
+
+    Raises:
+        InputError: ``--deadline``, its days per iteration and the largest deadline that makes
+            sense (one day per iteration).
+    """
+    from ..errors import InputError
+
+    if target_ns < ITERATION_DAY_NS:
+        return
+    iterations, days = deadline_ns / target_ns, target_ns / ITERATION_DAY_NS
+    raise InputError(
+        "--deadline", None,
+        f"{text.strip()!r} for {iterations:,.0f} iterations is {days:,.4g} "
+        f"day{'' if days == 1 else 's'} per iteration, and no training iteration takes a day",
+        f"check the deadline's unit (d, h, min, s): give less than {iterations:,.0f} days "
+        f"(one day per iteration), e.g. --deadline 90d")
+
+
 TIMEOUT_UNITS_S = {"": 1.0, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 """Suffixes a wall-clock time limit may carry (``--timeout 2h``), and seconds per unit (none: s)."""
 

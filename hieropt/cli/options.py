@@ -51,7 +51,8 @@ DeadlineOpt = Annotated[
         "90d, "
         "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: "
         "the cheapest run meeting "
-        "the deadline). The unit is required (a plain 150 is refused: did you mean 150d?).",
+        "the deadline). The unit is required (a plain 150 is refused: did you mean 150d?); "
+        "a deadline of a day or more per iteration is refused as a unit slip.",
         show_default=False,
     ),
 ]

@@ -280,8 +280,14 @@ def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, dead
                  total_budget: str | None) -> tuple[float | None, float | None]:
     """(time target ns, network budget $) with ``--deadline`` (as an iteration-time target for the
     run's tokens) and ``--total-budget`` (the cluster's capex less [cluster]'s fixed part) folded
-    in: the tighter of each pair."""
+    in: the tighter of each pair.
+
+    Raises:
+        InputError: a bad ``--deadline`` or ``--total-budget``, or a deadline of a day or more per
+            iteration (:func:`hieropt.cli.numbers.check_deadline_target`).
+    """
     from ..model.run import iteration_target_ns, network_budget_usd
+    from .numbers import check_deadline_target
 
     deadline_ns, total = (
         parse_deadline_ns(deadline),
@@ -289,6 +295,7 @@ def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, dead
     )
     if deadline_ns is not None:
         target = iteration_target_ns(inst, deadline_ns)
+        check_deadline_target(str(deadline), deadline_ns, target)
         max_time_ns = target if max_time_ns is None else min(max_time_ns, target)
     if total is not None:
         left = network_budget_usd(inst, total)

@@ -94,6 +94,21 @@ def test_a_deadline_needs_a_token_budget():
     assert "--tokens" in error_line(run("solve", GPT3, "--deadline", "90d"))
 
 
+def test_a_deadline_of_a_day_or_more_per_iteration_is_refused(llama):
+    # 15.6T tokens in iterations of 2,048 x 8,192 = 16,777,216 tokens: 929,832.46 iterations;
+    # 1e8 days over them is 107.5 days per iteration: a unit slip, refused up front
+    iterations = 15.6e12 / (2048 * 8192)
+    assert round(iterations, 2) == 929_832.46 and round(1e8 / iterations, 1) == 107.5
+    assert iteration_target_ns(llama, 1e8 * 86400e9) == pytest.approx(
+        1e8 * 86400e9 / iterations, rel=1e-12)
+    r = run("solve", LLAMA, "--deadline", "1e8d", "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --deadline: '1e8d' for 929,832 iterations is 107.5 days per iteration, and no "
+        "training iteration takes a day; fix: check the deadline's unit (d, h, min, s): give less "
+        "than 929,832 days (one day per iteration), e.g. --deadline 90d")
+
+
 def test_a_total_budget_leaves_the_rest_for_the_network(llama):
     # accelerators 16,384 x $33,750 and a facility of 16,384 x (700 + 4,600 / 8) W = 20.89 MW x
     # $11.7M
