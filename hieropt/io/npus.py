@@ -102,6 +102,7 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
                               "scaleup_gbps": a.scaleup_gbps}
     if a.fp8_transposes is not None:
         filled["fp8_transposes"] = a.fp8_transposes
+    filled.update({f: getattr(a, f) for f in ("scaleup_npus", "nic_gbps") if getattr(a, f)})
     fmt = npu.get("number_format", "bf16")
     if _is_number(given := npu.get("catalog_peak_tflops")) and given > 0:
         # (the user's dense peak of the part: the reference of the checks, not the catalog's)

@@ -216,6 +216,7 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
     so the tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are
     not), and each workload's NPU is checked."""
     several = len(instance.jobs) > 1
+    dims = [d.npus for d in instance.network.dims]
     fig = figures(
         None if several else instance.workload.training,
         instance.network.npus_total,
@@ -225,24 +226,33 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
         instance.cluster,
         "" if several else instance.workload.name,
         bw_gbps,
+        dims_npus=dims,
     )
     if not several or bw_gbps is None:
         return fig
-    more = [c for job in instance.jobs for c in design_caveats(job.workload.training, bw_gbps)]
+    more = [c for job in instance.jobs
+            for c in design_caveats(job.workload.training, bw_gbps, dims_npus=dims)]
     return replace(fig, caveats=tuple(dict.fromkeys((*fig.caveats, *more))))
 
 
 def design_caveats(training: Training | None, bw_gbps: Sequence[float] | None,
-                   scaleout_gbps: float | None = None, space: bool = False) -> tuple[str, ...]:
+                   scaleout_gbps: float | None = None, space: bool = False,
+                   dims_npus: Sequence[int] | None = None) -> tuple[str, ...]:
     """The caveats on the bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: none) of a
     design for the workload of ``training`` (None: no LLM model, none): the bandwidths its NPU
     cannot have (:func:`hieropt.workloads.llm.links.bandwidth_caveats`, when the NPU's scale-up
     bandwidth is known; ``scaleout_gbps``: the scale-out per NPU, default the outermost
-    dimension's; ``space``: the fix in a co-design space's syntax)."""
+    dimension's; ``space``: the fix in a co-design space's syntax; ``dims_npus``: the NPUs of
+    each dimension, for the dimensions reaching beyond the NPU's scale-up domain faster than its
+    NIC, when its catalog entry gives both; None: not checked)."""
     if training is None or bw_gbps is None:
         return ()
-    return bandwidth_caveats(bw_gbps, training.scaleup_gbps, training.npu,
-                             training.scaleup_source, scaleout_gbps, space)
+    tr = training
+    domain = None
+    if dims_npus is not None and tr.scaleup_npus is not None and tr.nic_gbps is not None:
+        domain = (tuple(dims_npus), tr.scaleup_npus, tr.nic_gbps)
+    return bandwidth_caveats(bw_gbps, tr.scaleup_gbps, tr.npu, tr.scaleup_source, scaleout_gbps,
+                             space, domain)
 
 
 def figures(
@@ -256,13 +266,15 @@ def figures(
     bw_gbps: Sequence[float] | None = None,
     scaleout_gbps: float | None = None,
     space: bool = False,
+    dims_npus: Sequence[int] | None = None,
 ) -> RunFigures:
     """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model),
     the cluster's ``npus``, T (ns), the network's capex ($), the token budget, the ``[cluster]``
     figures (for a co-design candidate, whose instance is built per solve) and the design's
     bandwidths (GB/s per NPU; None: not checked, :func:`design_caveats`; ``scaleout_gbps``: a
     co-design candidate's scale-out per NPU, else the outermost dimension's; ``space``: a co-design
-    candidate's, whose caveats give their fix in the space's syntax)."""
+    candidate's, whose caveats give their fix in the space's syntax; ``dims_npus``: the design's
+    NPUs per dimension, innermost first, for the scale-up domain's caveat; None: not checked)."""
     T = float(iteration_time_ns)
     seconds = T * 1e-9
     tr = training
@@ -320,7 +332,7 @@ def figures(
     if c is not None and c.accelerator_w is not None and c.pue is None:
         left += (PUE_LEFT_OUT,)  # (the power is known without the facility's overhead)
     caveats = (tr.caveats if tr is not None else ()) + design_caveats(tr, bw_gbps, scaleout_gbps,
-                                                                      space)
+                                                                      space, dims_npus)
     if (size := cluster_size_note(npus)) is not None and size not in caveats:
         caveats += (size,)  # (a network of millions of NPUs, with or without an LLM plan)
     if rate is not None and (years := facility_years_note(cluster, npus)) is not None:

@@ -75,6 +75,7 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
             iteration_time_ns=T, network_capex_usd=C, tokens=tokens, unknown=(NO_SPACE,)
         )
     from ..studies.codesign.export import row_params
+    from ..studies.explore.enumerate import shape_npus
     from ..workloads.llm.flops import training_of
 
     params = row_params(space, row)
@@ -89,6 +90,7 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
         row_bw(row),
         row.get("scaleout_gbps_per_npu"),
         space=True,
+        dims_npus=shape_npus(row["shape"]),
     )
 
 

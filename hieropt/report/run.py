@@ -371,6 +371,7 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     if best is None:
         return None
     from ..studies.codesign.export import row_params
+    from ..studies.explore.enumerate import shape_npus
 
     params = row_params(result.space, best.to_dict())
     tokens = tokens if tokens is not None else result.space.tokens
@@ -378,7 +379,7 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
                    best.network_cost_usd, tokens, result.space.cluster,
                    params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"),
-                   space=True)
+                   space=True, dims_npus=shape_npus(row["shape"]))
 
 
 def row_bw(row: dict[str, Any]) -> list[float] | None:

@@ -42,6 +42,10 @@ class Training(Frozen):
             the model file's; None: unknown): a design's bandwidth above it, or scale-out above
             two NICs per NPU, gets a caveat
             (:func:`hieropt.workloads.llm.links.bandwidth_caveats`).
+        scaleup_npus: NPUs of the NPU's largest scale-up domain (its catalog entry's; None:
+            unknown) and ``nic_gbps`` the most scale-out GB/s per direction one NPU carries: a
+            design's dimension reaching beyond that domain faster than it gets a caveat.
+        nic_gbps: see ``scaleup_npus``.
         scaleup_source: where ``scaleup_gbps`` comes from (``catalog``, ``model file``,
             ``calibrated file NAME``).
     """
@@ -57,6 +61,8 @@ class Training(Frozen):
     caveats: tuple[str, ...] = ()
     npu: str = "npu"
     scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    scaleup_npus: int | None = Field(default=None, ge=1)
+    nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     scaleup_source: str = "catalog"
 
     @model_validator(mode="after")

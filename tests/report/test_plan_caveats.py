@@ -21,6 +21,15 @@ BEYOND_A100 = (
 )
 """The caveat on the step instance's designs (sum(bw) == 500 on A100s: more than NVLink's 300 GB/s
 per direction on dimension 0), after its dimension and bandwidth."""
+DOMAIN_A100 = (
+    "dimension 1: 119.5 GB/s per NPU across 64 NPUs, beyond the A100-SXM-80GB's scale-up domain "
+    "of 8 (catalog scaleup_npus, its baseboard or rack): past it one A100-SXM-80GB sends at most "
+    "32 GB/s through its NIC (catalog nic_gbps), so it needs a scale-up tier beyond the domain "
+    "the catalog does not describe; bound it (bounds upper_gbps = 32) or take it as a "
+    "hypothetical network"
+)
+"""The caveat on the step instance's designs whose second dimension (8 x 8 = 64 NPUs, past the
+A100's 8-NPU baseboard) is faster than one A100's NIC: the optimum's and the front's 119.5 GB/s."""
 
 
 ZERO3_PP2 = (
@@ -54,13 +63,15 @@ def test_pareto_prints_the_zero3_caveat_and_the_calibration_note(tmp_path):
     # the plan's caveat, the front's bandwidths beyond the A100 (its cheapest point puts all 500
     # GB/s per NPU on dimension 0), the calibration
     front = f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
-    assert notes[-4:] == [ZERO3_CAVEAT, ZERO3_PP2, front, A100]
-    assert json.loads((tmp_path / "f.json").read_text())["notes"][-4:] == notes[-4:]
+    assert notes[-5:] == [
+        ZERO3_CAVEAT, ZERO3_PP2, front, f"the front's designs reach {DOMAIN_A100}", A100
+    ]
+    assert json.loads((tmp_path / "f.json").read_text())["notes"][-5:] == notes[-5:]
     solve = run("solve", inst, "--tokens", "300B", "--no-sensitivity")
     assert solve.exit_code == 0, solve.output
     # (as solve says them, with its optimum's 380.5 GB/s per NPU on dimension 0)
-    assert _notes(solve.stdout)[-4:] == [
-        ZERO3_CAVEAT, ZERO3_PP2, f"dimension 0: 380.5 {BEYOND_A100}", A100
+    assert _notes(solve.stdout)[-5:] == [
+        ZERO3_CAVEAT, ZERO3_PP2, f"dimension 0: 380.5 {BEYOND_A100}", DOMAIN_A100, A100
     ]
 
 
@@ -70,8 +81,9 @@ def test_pareto_without_days_gives_the_caveat_alone(tmp_path):
     r = run("pareto", _zero3(tmp_path), "--points", "3")
     assert r.exit_code == 0, r.output
     assert "days" not in r.stdout.split("\nnote: ")[0]  # (the table, before the notes)
-    assert _notes(r.stdout)[-3:] == [
-        ZERO3_CAVEAT, ZERO3_PP2, f"the front's designs reach dimension 0: 500 {BEYOND_A100}"
+    assert _notes(r.stdout)[-4:] == [
+        ZERO3_CAVEAT, ZERO3_PP2, f"the front's designs reach dimension 0: 500 {BEYOND_A100}",
+        f"the front's designs reach {DOMAIN_A100}",
     ]
     assert A100 not in r.stdout
 

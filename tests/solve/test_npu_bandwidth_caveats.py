@@ -179,3 +179,66 @@ def test_the_caveats_fix_is_in_the_syntax_of_the_file_searched():
     assert fixes([439.0, 61.0], True) == ['the space\'s constraints = ["bw[0] <= 300"]']
     assert fixes([100.0, 350.0, 320.0], True) == ['the space\'s constraints = ["bw[1] <= 300"]',
                                                    'the space\'s constraints = ["bw[top] <= 300"]']
+
+
+def test_a_dimension_beyond_the_scale_up_domain_faster_than_the_nic():
+    """The A100's scale-up domain is 8 NPUs (an HGX baseboard) and past it one A100 sends at most
+    32 GB/s through its NIC (its PCIe Gen4 x16 host link): a 16-NPU dimension at 300 GB/s and a
+    scale-out dimension at 61 GB/s are each flagged, their fix the bound at 32; an 8-NPU domain at
+    300 and a scale-out at 32 or less are not (the A100's DGX: 300 GB/s NVLink, 25 GB/s HDR)."""
+    from hieropt.workloads.llm.links import bandwidth_caveats, domain_caveats
+
+    a100 = (8, 32.0)
+    assert domain_caveats([300, 25], [8, 512], *a100, "A100") == ()
+    assert domain_caveats([300, 32], [8, 512], *a100, "A100") == ()
+    (inner,) = domain_caveats([300, 25], [16, 256], *a100, "A100")
+    assert inner == (
+        "dimension 0: 300 GB/s per NPU across 16 NPUs, beyond the A100's scale-up domain of 8 "
+        "(catalog scaleup_npus, its baseboard or rack): past it one A100 sends at most 32 GB/s "
+        "through its NIC (catalog nic_gbps), so it needs a scale-up tier beyond the domain the "
+        "catalog does not describe; bound it (bounds upper_gbps = 32) or take it as a "
+        "hypothetical network"
+    )
+    # several dimensions: one caveat naming each, the fix on each
+    (both,) = domain_caveats([300, 61], [16, 256], *a100, "A100")
+    assert both.startswith("dimensions 0, 1: 300, 61 GB/s per NPU across 16, 4,096 NPUs, beyond")
+    assert "so they need a scale-up tier" in both
+    assert "bound them (bounds upper_gbps = 32 on each)" in both
+    (both,) = domain_caveats([300, 61], [16, 256], *a100, "A100", space=True)
+    assert 'bound them (the space\'s constraints = ["bw[0] <= 32", "bw[top] <= 32"])' in both
+    # reach multiplies innermost first: 4 x 4 = 16 NPUs at the second dimension
+    (only,) = domain_caveats([300, 300, 20], [4, 4, 64], *a100, "A100", space=True)
+    assert only.startswith("dimension 1: 300 GB/s per NPU across 16 NPUs")
+    assert 'bound it (the space\'s constraints = ["bw[1] <= 32"])' in only
+    # through bandwidth_caveats: after the scale-up caveats; none without the domain
+    both = bandwidth_caveats([439, 61], 300, "A100", domain=([16, 256], *a100))
+    assert [c.split(":")[0] for c in both] == ["dimension 0", "dimensions 0, 1"]
+    # the outermost dimension with the scale-out caveat (above two NICs) gets no other
+    assert [c.split(":")[0] for c in bandwidth_caveats(
+        [300, 250], 300, "A100", domain=([16, 256], *a100))] == [
+        "dimension 1 (scale-out)", "dimension 0"]
+    assert bandwidth_caveats([439, 61], 300, "A100") == bandwidth_caveats(
+        [439, 61], 300, "A100", scaleout_gbps=None)[:1]
+
+
+def test_shape_ids_give_their_dimensions_npus():
+    from hieropt.studies.explore.enumerate import shape_npus
+
+    assert shape_npus("nvl:SW16 spine:SW1024") == (16, 1024)
+    assert shape_npus("chiplet:R4 package:FC8 node:R4 pod:SW32") == (4, 8, 4, 32)
+    assert shape_npus("fixed Switch8 x Switch512") == (8, 512)
+    with pytest.raises(ValueError, match="gives no NPU count"):
+        shape_npus("nvl:SW")
+
+
+@pytest.mark.heavy
+def test_codesign_names_the_h100_domain_a_space_assumes():
+    """spaces/codesign-llama3-405b.toml assumes NVLink domains of 8 to 64 H100s; its best design
+    puts 16 on one at 450 GB/s, beyond the HGX H100's 8: the answer says so, with the bound."""
+    r = run("codesign", REPO / "spaces" / "codesign-llama3-405b.toml", "--sizes", "8192")
+    assert r.exit_code == 0, r.output
+    (note,) = [s for s in r.stdout.splitlines() if "scale-up domain of 8" in s]
+    assert note.startswith("note: dimension 0: 450 GB/s per NPU across 16 NPUs, beyond the "
+                           "H100-SXM's scale-up domain of 8")
+    assert note.endswith('bound it (the space\'s constraints = ["bw[0] <= 50"]) or take it as a '
+                         "hypothetical network")

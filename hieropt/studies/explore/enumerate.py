@@ -171,6 +171,22 @@ def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:
     return " ".join(f"{space.levels[d.level].name}:{ABBR[d.block]}{d.npus}" for d in shape)
 
 
+def shape_npus(sid: str) -> tuple[int, ...]:
+    """The NPUs of each dimension, innermost first, of a shape id (:func:`shape_id`'s
+    ``"node:SW8 pod:SW512"``, or a fixed network's ``"fixed Switch8 x Switch512"``).
+
+    Raises:
+        ValueError: a token of the id ends in no NPU count."""
+    tokens = [t for t in sid.split() if t not in ("fixed", "x")]
+    out = []
+    for t in tokens:
+        digits = t[len(t.rstrip("0123456789")):]
+        if not digits:
+            raise ValueError(f"shape id {sid!r}: {t!r} gives no NPU count")
+        out.append(int(digits))
+    return tuple(out)
+
+
 def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
     """The :class:`~hieropt.spec.Network` of a shape (blocks, sizes, the levels' cost classes and
     latencies)."""

@@ -203,8 +203,8 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
 def training_of(p: LLMParams) -> Training:
     """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
     per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s), the interleaved
-    schedule's micro-batch group if the plan sets one, its :func:`plan_caveats`, and the NPU's name
-    and scale-up bandwidth (for the caveats on a design's bandwidths)."""
+    schedule's micro-batch group if the plan sets one, its :func:`plan_caveats`, and the NPU's name,
+    scale-up bandwidth and domain and NIC limit (for the caveats on a design's bandwidths)."""
     model = model_flops_per_iteration(p)
     return Training(
         model=p.model.name,
@@ -217,6 +217,8 @@ def training_of(p: LLMParams) -> Training:
         caveats=plan_caveats(p),
         npu=p.npu.name,
         scaleup_gbps=p.npu.scaleup_gbps,
+        scaleup_npus=p.npu.scaleup_npus,
+        nic_gbps=p.npu.nic_gbps,
         scaleup_source=_scaleup_source(p.npu),
     )
 

@@ -66,6 +66,7 @@ def bandwidth_caveats(
     source: str = "catalog",
     scaleout_gbps: float | None = None,
     space: bool = False,
+    domain: tuple[Sequence[int], int, float] | None = None,
 ) -> tuple[str, ...]:
     """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
     innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
@@ -78,7 +79,10 @@ def bandwidth_caveats(
     dimension with that caveat gets no other. Empty when the design is within both. The fix
     bounds the dimension in an instance's syntax (``[[bounds]]`` ``upper_gbps``), or with
     ``space`` in a co-design space's (``constraints = ["bw[0] <= 300"]``: the dimension's index,
-    ``top`` for the outermost)."""
+    ``top`` for the outermost). With ``domain`` (the NPUs of each dimension, innermost first; the
+    NPU's scale-up domain, catalog ``scaleup_npus``; its NIC limit, catalog ``nic_gbps``, GB/s per
+    direction) also every dimension reaching beyond that domain faster than the NIC limit
+    (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
     if scaleup is None:
         return ()
     bw = [float(b) for b in bw_gbps]
@@ -108,7 +112,53 @@ def bandwidth_caveats(
                 f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it "
                 f"({_bound_text(d, len(bw), scaleup, space)}) or name another accelerator"
             )
-    return tuple(out) + ((nics,) if nics is not None else ())
+    beyond = () if domain is None else domain_caveats(bw, *domain, npu, space)
+    if nics is not None and domain is not None:  # (the outermost: its scale-out caveat says more)
+        beyond = domain_caveats(bw[:-1], domain[0][:-1], *domain[1:], npu, space)
+    return tuple(out) + ((nics,) if nics is not None else ()) + beyond
+
+
+def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_npus: int,
+                   nic_gbps: float, npu: str, space: bool = False) -> tuple[str, ...]:
+    """The caveat on the dimensions of a design (bandwidths ``bw_gbps``, GB/s per NPU per
+    direction, and NPUs ``dims_npus`` per dimension, innermost first) that reach beyond the NPU's
+    scale-up domain of ``scaleup_npus`` NPUs (the NPUs of the dimensions up to and with it,
+    multiplied innermost first) at more than ``nic_gbps``, the most one NPU sends through its NIC
+    (GB/s per direction: its PCIe x16 host link to the fastest NIC on it): their traffic leaves
+    the baseboard or rack, so they need a scale-up tier beyond the domain that the catalog entry
+    does not describe (an NVLink Switch System, where the part has one) or a NIC faster than any
+    the NPU can feed. One caveat naming every such dimension (empty: none). The measured-run form
+    of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
+    gets the caveat and keeps its answer. The fix bounds each at ``nic_gbps``
+    (:func:`bandwidth_caveats`' syntax)."""
+    found, reach = [], 1
+    for d, (b, n) in enumerate(zip(bw_gbps, dims_npus, strict=False)):
+        reach *= int(n)
+        if reach > scaleup_npus and _above(float(b), nic_gbps):
+            found.append((d, float(b), reach))
+    if not found:
+        return ()
+    one = len(found) == 1
+    what = "dimension" if one else "dimensions"
+    ids = ", ".join(str(d) for d, _, _ in found)
+    gbps = ", ".join(f"{b:.4g}" for _, b, _ in found)
+    npus = ", ".join(f"{r:,}" for _, _, r in found)
+    n = len(bw_gbps)
+    if space:
+        rows = ", ".join(
+            _bound_text(d, n, nic_gbps, True).split("= [", 1)[1][:-1] for d, _, _ in found
+        )
+        fix = f"the space's constraints = [{rows}]"
+    else:
+        fix = _bound_text(found[0][0], n, nic_gbps, False) + ("" if one else " on each")
+    return (
+        f"{what} {ids}: {gbps} GB/s per NPU across {npus} NPUs, beyond the {npu}'s scale-up "
+        f"domain of {scaleup_npus} (catalog scaleup_npus, its baseboard or rack): past it one "
+        f"{npu} sends at most {nic_gbps:g} GB/s through its NIC (catalog nic_gbps), so "
+        f"{'it needs' if one else 'they need'} a scale-up tier beyond the domain the catalog "
+        f"does not describe; bound {'it' if one else 'them'} ({fix}) or take it as a "
+        "hypothetical network",
+    )
 
 
 def _bound_text(d: int, n_dims: int, scaleup: float, space: bool) -> str:
@@ -202,6 +252,7 @@ def check_bandwidths(
 
 
 __all__ = [
+    "domain_caveats",
     "BANDWIDTH_FACTOR",
     "LEAST_GBPS",
     "NIC_GBPS",

@@ -72,6 +72,11 @@ class NPU(StrictModel):
             (the catalog entry's, or given here; None: unknown): no dimension of a design can be
             faster (:func:`hieropt.workloads.llm.links.bandwidth_caveats`). Above 1e6 (bytes/s)
             is refused with the conversion.
+        scaleup_npus: NPUs of the largest scale-up domain of the part's baseboard or rack (the
+            catalog entry's; None: unknown): a design's dimension reaching beyond it faster than
+            ``nic_gbps`` gets a caveat (:func:`hieropt.workloads.llm.links.bandwidth_caveats`).
+        nic_gbps: the most scale-out bandwidth one NPU carries, GB/s per direction (the catalog
+            entry's: its host link to the fastest NIC on it; None: unknown).
         fp8_transposes: under FP8 training (``number_format = "fp8"``), Transformer Engine writes
             a transposed FP8 copy of every tensor it casts for the backward GEMMs, because the
             part's FP8 GEMMs take only the TN layout (Hopper, Ada; TE's
@@ -100,6 +105,8 @@ class NPU(StrictModel):
     hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     scaleup_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    scaleup_npus: int | None = Field(default=None, ge=1)
+    nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fp8_transposes: StrictBool = True
     matrix_efficiency: float | None = calibration_field("matrix_efficiency")
     gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
