@@ -58,12 +58,12 @@ FITTED = {
     "validation/calibration/a100-one-node.csv": {
         "runs": 33, "mean_pct": 15.4, "worst_pct": 67.3, "too_fast": 31},
     "validation/calibration/h100-one-node.csv": {
-        "runs": 9, "mean_pct": 2.8, "worst_pct": 6.4, "too_fast": 6},
+        "runs": 9, "mean_pct": 2.8, "worst_pct": 6.3, "too_fast": 6},
     "validation/calibration/gb200-fp8-one-node.csv": {
         "runs": 2, "mean_pct": 5.6, "worst_pct": 9.4, "too_fast": 0,
         "basis": "1 measured FP8 run (Llama 3 8B on one 8-GPU slice of a GB200 NVL72 rack)"},
     "validation/calibration/b200-fp8-one-node.csv": {
-        "runs": 1, "mean_pct": 0.4, "worst_pct": 0.4, "too_fast": 1,
+        "runs": 1, "mean_pct": 0.7, "worst_pct": 0.7, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX B200 node, 8 GPUs)"},
     "validation/calibration/h100-fp8-one-node.csv": {
         "runs": 2, "mean_pct": 7.5, "worst_pct": 14.8, "too_fast": 1,

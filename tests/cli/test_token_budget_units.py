@@ -37,12 +37,12 @@ def test_a_suffixed_budget_below_the_limit_gets_no_guess():
 def test_one_iteration_and_with_the_suffix_it_runs():
     r = run("solve", INST, "--tokens", "16777216")  # one iteration of the plan
     assert r.exit_code == 0, r.output
-    # (one iteration: 6.418 s, in seconds rather than "0.0 days")
+    # (one iteration: 6.424 s, in seconds rather than "0.0 days")
     assert "run of 16.78M tokens: 6.42 seconds, 0 MWh, $39 per run" in r.stdout
     r = run("solve", INST, "--tokens", "15T")
     assert r.exit_code == 0, r.output
-    # 15e12 / 16,777,216 tokens per iteration x 6.4150 s = 66.4 days
-    assert "run of 15T tokens: 66.4 days" in r.stdout
+    # 15e12 / 16,777,216 tokens per iteration x 6.4242 s = 66.5 days
+    assert "run of 15T tokens: 66.5 days" in r.stdout
 
 
 def test_tokens_in_an_instance_file(tmp_path):
@@ -72,8 +72,8 @@ def test_an_absurd_budget_is_refused():
 def test_the_largest_budget_runs():
     r = run("solve", INST, "--tokens", "1000T", "--no-sensitivity")
     assert r.exit_code == 0, r.output
-    # 1e15 / 16,777,216 tokens per iteration x 6.41833 s = 4,427.8 days
-    assert "run of 1,000T tokens: 4,427.8 days" in r.stdout
+    # 1e15 / 16,777,216 tokens per iteration x 6.42423 s = 4,431.9 days
+    assert "run of 1,000T tokens: 4,431.9 days" in r.stdout
 
 
 def test_an_absurd_budget_in_an_instance_file(tmp_path):

@@ -107,7 +107,7 @@ def test_the_plan_takes_the_whole_fitted_accelerator(h100):
     fitted = read_llm(h100 / "llama13b.toml").npu
     table = (h100 / "h100-mine.toml").read_text()
     assert f"matrix_efficiency = {fitted.matrix_efficiency!r}" in table
-    assert round(fitted.matrix_efficiency, 4) == 0.6000  # (the catalog's fit: the same runs)
+    assert round(fitted.matrix_efficiency, 4) == 0.5993  # (the catalog's fit: the same runs)
     assert (fitted.name, fitted.accelerator, fitted.peak_tflops, fitted.hbm_gbps) == (
         "H100-SXM", "H100-SXM", 989.4, 3350.0)
     assert fitted.calibrated == str((h100 / "h100-mine.toml").resolve())

@@ -140,7 +140,7 @@ def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     that fit, rounded to 4 digits): 47 runs, MAPE 11.9 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
     1,536 GPUs), the two 22B rows of korthikanti2022.csv and the three 8-GPU FP8 rows of
     megatron-bridge-2025.csv (the defaults' runs: the A100's, and the GB200's, B200's and
-    H100-SXM's [calibration.fp8]) in sample. The 5 other runs of megatron-bridge-2025.csv: 5.3 %;
+    H100-SXM's [calibration.fp8]) in sample. The 5 other runs of megatron-bridge-2025.csv: 5.4 %;
     the 42 runs of the other files: 12.7 %."""
     plain = validate(FILES)
     fitted = validate(FILES, calibrate_on=[CALIBRATION])
@@ -155,7 +155,7 @@ def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     assert len(others) == 42
     assert round(sum(abs(x.error) for x in others) / 42, 3) == 0.127
     bridge = [x for x in plain.rows if not x.in_sample and x.run.path == BRIDGE]
-    assert len(bridge) == 5 and round(sum(abs(x.error) for x in bridge) / 5, 3) == 0.053
+    assert len(bridge) == 5 and round(sum(abs(x.error) for x in bridge) / 5, 3) == 0.054
     for a, b in zip(plain.rows, fitted.rows, strict=True):
         assert a.predicted_ms == pytest.approx(b.predicted_ms, rel=1e-4)
     # another accelerator's fit leaves the A100 at its default: its runs still in sample; the
@@ -189,7 +189,7 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
     """NVIDIA's Megatron-Bridge 25.11 FP8 runs (validation/megatron-bridge-2025.csv), each
     accelerator's ``matrix_efficiency`` fitted on its own 8-GPU run of Llama 3 8B alone
     (validation/calibration/<system>-fp8-one-node.csv) and the multi-node runs predicted out of
-    sample: MAPE 5.3 %, worst -14.8 % (H100, 405B on 1,024 GPUs), with the attention core and the
+    sample: MAPE 5.4 %, worst -14.8 % (H100, 405B on 1,024 GPUs), with the attention core and the
     logits GEMM at the 16-bit peak and Transformer Engine's FP8 casts (amax, scale, cast, transposed
     copies on the H100) timed as kernels of their own (docs/validation.md). The fits, as fractions
     of the catalog's dense FP8 peaks: GB200 0.4544, B200 0.4962, H100-SXM 0.6173 (the H100 8B run
@@ -206,12 +206,12 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
         ("GB200 70B 64 GPUs", False, 0.018),
         ("GB200 405B 256 GPUs", False, 0.094),
         ("B200 8B 8 GPUs", True, 0.0),
-        ("B200 405B 128 GPUs", False, -0.004),
+        ("B200 405B 128 GPUs", False, -0.007),
         ("H100 8B 8 GPUs", True, 0.0),
         ("H100 70B 64 GPUs", False, 0.002),
-        ("H100 405B 1024 GPUs", False, -0.148),
+        ("H100 405B 1024 GPUs", False, -0.149),
     ]
-    assert (round(v.mape, 3), round(v.worst, 3)) == (0.053, 0.148)
+    assert (round(v.mape, 3), round(v.worst, 3)) == (0.054, 0.149)
     # the one plan the memory model does not fit: the GB200 70B (40 of its 80 layers' activations
     # offloaded to the CPU, not modelled); the GB200 405B fits with its GEMM inputs kept in FP8
     # (180.5 of 195.4 GB; 202.5 GB with every stored tensor in BF16)
@@ -219,16 +219,16 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
     plain = validate([BRIDGE])
     assert [x.in_sample for x in plain.rows] == [x.in_sample for x in v.rows]
     assert [round(x.error, 3) for x in plain.rows] == [
-        0.0, 0.018, 0.094, 0.0, -0.004, 0.0, 0.002, -0.148]
-    assert (round(plain.mape, 3), round(plain.worst, 3)) == (0.053, 0.148)
+        0.0, 0.018, 0.094, 0.0, -0.007, 0.0, 0.002, -0.148]
+    assert (round(plain.mape, 3), round(plain.worst, 3)) == (0.054, 0.148)
     r = runner.invoke(app, ["validate", str(BRIDGE)])
     assert r.exit_code == 0, r.output
     assert r.output.count("% (fit)") == 3  # (the three 8-GPU rows)
-    assert "5 runs out of sample: mean absolute error 5.3%, worst 14.8%" in r.output
+    assert "5 runs out of sample: mean absolute error 5.4%, worst 14.8%" in r.output
     assert "extrapolated" not in r.output
     # the 16-bit defaults taken to FP8 (the catalog before its FP8 fits: the B200's and GB200's
     # kernel-level figures, the H100's BF16 fit, as fractions of the FP8 peak): the B200's and
-    # GB200's runs 24-29 % fast, the H100's -13.1 to +2.2 %; MAPE 18.5 %, worst -28.6 %
+    # GB200's runs 24-29 % fast, the H100's -13.0 to +2.3 %; MAPE 18.6 %, worst -28.6 %
     from hieropt.io.npus import read_npu_catalog
     from hieropt.studies.validate.predict import predict_ms
 
@@ -240,8 +240,8 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
         for x in read_runs(BRIDGE)
     ]
     assert [round(e, 3) for e in sixteen] == [
-        -0.254, -0.286, -0.253, -0.24, -0.279, 0.017, 0.022, -0.131]
-    assert round(sum(map(abs, sixteen)) / 8, 3) == 0.185
+        -0.254, -0.286, -0.253, -0.24, -0.282, 0.018, 0.023, -0.13]
+    assert round(sum(map(abs, sixteen)) / 8, 3) == 0.186
 
 
 def test_nvidia_405b_bf16_run_on_576_gpus_fits_as_counted_by_hand():

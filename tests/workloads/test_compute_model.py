@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from hieropt.io.npus import read_npu_catalog
+from hieropt.model.memory import memory
 from hieropt.workloads.llm import NPU, Architecture, LLMParams, Plan, build_step
 from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS
 from hieropt.workloads.llm.kernels import Kernel, eltwise, gemm, layer_kernels
@@ -198,6 +199,28 @@ def test_optimizer_step_roofline():
     assert update_ns(tiny(zero_stage=1), 104, 0) == pytest.approx(
         2003.12, rel=1e-14
     )  # the half on each
+
+
+def test_optimizer_step_shards_over_dp_times_cp():
+    # ZeRO 1, dp 2, cp 2: the dense parameters are sharded over dp x cp = 4 NPUs (the group that
+    # reduces their gradients and holds 1 / 4 of their optimizer state), 104 / 4 = 26 parameters x
+    # 30 bytes = 780 bytes at 500 bytes/ns = 1.56 ns + 2,000 ns: the update time of cp 1 halved
+    # (above its fixed launch); without ZeRO every NPU updates all 104 whatever cp
+    assert update_ns(tiny(zero_stage=1, cp=2), 104, 0) == pytest.approx(2001.56, rel=1e-14)
+    assert update_ns(tiny(zero_stage=1, cp=2), 104, 0) - 2000 == pytest.approx(
+        (update_ns(tiny(zero_stage=1), 104, 0) - 2000) / 2, rel=1e-12)
+    assert update_ns(tiny(cp=2), 104, 0) == pytest.approx(2006.24, rel=1e-14)
+
+
+def test_optimizer_step_time_and_state_take_one_share():
+    # the memory model's optimizer bytes of a stage / K = the parameters each NPU updates: stage 0
+    # of tp 2, pp 2, dp 2, cp 2 under ZeRO 1 holds (embedding 128 + 2 blocks x (104 + 200)) / (dp
+    # x cp) = 736 / 4 = 184 parameters' state; its update times those 184 (30 bytes each: 5,520
+    # bytes, 11.04 ns) plus one launch per layer (1 + 2 x 2 = 5 layers: 10,000 ns)
+    p = tiny(zero_stage=1, cp=2)
+    state = memory(p).stages[0].optimizer_bytes
+    assert state == pytest.approx(184 * 12, rel=1e-14)
+    assert build_step(p).update_ns(0) == pytest.approx(10_011.04, rel=1e-12)
 
 
 def test_calibration_fields_bound_the_npu():

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from hieropt.io.npus import fill_npu, read_npu_catalog
-from hieropt.workloads.llm import NPU
+from hieropt.workloads.llm import NPU, MoE, build_step
 from hieropt.workloads.llm.accelerators import Accelerator
 from hieropt.workloads.llm.kernels import FWD, IN, WT, fp8_cast, layer_kernels
 from hieropt.workloads.llm.roofline import gemm_half_flops, kernel_ns, launches, layer_ns
@@ -152,3 +152,40 @@ def test_the_catalog_says_which_parts_write_transposed_copies():
     # a flag given as text is refused, not read
     with pytest.raises(ValidationError, match="fp8_transposes"):
         NPU(**{**FP8_ROOF.model_dump(), "fp8_transposes": "false"})
+
+
+def _tp(p, kind):
+    op = next(o for o in build_step(p).stages[0].ops if o.kind == kind)
+    return [(c.kind, c.size_bytes, c.phase) for c in op.comms if c.group == "tp"]
+
+
+def test_fp8_sequence_parallel_gathers_carry_one_byte_per_element():
+    # tiny, tp 2 with sequence parallelism: n = 8 tokens x h = 8. In BF16 each all-gather carries
+    # the shard 8 x 8 x 2 / 2 = 64 B; under FP8 Transformer Engine gathers the FP8 shard, 8 x 8 x 1
+    # / 2 = 32 B (the input, the output gradient and the input again for the weight gradient); the
+    # reduce-scatters keep 8 x 8 x 2 = 128 B
+    bf16 = [("ALLGATHER", 64, "forward"), ("REDUCESCATTER", 128, "forward"),
+            ("ALLGATHER", 64, "input_grad"), ("REDUCESCATTER", 128, "input_grad"),
+            ("ALLGATHER", 64, "input_grad")]
+    fp8 = [(k, 32 if k == "ALLGATHER" else s, ph) for k, s, ph in bf16]
+    for kind in ("attention", "mlp"):
+        assert _tp(tiny(ROOF, sequence_parallel=True), kind) == bf16
+        assert _tp(tiny(FP8_ROOF, sequence_parallel=True), kind) == fp8
+    # full recompute gathers the FP8 input again (32 B) and reduce-scatters 128 B
+    assert _tp(tiny(FP8_ROOF, sequence_parallel=True, recompute="full"), "mlp")[4:] == [
+        ("ALLGATHER", 32, "input_grad"), ("REDUCESCATTER", 128, "input_grad")]
+    # without sequence parallelism the all-reduces stay 16-bit: 128 B
+    assert _tp(tiny(FP8_ROOF), "attention") == [("ALLREDUCE", 128, "forward"),
+                                               ("ALLREDUCE", 128, "input_grad")]
+
+
+def test_moe_and_output_layer_gathers_stay_sixteen_bit_under_fp8():
+    # the MoE layer's TP gathers are the token dispatcher's (16 bits): its r = 8 x 2 = 16 routed
+    # tokens x 8 x 2 / 2 = 128 B, as in BF16; the output layer's input gather (the BF16 logits
+    # GEMM): 8 x 8 x 2 / 2 = 64 B
+    moe = {"moe": MoE(experts=4, top_k=2, expert_ffn_size=8)}
+    p = tiny(FP8_ROOF, arch=moe, sequence_parallel=True)
+    assert [s for k, s, _ in _tp(p, "moe") if k == "ALLGATHER"] == [128, 128, 128]
+    out = next(o for o in build_step(tiny(FP8_ROOF, sequence_parallel=True)).stages[1].ops
+               if o.kind == "output")
+    assert [c.size_bytes for c in out.comms if c.kind == "ALLGATHER"] == [64, 64]

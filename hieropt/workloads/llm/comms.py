@@ -29,14 +29,40 @@ class Comm:
         return self.phase == "weight_grad"
 
 
-def tp_comms(p: LLMParams, tokens: float) -> list[Comm]:
+FP8_GATHER_BYTES = 1
+"""Bytes per element of a tensor Transformer Engine all-gathers in FP8 (E4M3 or E5M2)."""
+
+
+def tp_gather_bytes(p: LLMParams, fp8_linears: bool = True) -> float:
+    """Bytes per element of the sequence-parallel all-gathers of a layer: :data:`FP8_GATHER_BYTES`
+    when the NPU trains in FP8 (``number_format = "fp8"``) and ``fp8_linears`` (the gathered
+    tensors feed Transformer Engine's FP8 linears: the attention and dense FFN layers), else
+    ``activation_bytes``.
+
+    Transformer Engine quantizes the NPU's shard first and all-gathers the FP8 bytes (its
+    ``transformer_engine/pytorch/module/linear.py`` and ``layernorm_linear.py``: the forward's
+    ``gather_along_first_dim(inputmat, tp_group, quantizer=input_quantizer)`` and the backward's
+    re-gather of the input for the weight gradient with the same quantizer;
+    ``module/base.py`` ``grad_output_preprocess``: a row-parallel layer's output gradient gathered
+    with ``quantizer=grad_output_quantizer``; ``distributed.py`` ``_all_gather_fp8``). The
+    reduce-scatters stay in 16 bits (their sums are BF16). The MoE layer's TP gathers are the
+    token dispatcher's (Megatron-Core's own, in 16 bits), so ``fp8_linears`` is False for it.
+    """
+    if fp8_linears and p.npu.number_format == "fp8":
+        return float(FP8_GATHER_BYTES)
+    return float(p.activation_bytes)
+
+
+def tp_comms(p: LLMParams, tokens: float, fp8_linears: bool = True) -> list[Comm]:
     """The tensor-parallel collectives of one attention or FFN layer over ``tokens`` tokens of the
-    NPU (module docstring of :mod:`hieropt.workloads.llm.step`); none for tp = 1."""
+    NPU (module docstring of :mod:`hieropt.workloads.llm.step`); none for tp = 1. Reductions carry
+    ``activation_bytes`` per element; with sequence parallelism the all-gathers carry
+    :func:`tp_gather_bytes` (1 byte under FP8 training for a layer of Transformer Engine FP8
+    linears, ``fp8_linears``; the MoE layer passes False)."""
     x = shape(p)
     if x.t == 1:
         return []
     full = tokens * x.h * p.activation_bytes
-    shard = full / x.t
     full_re = p.plan.recompute == "full"
     if not x.sp:
         out = [Comm("tp", AR, full, "forward", "output all-reduce"),
@@ -44,6 +70,7 @@ def tp_comms(p: LLMParams, tokens: float) -> list[Comm]:
         if full_re:
             out.append(Comm("tp", AR, full, "input_grad", "recomputed output all-reduce"))
         return out
+    shard = tokens * x.h * tp_gather_bytes(p, fp8_linears) / x.t
     out = [Comm("tp", AG, shard, "forward", "input all-gather (sequence parallel)"),
            Comm("tp", RS, full, "forward", "output reduce-scatter (sequence parallel)"),
            Comm("tp", AG, shard, "input_grad", "output-gradient all-gather"),
@@ -129,4 +156,4 @@ def own_stream_groups(plan) -> tuple[str, ...]:
 
 
 __all__ = ["own_stream_groups", "Comm", "AR", "RS", "AG", "A2A", "P2P", "tp_comms", "cp_comms",
-           "cp_kv_bytes", "dp_comms"]
+           "cp_kv_bytes", "dp_comms", "tp_gather_bytes", "FP8_GATHER_BYTES"]

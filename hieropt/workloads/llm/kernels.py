@@ -68,7 +68,8 @@ Under full recompute the forward casts run again (they are forward kernels). Not
 weights' casts (the FP8 runs keep FP8 weights, ``fp8_param_gather``, cast by the optimizer step,
 whose bytes count ``weight_bytes``; with BF16 weights Megatron-Core casts each once per iteration,
 on the first micro-batch, TE's ``is_first_microbatch``), and the one-float all-reduce of the amax
-over the TP group that a gathered tensor's cast waits for.
+over the TP group that a gathered tensor's cast waits for (NCCL, blocking on the compute stream; its
+4 bytes are latency, and the shipped networks give none).
 
 Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
 S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run

@@ -147,16 +147,20 @@ def optimizer_ns(p: LLMParams, params: float) -> float:
 
 
 def update_ns(p: LLMParams, dense: int, expert: int) -> float:
-    """Optimizer-step time of a layer with ``dense`` parameters (data-parallel over dp) and
-    ``expert`` parameters (over dp / ep) on one NPU, ns per iteration. Each NPU updates its share
-    (ZeRO >= 1: its 1 / dp, 1 / edp): with the roofline model :func:`optimizer_ns`; with the flat
-    model (2 K + gradient_bytes + weight_bytes) bytes per parameter at the HBM bandwidth, 0 ns when
-    the NPU gives none."""
+    """Optimizer-step time of a layer with ``dense`` parameters (replicated over dp x cp) and
+    ``expert`` parameters (over edp = dp / ep) on one NPU, ns per iteration. Under ZeRO >= 1 each
+    NPU updates its share, 1 / (dp x cp) of the dense and 1 / edp of the expert parameters: the
+    groups that reduce the gradients (:func:`hieropt.workloads.llm.comms.dp_comms`) and that the
+    memory model shards the optimizer state over (:mod:`hieropt.model.memory`), as Megatron-Core's
+    distributed optimizer shards over the data-parallel group with context parallelism (context
+    parallelism is modelled for dense models only, so edp needs no cp). With the roofline model
+    :func:`optimizer_ns`; with the flat model (2 K + gradient_bytes + weight_bytes) bytes per
+    parameter at the HBM bandwidth, 0 ns when the NPU gives none."""
     npu, pr, pl = p.npu, p.precision, p.plan
     if not npu.roofline and npu.hbm_gbps is None:
         return 0.0
     sharded = pl.zero_stage >= 1
-    n = dense / (pl.dp if sharded else 1) + expert / (pl.edp if sharded else 1)
+    n = dense / (pl.dpc if sharded else 1) + expert / (pl.edp if sharded else 1)
     if npu.roofline:
         return optimizer_ns(p, n)
     return (

@@ -24,9 +24,12 @@ activation, n tokens, r routed token copies:
   matmul) and in the input gradient (before the column-parallel one); with it an all-gather of the
   shard n h e / t and a reduce-scatter of n h e in the forward, their conjugates (all-gather,
   reduce-scatter) in the input gradient, and a second all-gather of the input in the input gradient
-  (the layer keeps its input split and gathers it again for the weight gradient). The MoE layer has
-  the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
-  input gradient (no extra all-gather then), in the blocks it recomputes (all, or with
+  (the layer keeps its input split and gathers it again for the weight gradient). Under FP8
+  training the attention and FFN layers' all-gathers carry 1 byte per element (Transformer Engine
+  gathers the FP8 shard: :func:`.comms.tp_gather_bytes`), the reduce-scatters e. The MoE layer has
+  the same pattern on its r routed tokens (in e bytes: the dispatcher's 16-bit gathers). Full
+  recompute repeats the forward's collectives in the input gradient (no extra all-gather then), in
+  the blocks it recomputes (all, or with
   ``recompute_layers`` the first of each chunk: :func:`layer_sources`). The embedding all-reduces
   (reduce-scatters) its output in the forward; the output layer all-reduces (reduce-scatters) its
   input gradient and, with sequence parallelism, all-gathers its input in the forward and again in
@@ -60,7 +63,8 @@ activation, n tokens, r routed token copies:
   backward and reduce-scatters G, every micro-batch. Expert parameters do the same over ``edp``.
 
 **Compute** per layer: :mod:`.roofline` (each kernel timed), or FLOPs / (peak x efficiency).
-**Optimizer step** (``update_ns``, once per iteration): :func:`.roofline.update_ns`.
+**Optimizer step** (``update_ns``, once per iteration; under ZeRO >= 1 each NPU updates its
+1 / (dp x cp) of the dense parameters, 1 / edp of the expert ones): :func:`.roofline.update_ns`.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ class Op:
         block: the 0-based block, None for the embedding and output layers.
         flops: (forward, input gradient, weight gradient) FLOPs per micro-batch.
         recompute_flops: forward FLOPs repeated in the backward pass per micro-batch.
-        dense_params: parameters data-parallel over ``dp``; expert_params: over ``edp``.
+        dense_params: parameters data-parallel over ``dp`` (x ``cp``); expert_params: over ``edp``.
         comms: the layer's collectives.
         update_ns: optimizer-step time of the layer's parameters, ns per iteration.
         compute_ns: (forward, input gradient with recompute, weight gradient) ns of the roofline
@@ -361,7 +365,7 @@ def _template(p: LLMParams, moe: bool) -> list[Op]:
             if re == "full":
                 comms += [Comm("ep", A2A, size, "input_grad", "recomputed dispatch all-to-all"),
                           Comm("ep", A2A, size, "input_grad", "recomputed combine all-to-all")]
-        comms += tp_comms(p, r)
+        comms += tp_comms(p, r, fp8_linears=False)
         ops.append(_op(p, "moe", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
     else:
         ff = ffn_flops(p, x.f_t)
