@@ -99,6 +99,26 @@ def test_buyer_knee_and_sensitivity_of_the_llama_example():
     on_page("buyer.md", line)
 
 
+def test_buyer_deadline_paragraph(tmp_path):
+    """The deadline paragraph of buyer.md: the fastest design's and the cheapest run's days, the
+    deadline between them that binds min_run_cost, and min_cost under a 150-day deadline."""
+    fast = solved(tmp_path, L405, "--objective", "performance")["run"]
+    cheap = solved(tmp_path, L405)["run"]
+    met = solved(tmp_path, L405, "--deadline", "68.5d")
+    floor = solved(tmp_path, L405, "--objective", "min_cost", "--deadline", "150d")
+    on_page(
+        "buyer.md",
+        f"the fastest design trains in {fast['time_to_train_days']:.1f} days and the cheapest "
+        f"run in {cheap['time_to_train_days']:.1f}",
+        f"(`--deadline 68.5d`: {met['bw_gbps_per_dim'][1]:.1f} GB/s of scale-out, "
+        f"${met['run']['run_cost_usd'] / 1e6:.1f}M per run)",
+        f"buys {floor['bw_gbps_per_dim'][1]:.1f} GB/s of scale-out, a "
+        f"${floor['network_cost_usd'] / 1e6:.1f}M network, and trains in exactly "
+        f"{floor['run']['time_to_train_days']:.1f} days for "
+        f"${floor['run']['run_cost_usd'] / 1e6:.1f}M per run",
+    )
+
+
 @pytest.mark.parametrize(
     "objective, row",
     [
