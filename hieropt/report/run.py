@@ -56,7 +56,8 @@ What the note on an accelerator whose default is still kernel-level says of such
 
 FITTED = {
     "validation/calibration/a100-one-node.csv": {
-        "runs": 33, "mean_pct": 15.4, "worst_pct": 67.3, "too_fast": 31},
+        "runs": 33, "mean_pct": 15.4, "worst_pct": 67.3, "too_fast": 31,
+        "band": {"runs": 27, "worst_pct": 27.9, "too_fast": 25}},
     "validation/calibration/h100-one-node.csv": {
         "runs": 9, "mean_pct": 2.8, "worst_pct": 6.3, "too_fast": 6},
     "validation/calibration/gb200-fp8-one-node.csv": {
@@ -79,7 +80,9 @@ entry's ``[calibration.fp8]``, fitted on one 8-GPU run of Llama 3 8B) on NVIDIA'
 FP8 runs of Llama 3 70B and 405B (validation/megatron-bridge-2025.csv): the GB200's on 2 runs (64
 and 256 GPUs), the B200's on 1 (128), the H100-SXM's on 2 (64 and 1,024): mean absolute error
 mean_pct %, worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative
-error); basis (when given): the runs it was fitted on, in words (else "the measured runs")."""
+error); basis (when given): the runs it was fitted on, in words (else "the measured runs");
+band (when given): the same figures on the held-out runs without ZeRO stage 3 (whose plans have
+a caveat of their own), for :func:`run_band` (else the entry's own)."""
 SYSTEMATIC = 0.8
 """At least this fraction of a :data:`FITTED` entry's runs erring one way: the note says which way
 (``mostly too fast``: days and $ per run likely low), from :data:`SYSTEMATIC_RUNS` runs up."""
@@ -303,7 +306,9 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     if fig.run_cost_usd is not None:
         run.append(f"{fmt_money(fig.run_cost_usd)} per run")
     if run:
-        lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run))
+        band = run_band(fig, calibration)
+        lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run)
+                     + (f"; {band}" if band else ""))
     cluster = []
     if fig.power_mw is not None:
         pue = "IT power, no PUE" if PUE_LEFT_OUT in fig.left_out else "with PUE"
@@ -321,6 +326,47 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     lines += [f"unknown {u}" for u in fig.unknown]
     lines += [f"note: {n}" for n in run_notes(fig, calibration)]
     return lines
+
+
+def held_out_band(calibration: str | None) -> tuple[float, bool, str] | None:
+    """(w, low, scope) of the shipped default calibration ``calibration`` (an accelerator's name, as
+    :func:`calibration_note` takes it): w the worst relative error (a fraction) on the published
+    runs held out of its fit, without ZeRO stage 3 (:data:`FITTED`'s ``band``, else its own
+    figures); low when they err one way, too fast (:data:`SYSTEMATIC` of at least
+    :data:`SYSTEMATIC_RUNS` runs); scope: the runs w is over, in words (empty: all held out).
+    None: no default fitted on measured runs, an extrapolated one
+    (unverified) or a calibrated file (its fit's own errors are no held-out measure)."""
+    from ..io.npus import EXTRAPOLATED
+
+    if calibration is None or EXTRAPOLATED in calibration or Path(calibration).is_absolute():
+        return None
+    runs = _default_runs_file(calibration)
+    f = FITTED.get(runs) if runs is not None else None
+    if f is None:
+        return None
+    b = f.get("band", f)
+    low = b["runs"] >= SYSTEMATIC_RUNS and b["too_fast"] >= SYSTEMATIC * b["runs"]
+    return b["worst_pct"] / 100.0, low, " on plans without ZeRO stage 3" if "band" in f else ""
+
+
+def run_band(fig: RunFigures, calibration: str | None) -> str | None:
+    """The run's days and $ at the calibration's worst held-out error w (:func:`held_out_band`):
+    a measured time within w of the prediction (error = (predicted - measured) / measured) lies
+    in [T / (1 + w), T / (1 - w)], from T itself when the held-out runs were mostly predicted too
+    fast (the days are likely low); days, MWh and $ per run scale with it
+    (:func:`hieropt.model.run.figures`: each is the iteration time times a rate). None without
+    days or without such an error (w of 1 or more: no upper end)."""
+    band = held_out_band(calibration)
+    days = fig.time_to_train_days
+    if band is None or days is None or band[0] >= 1:
+        return None
+    w, low, scope = band
+    lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
+    usd = fig.run_cost_usd
+    money = f", {fmt_money(usd * lo)} to {fmt_money(usd * hi)} per run" if usd is not None else ""
+    way = "mostly too fast, so from the prediction up" if low else "either way"
+    return (f"{days * lo:.1f} to {days * hi:.1f} days{money} at the calibration's worst "
+            f"held-out error{scope} ({w:.1%}, {way})")
 
 
 def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:

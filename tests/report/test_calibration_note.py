@@ -78,6 +78,13 @@ def test_the_notes_are_what_validate_measures(tmp_path):
     assert len(fast) == FITTED[A100_CAL]["too_fast"] == 31  # (the 1T runs: 0.8 %, 1.3 % slow)
     assert round(max(out) * 100, 1) == FITTED[A100_CAL]["worst_pct"]
     assert round(sum(out) / len(out) * 100, 1) == FITTED[A100_CAL]["mean_pct"]
+    # the band of days and $: the A100's held-out runs without ZeRO stage 3 (27 of 33: MT-NLG
+    # the worst, 27.9 %; 25 too fast)
+    band = FITTED[A100_CAL]["band"]
+    dense = [row for row in a100 if not row["in_sample"] and "ZeRO-3" not in row["run"]]
+    assert len(dense) == band["runs"] == 27
+    assert sum(row["error"] < 0 for row in dense) == band["too_fast"] == 25
+    assert round(max(abs(row["error"]) for row in dense) * 100, 1) == band["worst_pct"] == 27.9
     h100 = [abs(row["error"]) for row in rows if row["file"].endswith(H100_FILES)]
     assert len(h100) == FITTED[H100_CAL]["runs"]
     h100_fast = [row for row in rows if row["file"].endswith(H100_FILES) and row["error"] < 0]
@@ -366,3 +373,28 @@ def test_workload_plan_and_solve_json_state_the_extrapolation(tmp_path):
             f"run at these figures); {NOTE}")
     assert f"note: {tf32}" in r.stdout
     assert tf32 in json.loads((tmp_path / "s.json").read_text())["notes"]
+
+
+def test_the_band_of_days_and_dollars_at_the_worst_held_out_error():
+    """T / (1 + w) to T / (1 - w) of days and $ (both scale with the iteration time): the H100's
+    6.3 % either way (6 of its 9 held-out runs too fast: no tendency) on 69.1 days and $36.7M
+    gives 65.0 to 73.7 days, $34.5M to $39.2M; the A100's 27.9 % on plans without ZeRO-3, 25 of 27
+    too fast, from the prediction up: 7.8 to 10.8 days; no band for a calibrated file or without
+    days."""
+    from hieropt.model.run import RunFigures
+    from hieropt.report.run import held_out_band, run_band
+
+    assert held_out_band("H100-SXM") == (pytest.approx(0.063), False, "")
+    assert held_out_band("A100-SXM-80GB") == (
+        pytest.approx(0.279), True, " on plans without ZeRO stage 3")
+    assert held_out_band("/abs/h100-mine.toml") is None and held_out_band(None) is None
+    fig = RunFigures(iteration_time_ns=1.0, time_to_train_days=69.1, run_cost_usd=36.7e6)
+    assert run_band(fig, "H100-SXM") == (
+        "65.0 to 73.7 days, $34.5M to $39.2M per run at the calibration's worst held-out error "
+        "(6.3%, either way)"
+    )
+    assert (69.1 / 1.063, 69.1 / 0.937) == pytest.approx((65.00, 73.75), abs=0.01)
+    a100 = run_band(RunFigures(iteration_time_ns=1.0, time_to_train_days=7.8), "A100-SXM-80GB")
+    assert a100 == ("7.8 to 10.8 days at the calibration's worst held-out error on plans without "
+                    "ZeRO stage 3 (27.9%, mostly too fast, so from the prediction up)")
+    assert run_band(RunFigures(iteration_time_ns=1.0), "H100-SXM") is None
