@@ -178,10 +178,12 @@ def solve_command(
         from .. import api
 
         slack = parse_within("1%" if within is None else within)
-        options = api.SolveOptions(
+        from ..solvers.objectives import recommended_options
+
+        options = recommended_options(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
-            portfolio=True, cheapest_design=True)
+            portfolio=True)
         sol = api.solve(inst, objective, options=options)
         sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
         sol.raise_for_status()  # (no design: exit 3)

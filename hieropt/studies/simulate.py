@@ -446,7 +446,7 @@ def simulate_allocations(
         InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified
             optimum, or a failed run.
     """
-    from ..solvers.objectives import solve
+    from ..solvers.objectives import recommended_options, solve
     from .heuristics import equal_split, traffic_proportional
 
     instance, _ = hours_weighted(instance)  # (as solve: shares of hours -> weights)
@@ -461,7 +461,8 @@ def simulate_allocations(
         allocations = [("given", "--bw", list(bw_gbps))]
         notes: list[str] = []
     else:
-        sol = solve(instance).raise_for_status()
+        # (the design hieropt solve recommends: its options)
+        sol = solve(instance, options=recommended_options()).raise_for_status()
         if not sol.success:
             raise SolverError(
                 f"no certified optimum to simulate ({sol.status.value}: {sol.message})"
