@@ -233,10 +233,14 @@ OBJECTIVE_UNITS = {
 """Unit of each objective's value with plain weights."""
 
 
-def objective_unit(objective: str, relative: bool) -> str:
+def objective_unit(objective: str, relative: bool, per: str | None = None) -> str:
     """The unit of ``objective``'s value: :data:`OBJECTIVE_UNITS`, with ns replaced by
     :data:`RELATIVE_UNIT` when ``relative`` (the instance's weights are shares of hours,
-    :attr:`hieropt.spec.Instance.relative_time`); "" for an unknown objective."""
+    :attr:`hieropt.spec.Instance.relative_time`); "" for an unknown objective. ``per``: what one
+    min_run_cost value pays for, ``"run"`` (with a token budget) or ``"iteration"`` (without
+    one), giving ``USD per run`` / ``USD per iteration`` as ``codesign`` writes them."""
+    if objective == "min_run_cost" and per is not None:
+        return f"USD per {per}"
     unit = OBJECTIVE_UNITS.get(objective, "")
     return unit.replace("ns", RELATIVE_UNIT) if relative else unit
 

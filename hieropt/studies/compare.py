@@ -410,5 +410,5 @@ def compare(instance: Instance, objective: str | None = None, *,
                 tied,
             )
         )
-    unit = objective_unit(obj, inst.relative_time)
+    unit = sol.objective_unit or objective_unit(obj, inst.relative_time)
     return Comparison(inst, obj, unit, sol, tuple(rows), time.perf_counter() - start)
