@@ -149,8 +149,7 @@ def check_report_objective(objective: str | None, path: Path | None = None,
     if objective != "min_max_regret":
         return
     raise InputError(
-        "--objective",
-        None,
+        "--objective", None,
         f"report does not compare the rules of thumb for objective {objective!r} (its detail "
         f"places them for {placed} only)",
         f"leave out --objective (report then compares for the instance's objective, or for "
