@@ -39,20 +39,23 @@ them is refused as a Gb/s rating (:func:`gbit_rating_slip`). 100 and 200 GB/s ar
 800 Gb/s and 1.6 Tb/s NICs exist."""
 
 
-def gbit_rating_slip(gbps: float, gbps_key: str, gbit_key: str) -> tuple[str, str] | None:
-    """(problem, fix) when ``gbps``, a NIC's GB/s per direction given as the field ``gbps_key``, is
-    one of :data:`GBIT_RATINGS` (a rating in Gb/s written in the GB/s field): the problem names
-    the NIC that would be, the fix the Gb/s field ``gbit_key`` (or the GB/s value); None
-    otherwise. One rule for the parts catalog (``gbps`` / ``gbit_per_s``) and the spaces
+def gbit_rating_slip(gbps: float, gbps_key: str, gbit_key: str,
+                     kind: str = "NIC") -> tuple[str, str] | None:
+    """(problem, fix) when ``gbps``, a NIC's (or a link port's: ``kind`` ``"link port"``) GB/s per
+    direction given as the field ``gbps_key``, is one of :data:`GBIT_RATINGS` (a rating in Gb/s
+    written in the GB/s field): the problem names the part that would be, the fix the Gb/s field
+    ``gbit_key`` (or the GB/s value); None otherwise. One rule for the parts catalog's NICs and
+    links (``gbps`` / ``gbit_per_s``: a single link port runs at 25-100 GB/s per direction, an
+    NVLink 5 link 50 GB/s, so 400 GB/s and above is a rating in Gb/s too) and the spaces
     (``nic_gbps`` / ``nic_gbit_per_s``)."""
     if gbps not in GBIT_RATINGS:
         return None
     tbps = gbps * 8 / 1000
     return (
-        f"{gbps:g} GB/s per direction is a {tbps:g} Tb/s NIC, and {gbps:g} is a NIC's rating "
-        "in Gb/s",
-        f"write {gbit_key} = {gbps:g} (or {gbps_key} = {gbps / 8:g}); if a {tbps:g} Tb/s NIC is "
-        f"meant, write {gbit_key} = {gbps * 8:g}",
+        f"{gbps:g} GB/s per direction is a {tbps:g} Tb/s {kind}, and {gbps:g} is a {kind}'s "
+        "rating in Gb/s",
+        f"write {gbit_key} = {gbps:g} (or {gbps_key} = {gbps / 8:g}); if a {tbps:g} Tb/s {kind} "
+        f"is meant, write {gbit_key} = {gbps * 8:g}",
     )
 
 
@@ -233,10 +236,14 @@ OBJECTIVE_UNITS = {
 """Unit of each objective's value with plain weights."""
 
 
-def objective_unit(objective: str, relative: bool) -> str:
+def objective_unit(objective: str, relative: bool, per: str | None = None) -> str:
     """The unit of ``objective``'s value: :data:`OBJECTIVE_UNITS`, with ns replaced by
     :data:`RELATIVE_UNIT` when ``relative`` (the instance's weights are shares of hours,
-    :attr:`hieropt.spec.Instance.relative_time`); "" for an unknown objective."""
+    :attr:`hieropt.spec.Instance.relative_time`); "" for an unknown objective. ``per``: what one
+    min_run_cost value pays for, ``"run"`` (with a token budget) or ``"iteration"`` (without
+    one), giving ``USD per run`` / ``USD per iteration`` as ``codesign`` writes them."""
+    if objective == "min_run_cost" and per is not None:
+        return f"USD per {per}"
     unit = OBJECTIVE_UNITS.get(objective, "")
     return unit.replace("ns", RELATIVE_UNIT) if relative else unit
 

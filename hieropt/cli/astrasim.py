@@ -58,17 +58,27 @@ ChunksOpt = Annotated[
     ),
 ]
 GapOpt = Annotated[
-    float, typer.Option("--gap", help="Target relative optimality gap of the solve, in [5e-9, 1).")
+    float | None,
+    typer.Option(
+        "--gap",
+        help="Target relative optimality gap of the solve, in [5e-9, 1); default as solve's (1e-8, "
+        "1e-7 for performance_per_cost and min_run_cost). The design exported is the one solve "
+        "recommends (with performance: the cheapest of the designs within the gap of the "
+        "fastest).",
+        show_default=False,
+    ),
 ]
 
 
-def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
+def _allocation(inst, bw: str | None, gap: float | None) -> tuple[list[float], str]:
     from .. import api
     from ..errors import SolverError
+    from ..solvers.objectives import recommended_options
 
     if bw is not None:
         return read_bw(bw, inst), "given"
-    sol = api.solve(inst, options=api.SolveOptions(rel_gap=gap)).raise_for_status()
+    # (solve's design: the same options as hieropt solve's)
+    sol = api.solve(inst, options=recommended_options(rel_gap=gap)).raise_for_status()
     if not sol.success:
         raise SolverError(
             f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
@@ -103,7 +113,7 @@ def export_command(
     ],
     bw: BwOpt = None,
     chunks: ChunksOpt = None,
-    gap: GapOpt = 1e-8,
+    gap: GapOpt = None,
 ) -> None:
     """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every
     NPU, remote_memory.json and run.sh (`DIR/run.sh [BIN]`, BIN default `$ASTRA_SIM`).

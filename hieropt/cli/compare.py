@@ -47,10 +47,12 @@ ReportObjectiveOpt = Annotated[
     str | None,
     typer.Option(
         "--objective",
-        help="performance, performance_per_cost or min_cost (with --max-time): the question an "
+        help="performance, performance_per_cost, min_cost (with --max-time) or min_run_cost "
+        "(with [cluster]): the question an "
         "instance's page answers. Its optimum under --max-time and --budget (the design "
         "'hieropt solve' gives with the same flags) is the recommendation, and the detail "
-        "places the rules of thumb for it. Default: the instance's objective, answered by a "
+        "places the rules of thumb for it (for min_run_cost: for performance, with a note). "
+        "Default: the instance's objective, answered by a "
         "column named in the page's head (the detail compares performance, and says so, when "
         "that is min_run_cost or min_max_regret); the recommendation is then the least $ per "
         "run, else the knee.",
@@ -124,31 +126,35 @@ def check_compared_objective(inst: Instance, objective: str | None, path: Path |
     )
 
 
-def check_report_objective(objective: str | None, path: Path | None = None) -> None:
-    """Raise an InputError naming ``report`` when ``objective`` (its ``--objective``) is one the
-    rules of thumb of the page's detail are not placed for (``min_run_cost``, ``min_max_regret``),
-    with what to do instead (``path``: the instance file, named in the ``solve`` to run; None:
-    ``INSTANCE``); None or any other objective passes (an unknown one is refused by the
-    comparison)."""
+def check_report_objective(objective: str | None, path: Path | None = None,
+                           inst: Instance | None = None) -> None:
+    """Raise an InputError naming ``report`` when ``objective`` (its ``--objective``) is
+    ``min_max_regret`` (a page of one design for several workloads' regret is 'hieropt solve''s
+    answer), or ``min_run_cost`` for an instance ``inst`` without ``[cluster]`` (the $ of a run
+    needs the cluster's cost rate), with what to do instead (``path``: the instance file, named in
+    the ``solve`` to run; None: ``INSTANCE``). ``min_run_cost`` with a ``[cluster]`` passes: the
+    page answers it as it does an instance whose own objective it is (the recommendation is the
+    least $ per run; the detail compares the rules of thumb for performance, and says so). None or
+    any other objective passes (an unknown one is refused by the comparison)."""
     from ..errors import InputError
     from ..studies.placement import OBJECTIVES_PLACED
 
-    if objective not in ("min_run_cost", "min_max_regret"):
-        return
     placed = ", ".join(OBJECTIVES_PLACED)
-    answer = (
-        "the page's 'least $ per run' column is the min_run_cost design (it needs [cluster])"
-        if objective == "min_run_cost"
-        else f"'hieropt solve {path or 'INSTANCE'} --objective min_max_regret' gives the "
-        "min_max_regret design"
-    )
+    if objective == "min_run_cost" and inst is not None and inst.cluster is None:
+        raise InputError(
+            "--objective", None, "min_run_cost prices a training run and the instance has no "
+            "[cluster] section (its cost rate)",
+            "add [cluster] with usd_per_npu_hour, or accelerator_usd with amortisation_years "
+            f"(docs/buyer.md), or give one of {placed}")
+    if objective != "min_max_regret":
+        return
     raise InputError(
-        "--objective",
-        None,
+        "--objective", None,
         f"report does not compare the rules of thumb for objective {objective!r} (its detail "
         f"places them for {placed} only)",
         f"leave out --objective (report then compares for the instance's objective, or for "
-        f"performance with a note) or give one of {placed}; {answer}",
+        f"performance with a note) or give one of {placed}; 'hieropt solve {path or 'INSTANCE'} "
+        "--objective min_max_regret' gives the min_max_regret design",
     )
 
 
@@ -487,11 +493,18 @@ def report_command(
             tokens,
         )
         check_report_files(out_dir)  # (the files the instance reads, too)
-        check_report_objective(objective, instance)
+        check_report_objective(objective, instance, inst)
         # loaded once the input is valid (a bad input is reported fast)
         from ..studies.compare import check_min_cost_target, compare, comparison_objective
 
-        compared, compared_note = comparison_objective(inst, objective)
+        # (min_run_cost asked: compared as for an instance whose own objective it is)
+        run_cost = objective == "min_run_cost"
+        compared, compared_note = comparison_objective(
+            inst.model_copy(update={"objective": objective}) if run_cost else inst,
+            None if run_cost else objective)
+        if run_cost and compared_note is not None:
+            compared_note = compared_note.replace("the instance's objective",
+                                                  "the objective asked (--objective)")
         check_min_cost_target(inst, compared, instance)
         comp = compare(inst, objective=compared)
     except HieroptError as e:

@@ -61,7 +61,9 @@ TotalBudgetOpt = Annotated[
     typer.Option(
         "--total-budget",
         help="Cap on the whole cluster's capex in $ (10M, 2.5B): accelerators, servers, racks and "
-        "facility from [cluster], the rest for the network (the fastest design within it).",
+        "facility from [cluster], the rest is a network budget, as --budget, on the objective "
+        "solved (performance: the fastest design within it; min_run_cost: the cheapest run "
+        "within it). A note says whether it binds.",
         show_default=False,
     ),
 ]

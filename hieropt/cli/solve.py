@@ -178,13 +178,16 @@ def solve_command(
         from .. import api
 
         slack = parse_within("1%" if within is None else within)
-        options = api.SolveOptions(
+        from ..solvers.objectives import recommended_options
+
+        options = recommended_options(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
-            portfolio=True, cheapest_design=True)
+            portfolio=True)
         sol = api.solve(inst, objective, options=options)
         sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
         sol.raise_for_status()  # (no design: exit 3)
+        sol = with_total_budget_note(inst, sol, total_budget)
         knee = _knee(sol, slack)
         sol = _without_knee_note(sol, slack, within is not None)
     except HieroptError as e:
@@ -274,6 +277,34 @@ def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
         return sol
     words = deadline_words(deadline_ns, target, fast.iteration_time_ns)
     return replace(sol, message=f"{sol.message}; {words}")
+
+
+def with_total_budget_note(inst, sol, total_budget: str | None):
+    """``sol`` with a note on ``--total-budget`` when it was given and ``sol`` has a design: the
+    network budget it leaves ($, :func:`hieropt.model.run.network_budget_usd`) and whether it binds:
+    the design's network spends it (within 1e-6) or costs less (the objective's own design fits, and
+    a larger total budget would not change it). The budget constrains the objective solved, as
+    ``--budget`` does; with performance that is the fastest design within it."""
+    from dataclasses import replace
+
+    from ..model.run import network_budget_usd
+    from ..report.run import fmt_money
+
+    if total_budget is None or not sol.has_design:
+        return sol
+    total = parse_amount(total_budget, "--total-budget")
+    left = network_budget_usd(inst, total)
+    cost = sol.network_cost_usd
+    head = (f"--total-budget {fmt_money(total)} leaves {fmt_money(left)} for the network after "
+            f"the cluster's {fmt_money(total - left)} (accelerators, servers, racks, facility); ")
+    if cost >= left * (1 - 1e-6):
+        tail = (f"it binds: the {sol.objective} design's network spends it "
+                f"({fmt_money(cost)})")
+    else:
+        tail = (f"it does not bind: the {sol.objective} design's network costs "
+                f"{fmt_money(cost)}, {fmt_money(left - cost)} under it (a larger total budget "
+                "gives the same design)")
+    return replace(sol, notes=(*sol.notes, head + tail))
 
 
 def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,

@@ -248,7 +248,8 @@ def checked_catalog(catalog: Catalog, instance: Instance,
     without the classes its network does not use and the parts no design can use, and the notes:
     the classes left out (:func:`without_unused_classes`), then one per part left out naming it,
     the bound or constraint it cannot meet and the file
-    (:func:`hieropt.io.catalog_fit.usable_catalog`).
+    (:func:`hieropt.io.catalog_fit.usable_catalog`), then one per class whose parts are faster
+    than the accelerator's scale-up (:func:`hieropt.io.catalog_scaleup.scaleup_notes`).
 
     Raises:
         InputError: a catalog class the network does not use whose name is close to a used one
@@ -311,7 +312,9 @@ def checked_catalog(catalog: Catalog, instance: Instance,
     _check_fabrics(catalog, instance, src)
     usable, notes = usable_catalog(catalog, instance, src)
     _check_option_count(usable, instance, src)
-    return usable, unused + notes
+    from .catalog_scaleup import scaleup_notes
+
+    return usable, unused + notes + scaleup_notes(usable, instance, src)
 
 
 def without_unused_classes(catalog: Catalog, instance: Instance,

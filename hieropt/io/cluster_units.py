@@ -6,7 +6,10 @@ Each bound is far from any real part, so that a correct figure is never refused,
 0 (free, bundled, or none) is always accepted. The figures behind the bounds:
 
 - an accelerator draws 70-1,400 W (an inference card about 70 W; H100 SXM 700 W, B200 1,000 W,
-  GB200 1,200 W: the NVIDIA datasheets) and costs about $17,500-$47,400 (``catalogs/npus.toml``);
+  GB200 1,200 W: the NVIDIA datasheets) and costs about $17,500-$47,400 (``catalogs/npus.toml``),
+  so a price above $150,000 (three times the dearest) is refused: one that is a plausible price
+  when divided by 8 is an 8-GPU server's (a DGX H100 about $270,000, SemiAnalysis 2023: $33,750
+  per GPU);
 - a server without its accelerators draws 3.3-4.6 kW (DGX A100 6.5 kW and DGX H100 10.2 kW system
   power less 8 x 400 W and 8 x 700 W: the NVIDIA user guides); a GB200 NVL72 rack taken as one
   server draws about 120 kW and costs about $3.1M;
@@ -15,7 +18,8 @@ Each bound is far from any real part, so that a correct figure is never refused,
 - a data centre costs $9.3M-$15.0M per MW of critical load (Cushman & Wakefield, Data Center
   Development Cost Guide 2025), "AI-optimised" builds above $20M;
 - US industrial electricity costs 5.75-35.28 cents per kWh by state (EIA Electric Power Annual
-  2023);
+  2023): a price above $1 per kWh is $ per MWh or cents per kWh, and the hint names each reading
+  that gives $0.01-$1 per kWh (82.6: $82.6 per MWh, 0.0826, or 82.6 cents, 0.826);
 - a site's power cap is 1 kW-10 GW of facility power: one 8-GPU server draws about 10 kW (DGX H100
   10.2 kW, NVIDIA user guide); the largest announced AI campuses are 1-5 GW (Meta's Hyperion, up
   to 5 GW, Meta 2025; Stargate Abilene, 1.2 GW, OpenAI/Oracle 2025), so a cap above 10,000 MW is
@@ -82,8 +86,9 @@ CLUSTER_RANGES: dict[str, Plausible] = {
                         "give one rack's power beyond its servers, in W"),
     "network_w_per_npu": Plausible(1, 5e3, "W of network per NPU", ((1e3, "kW"),), _W,
                                    "give the network's W per NPU (NICs, switches, optics)"),
-    "accelerator_usd": Plausible(100, 1e6, "$ per accelerator", ((1e3, "thousands of $"),), _USD,
-                                 "give one accelerator's price in $ (H100: about 33750)"),
+    "accelerator_usd": Plausible(100, 1.5e5, "$ per accelerator", ((1e3, "thousands of $"),),
+                                 _USD, "give one accelerator's price in $ (H100: about 33750)",
+                                 ((8, "the price of an 8-accelerator server"),)),
     "server_usd": Plausible(100, 1e7, "$ per server", ((1e3, "thousands of $"),), _USD,
                             "give one server's price without its accelerators, in $"),
     "rack_usd": Plausible(100, 1e7, "$ per rack", ((1e3, "thousands of $"),), _USD,
@@ -134,9 +139,8 @@ def unit_problem(value: float, rule: Plausible) -> tuple[str, str] | None:
     if value == 0 or rule.low <= value <= rule.high:
         return None
     if value > rule.high:
-        if rule.unit == "$ per kWh" and value <= 100:
-            return (f"{value:g} {rule.unit} looks like cents per kWh",
-                    rule.fix.format(f"{value / 100:g}"))
+        if rule.unit == "$ per kWh" and (found := _price_slip(value)) is not None:
+            return found
         for divisor, wrong in rule.high_slips:
             if rule.low <= value / divisor <= rule.high:
                 return (f"{value:g} {rule.unit} looks like {wrong}",
@@ -147,6 +151,29 @@ def unit_problem(value: float, rule: Plausible) -> tuple[str, str] | None:
             return (f"{value:g} {rule.unit} looks like {wrong}",
                     rule.fix.format(_num(value * factor)))
     return f"{value:g} {rule.unit} is below {rule.low:g}", rule.high_fix
+
+
+KWH_READINGS = ((1e3, "$ per MWh", "${} per MWh"), (100.0, "cents per kWh", "{} cents per kWh"))
+"""(divisor to $ per kWh, unit, words of the value) of the units an electricity price above $1 per
+kWh may be in."""
+KWH_PLAUSIBLE = (0.01, 1.0)
+"""$ per kWh a reading of :data:`KWH_READINGS` must fall in to be named (US industrial prices are
+5.75-35.28 cents per kWh by state, EIA Electric Power Annual 2023)."""
+
+
+def _price_slip(value: float) -> tuple[str, str] | None:
+    """(problem, fix) of an electricity price ``value`` above $1 per kWh: the readings of
+    :data:`KWH_READINGS` that give a price within :data:`KWH_PLAUSIBLE`, each with its $ per kWh
+    (82.6: $82.6 per MWh is 0.0826, 82.6 cents per kWh 0.826; 8.26: only cents, 0.0826, as
+    $0.00826 per kWh is below any grid's price), else None."""
+    low, high = KWH_PLAUSIBLE
+    found = [(value / d, unit, words.format(f"{value:g}")) for d, unit, words in KWH_READINGS
+             if low <= value / d <= high]
+    if not found:
+        return None
+    units = " or ".join(unit for _, unit, _ in found)
+    eg = " or ".join(f"{v:g} for {words}" for v, _, words in found)
+    return f"{value:g} $ per kWh looks like {units}", f"give $ per kWh, e.g. {eg}"
 
 
 def check_cluster_units(cluster: Cluster, src: str | Path, field: str = "cluster") -> None:

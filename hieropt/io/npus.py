@@ -117,19 +117,36 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
           and (bad := catalog_peak_problem(float(v), a, str(fmt))) is not None):
         # (a peak in PFLOP/s or FLOP/s: the NPU's own rule gives the conversion)
         raise InputError(source, "params.npu.peak_tflops", *bad)
-    if _is_number(hbm := npu.get("hbm_gib")) and a.hbm_gib is not None and hbm != a.hbm_gib \
-            and abs(hbm - a.hbm_gib * 2**30 / 1e9) <= 0.005 * hbm:
-        # (85.9 for an 80 GiB H100: its capacity in GB, 1e9 bytes, typed as GiB)
+    if (_is_number(hbm := npu.get("hbm_gib")) and a.hbm_gib is not None
+            and (slip := _hbm_slip(float(hbm), a.hbm_gib)) is not None):
         raise InputError(
             source, "params.npu.hbm_gib",
-            f"{hbm:g} GiB is the {a.name}'s {a.hbm_gib:g} GiB in GB (1e9 bytes), more HBM than "
-            "the part has",
+            f"{hbm:g} GiB is the {a.name}'s {a.hbm_gib:g} GiB in {slip}, not GiB (another "
+            "capacity is taken as a what-if; this one is the part's own in the wrong unit)",
             f"give GiB (2^30 bytes): hbm_gib = {a.hbm_gib:g}, or leave it out (the catalog's)")
     if "efficiency" not in npu:
         calibration = a.calibration.in_format(str(fmt))
         filled.update({f: getattr(calibration, f) for f in CALIBRATION_NAMES})
     return {"catalog_peak_tflops": a.peak_tflops.get(str(fmt)), **filled, **npu,
             "accelerator": a.name}
+
+
+HBM_SLIPS = ((2**30 / 1e9, "GB (1e9 bytes)"), (2**30 / 1e6, "MB (1e6 bytes)"),
+             (2.0**10, "MiB (2^20 bytes)"))
+"""(GiB in the unit, the unit) of the capacities :func:`_hbm_slip` recognises as a part's own HBM
+written in another unit."""
+
+
+def _hbm_slip(hbm: float, part_gib: float) -> str | None:
+    """The unit of :data:`HBM_SLIPS` in which ``hbm`` (the ``hbm_gib`` given, GiB) is the catalog
+    part's ``part_gib`` (within 0.5 %), else None. The one rule for a figure given for a catalog
+    part: its own capacity in GB, MB or MiB typed as GiB (85.9 or 81920 for an 80 GiB H100) is a
+    unit slip; any other figure (96, 60) is a what-if of another capacity, which the plan's memory
+    line states (``96 GiB HBM less 4 GiB reserve``)."""
+    if hbm == part_gib:
+        return None
+    return next((unit for factor, unit in HBM_SLIPS
+                 if abs(hbm - part_gib * factor) <= 0.005 * hbm), None)
 
 
 def _is_number(v: Any) -> bool:

@@ -226,10 +226,13 @@ class PartClass(Frozen):
 
     @model_validator(mode="after")
     def _nic_in_gbit(self) -> PartClass:
-        for nic in self.nics:  # a NIC rated 800 Gb/s written as gbps = 800 would be a 6.4 Tb/s NIC
-            slip = gbit_rating_slip(nic.gbps, "gbps", "gbit_per_s") if nic.gbps else None
-            if slip is not None:
-                raise ValueError(f"NIC '{nic.name}': gbps = {slip[0]}; fix: {slip[1]}")
+        # a NIC rated 800 Gb/s written as gbps = 800 would be a 6.4 Tb/s NIC; a link port alike
+        for kind, parts in (("NIC", self.nics), ("link port", self.links)):
+            for part in parts:
+                slip = (gbit_rating_slip(part.gbps, "gbps", "gbit_per_s", kind) if part.gbps
+                        else None)
+                if slip is not None:
+                    raise ValueError(f"{kind} '{part.name}': gbps = {slip[0]}; fix: {slip[1]}")
         return self
 
 

@@ -217,7 +217,7 @@ def procurement_alternatives(
     whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
     ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
-    from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
+    from ..solvers.objectives import recommended_options, solve, solve_fastest_cheapest
     from ..solvers.portfolio import hours_weighted
 
     given = instance
@@ -232,7 +232,7 @@ def procurement_alternatives(
 
     def attempt(key: str, objective: str) -> None:
         try:
-            options = SolveOptions(time_limit_s=time_limit_s, cheapest_design=True)
+            options = recommended_options(time_limit_s=time_limit_s)
             sol = solve(instance, objective, options=options).raise_for_status()
             alts.append(_solved(instance, key, label(key, objective), sol, objective, cap, budget))
         except HieroptError as e:

@@ -114,6 +114,25 @@ def _optimum_time(comp: Comparison) -> str:
         f" (weighted sum over {n} workloads of weight x iteration time)" if n > 1 else "")
 
 
+COST_TOLERANCE = 0.01
+"""Relative difference in network cost beyond which a heuristic's performance headline states its
+cost beside the optimum's: the rules are compared at the cost their ratios reach, which is the
+optimum's where a ray along them can spend the whole allowance, and less where the ray is projected
+onto the bounds (the square-root rule held at a dimension's floor)."""
+
+
+def _other_cost(r: Row, opt: Any) -> str:
+    """``", at $C of network, P% below (above) the optimum's $C*"`` when heuristic row ``r``'s
+    network cost differs from the optimum ``opt``'s by more than :data:`COST_TOLERANCE`, else
+    "" (the two are compared at about equal cost)."""
+    dc = r.network_cost_usd - opt.network_cost_usd
+    if opt.network_cost_usd <= 0 or abs(dc) <= COST_TOLERANCE * opt.network_cost_usd:
+        return ""
+    return (f", at {fmt_money(r.network_cost_usd)} of network, "
+            f"{abs(dc) / opt.network_cost_usd:.1%} {'below' if dc < 0 else 'above'} the "
+            f"optimum's {fmt_money(opt.network_cost_usd)}")
+
+
 def _performance_line(r: Row, opt: Any) -> str:
     """The headline of heuristic row ``r`` against the performance optimum ``opt`` (a Solution:
     its proven relative gap and network cost): "the optimum is 1.0185x faster (+1.847% iteration
@@ -124,9 +143,9 @@ def _performance_line(r: Row, opt: Any) -> str:
     if abs(rel) > max(opt.gap, 0.0):
         if rel > 0:
             return (f"{r.label}: the optimum is {fmt_ratio(r.speedup)} faster "
-                    f"({fmt_gap(r.gap_pct)} iteration time)")
+                    f"({fmt_gap(r.gap_pct)} iteration time){_other_cost(r, opt)}")
         return (f"{r.label}: {fmt_gap(r.gap_pct)} iteration time against the optimum, beyond its "
-                f"proven relative gap {opt.gap:.1e}")
+                f"proven relative gap {opt.gap:.1e}{_other_cost(r, opt)}")
     dc = r.network_cost_usd - opt.network_cost_usd
     cost = ("at the same network cost" if abs(dc) < 0.005 else
             f"{fmt_money(abs(dc))} {'cheaper' if dc < 0 else 'dearer'} "

@@ -41,8 +41,8 @@ MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9
 LP tolerances)."""
 
-__all__ = ["solve", "SolveOptions", "solve_fastest_cheapest", "MIN_REL_GAP", "METHODS", "UNITS",
-           "TIE_BREAK_LPS"]
+__all__ = ["solve", "SolveOptions", "recommended_options", "solve_fastest_cheapest", "MIN_REL_GAP",
+           "METHODS", "UNITS", "TIE_BREAK_LPS"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,19 @@ class SolveOptions:
     sensitivity_ranges: bool = False
     portfolio: bool = False
     cheapest_design: bool = False
+
+
+def recommended_options(**fields) -> SolveOptions:
+    """The :class:`SolveOptions` of the design ``hieropt solve`` recommends, with ``fields`` (e.g.
+    ``rel_gap``, ``sensitivity``) set as given: ``cheapest_design`` on, so that with
+    ``performance`` the design is the cheapest of those proven within the gap target of the
+    fastest time (:func:`solve_fastest_cheapest`). Every command that re-solves for the recommended
+    design (``export``, ``simulate``, ``compare``, ``report``) uses these options, so that what it
+    writes or checks is the design ``solve`` prints.
+
+    Raises:
+        TypeError: a field :class:`SolveOptions` does not have."""
+    return replace(SolveOptions(cheapest_design=True), **fields)
 
 
 _OLD_NAMES = {"max_network_cost_usd": "budget_usd"}

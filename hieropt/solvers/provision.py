@@ -27,7 +27,7 @@ from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
-from ..units import objective_unit, time_unit_hint
+from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -291,13 +291,19 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
     given = objective is not None
     objective = objective or instance.objective
     if objective not in PROVISION_OBJECTIVES:
+        also = (" (codesign --catalog provisions a min_run_cost search's shortlist for "
+                "performance: --objective performance gives its figures)"
+                if objective == "min_run_cost" else "")
         if not given:  # (the instance file's: not an option the user gave)
-            also = (" (codesign --catalog provisions a min_run_cost search's shortlist for "
-                    "performance: --objective performance gives its figures)"
-                    if objective == "min_run_cost" else "")
             raise InputError(f"{instance.name}: objective", None,
                              f"{objective!r} has no integer provisioning",
                              f"give --objective, one of {', '.join(PROVISION_OBJECTIVES)}{also}")
+        if objective in OBJECTIVE_UNITS:  # (an objective of solve's, not of provisioning)
+            raise InputError("objective", None,
+                             f"{objective!r} has no integer provisioning: provision supports "
+                             f"{', '.join(PROVISION_OBJECTIVES)}",
+                             f"use one of them; 'hieropt solve --objective {objective}' gives its "
+                             f"continuous design{also}")
         raise InputError("objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(PROVISION_OBJECTIVES)}")
     if max_iteration_time_ns is None:

@@ -133,7 +133,7 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
         status=status, message=message, objective=obj, bw_gbps=bw,
         iteration_time_ns=bd.iteration_time_ns, network_cost_usd=bd.network_cost_usd,
         objective_value=value, objective_bound=bound,
-        objective_unit=objective_unit(obj, instance.relative_time),
+        objective_unit=objective_unit(obj, instance.relative_time, extra.get("run_cost_per")),
         lower_bound_ns=bound if obj == "performance" else None, gap=gap, iterations=counts.lps,
         solve_seconds=time.perf_counter() - start, breakdown=bd, method=method or METHODS[obj],
         notes=notes, extra=extra, instance=instance)

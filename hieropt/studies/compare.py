@@ -29,7 +29,7 @@ from ..model.breakdown import TIE_REL, tied_slowest
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
-from ..solvers.objectives import SolveOptions, solve
+from ..solvers.objectives import recommended_options, solve
 from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
 from ..units import objective_unit
@@ -337,7 +337,7 @@ def compare(instance: Instance, objective: str | None = None, *,
     instance, _ = hours_weighted(instance)
     # (several workloads: each one's time against its own optimum, as solve's portfolio table)
     sol = solve(instance, objective,
-                options=SolveOptions(portfolio=True, cheapest_design=True)).raise_for_status()
+                options=recommended_options(portfolio=True)).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
     opt_bd = sol.breakdown
@@ -410,5 +410,5 @@ def compare(instance: Instance, objective: str | None = None, *,
                 tied,
             )
         )
-    unit = objective_unit(obj, inst.relative_time)
+    unit = sol.objective_unit or objective_unit(obj, inst.relative_time)
     return Comparison(inst, obj, unit, sol, tuple(rows), time.perf_counter() - start)

@@ -366,3 +366,40 @@ def test_a_time_target_given_with_its_unit_is_not_read_as_a_slip():
     line = error_line(run("solve", GPT3, "--objective", "min_cost", "--max-time", "1ms"))
     assert "did you mean" not in line
     assert "the target is 1.17e+03x below the fastest (1 ms against 1,166.51 ms): check the" in line
+
+
+def test_a_total_budget_constrains_the_files_objective_and_says_whether_it_binds():
+    # the example's objective is min_run_cost: $1.2B leaves 1.2e9 - 797M = $403M for the network,
+    # more than the cheapest run's $241M network (and the fastest design's $320M): it does not bind
+    r = run("solve", LLAMA, "--total-budget", "1.2B", "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["objective"] == "min_run_cost" and round(out["iteration_time_ns"] / 1e6) == 6418
+    note = next(n for n in out["notes"] if n.startswith("--total-budget"))
+    assert note == (
+        "--total-budget $1.2B leaves $403M for the network after the cluster's $797M "
+        "(accelerators, servers, racks, facility); it does not bind: the min_run_cost design's "
+        "network costs $241M, $162M under it (a larger total budget gives the same design)")
+    # $1B leaves $203M, below the cheapest run's network: it binds
+    r = run("solve", LLAMA, "--total-budget", "1B", "--no-sensitivity", "--json", "-")
+    out = json.loads(r.stdout)
+    note = next(n for n in out["notes"] if n.startswith("--total-budget"))
+    assert note.endswith("it binds: the min_run_cost design's network spends it ($203M)"), note
+    assert round(out["iteration_time_ns"] / 1e6) == 7620
+
+
+def test_a_link_rated_in_gbit_written_as_gbps_is_refused_as_a_nic_is(tmp_path):
+    """example-4d's 400 Gb/s node link written as gbps = 400 (a 3.2 Tb/s link port) is refused by
+    the NIC's rule, naming the link; the provision of gpt3-4d on it exits 2."""
+    text = (REPO / "catalogs" / "example-4d.toml").read_text()
+    old = '{ name = "node-link-400G", gbit_per_s = 400,'
+    assert old in text
+    cat = tmp_path / "c.toml"
+    cat.write_text(text.replace(old, '{ name = "node-link-400G", gbps = 400,'))
+    r = run("provision", GPT3, "--catalog", cat)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {cat}: classes.InterNode: link port 'node-link-400G': gbps = 400 GB/s per "
+        "direction is a 3.2 Tb/s link port, and 400 is a link port's rating in Gb/s; fix: write "
+        "gbit_per_s = 400 (or gbps = 50); if a 3.2 Tb/s link port is meant, write gbit_per_s = "
+        "3200")

@@ -42,9 +42,25 @@ SLIPS = [
     ('accelerator_usd = { value = 33750,', 'accelerator_usd = { value = 33.75,',
      "cluster.accelerator_usd",
      "33.75 $ per accelerator looks like thousands of $; fix: give dollars, e.g. 33750"),
+    # (a DGX H100's $270,000 typed as the price of one of its 8 GPUs)
+    ('accelerator_usd = { value = 33750,', 'accelerator_usd = { value = 270000,',
+     "cluster.accelerator_usd", "270000 $ per accelerator looks like the price of an "
+     "8-accelerator server; fix: give dollars, e.g. 33750"),
+    ('accelerator_usd = { value = 33750,', 'accelerator_usd = { value = 5e6,',
+     "cluster.accelerator_usd", "5e+06 $ per accelerator is above 150000; fix: give one "
+     "accelerator's price in $ (H100: about 33750)"),
     ('electricity_usd_per_kwh = { value = 0.0826,', 'electricity_usd_per_kwh = { value = 8.26,',
      "cluster.electricity_usd_per_kwh",
-     "8.26 $ per kWh looks like cents per kWh; fix: give $ per kWh, e.g. 0.0826"),
+     "8.26 $ per kWh looks like cents per kWh; fix: give $ per kWh, e.g. 0.0826 for 8.26 cents "
+     "per kWh"),
+    # ($82.6 per MWh is the example's 0.0826 $ per kWh; 82.6 cents would be 0.826)
+    ('electricity_usd_per_kwh = { value = 0.0826,', 'electricity_usd_per_kwh = { value = 82.6,',
+     "cluster.electricity_usd_per_kwh",
+     "82.6 $ per kWh looks like $ per MWh or cents per kWh; fix: give $ per kWh, e.g. 0.0826 "
+     "for $82.6 per MWh or 0.826 for 82.6 cents per kWh"),
+    ('electricity_usd_per_kwh = { value = 0.0826,', 'electricity_usd_per_kwh = { value = 826,',
+     "cluster.electricity_usd_per_kwh",
+     "826 $ per kWh looks like $ per MWh; fix: give $ per kWh, e.g. 0.826 for $826 per MWh"),
     ('amortisation_years = { value = 5,', 'amortisation_years = { value = 48,',
      "cluster.amortisation_years", "48 years looks like months; fix: give years, e.g. 4"),
     # (above the model's cap of 50 years: the months are still named, not the cap)

@@ -290,3 +290,20 @@ def test_edited_export_header_is_a_one_line_error(tmp_path: Path) -> None:
     assert e.value.source == str(yml) and e.value.field == "topology[2]"
     assert "Switch of 16 NPUs, but the hieropt export header says Switch of 8" in e.value.problem
     assert "export the network again" in e.value.fix
+
+
+def test_export_writes_the_design_solve_recommends(tmp_path: Path) -> None:
+    # gpt3-4d's performance optimum is flat: the LP's own vertex (224.983, 138.048, 103.536,
+    # 33.4334 GB/s, 1,166.511725 ms) and the cheapest design within the 1e-8 gap of it (the one
+    # solve prints, 1,166.511737 ms) differ; export must check the one solve recommends
+    inst = REPO / "instances" / "gpt3-4d.toml"
+    out = tmp_path / "solve.json"
+    assert_ok(run("solve", inst, "--no-sensitivity", "--json", out))
+    solved = json.loads(out.read_text())
+    r = run("export", inst, "--astra-sim", "-")
+    assert_ok(r)
+    line = next(x for x in r.stderr.splitlines() if x.startswith("allocation:"))
+    assert line.startswith("allocation: optimum (1,166.511737 ms, relative gap 1e-08): "
+                           "225.033, 138.022, 103.517, 33.4273 GB/s per NPU"), line
+    shown = [float(x) for x in line.split("): ")[1].split(" GB/s")[0].split(", ")]
+    assert shown == pytest.approx(solved["bw_gbps_per_dim"], rel=1e-5)

@@ -17,28 +17,54 @@ GPT3 = REPO / "instances" / "gpt3-4d.toml"
 PLACED = "performance, performance_per_cost, min_cost"
 
 
-@pytest.mark.parametrize(
-    ("path", "objective", "instead"),
-    [
-        (MIX, "min_max_regret",
-         f"'hieropt solve {MIX} --objective min_max_regret' gives the min_max_regret design"),
-        (GPT3, "min_run_cost",
-         "the page's 'least $ per run' column is the min_run_cost design (it needs [cluster])"),
-    ],
-)
-def test_report_refuses_an_objective_without_rules_of_thumb_in_its_own_words(
-    tmp_path, path, objective, instead
-):
+def test_report_refuses_an_objective_without_rules_of_thumb_in_its_own_words(tmp_path):
     out = tmp_path / "rep"
-    r = run("report", path, "--objective", objective, "-o", out)
+    r = run("report", MIX, "--objective", "min_max_regret", "-o", out)
     assert r.exit_code == 2
     assert error_line(r) == (
-        f"error: --objective: report does not compare the rules of thumb for objective "
-        f"'{objective}' (its detail places them for {PLACED} only); fix: leave out --objective "
-        f"(report then compares for the instance's objective, or for performance with a note) "
-        f"or give one of {PLACED}; {instead}"
+        "error: --objective: report does not compare the rules of thumb for objective "
+        f"'min_max_regret' (its detail places them for {PLACED} only); fix: leave out "
+        "--objective (report then compares for the instance's objective, or for performance with "
+        f"a note) or give one of {PLACED}; 'hieropt solve {MIX} --objective min_max_regret' "
+        "gives the min_max_regret design"
     )
     assert "compare does not" not in r.output and not out.exists()
+
+
+def test_report_min_run_cost_needs_a_cluster(tmp_path):
+    out = tmp_path / "rep"
+    r = run("report", GPT3, "--objective", "min_run_cost", "-o", out)
+    assert r.exit_code == 2 and not out.exists()
+    assert error_line(r) == (
+        "error: --objective: min_run_cost prices a training run and the instance has no "
+        "[cluster] section (its cost rate); fix: add [cluster] with usd_per_npu_hour, or "
+        "accelerator_usd with amortisation_years (docs/buyer.md), or give one of "
+        f"{PLACED}"
+    )
+
+
+@pytest.mark.heavy
+def test_report_answers_min_run_cost_asked_as_the_files_own(tmp_path):
+    """``--objective min_run_cost`` on an instance with [cluster]: the page recommends the least $
+    per run, and its detail compares the rules of thumb for performance, saying so (as for an
+    instance whose own objective is min_run_cost)."""
+    inst = tmp_path / "g.toml"
+    inst.write_text(GPT3.read_text().replace('"../models/', f'"{REPO}/models/')
+                    + "\n[cluster]\nusd_per_npu_hour = 2.0\n")
+    out = tmp_path / "rep"
+    r = run("report", inst, "--objective", "min_run_cost", "--points", "2", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert ("recommendation: least $ per run (min_run_cost) - the certified optimum of the "
+            "objective asked (min_run_cost)") in r.stdout
+    data = json.loads((out / "report.json").read_text())
+    assert data["committee"]["asked"] == {
+        "objective": "min_run_cost", "given": True, "max_iteration_time_ns": None,
+        "max_network_cost_usd": None, "answer": "min_run_cost", "why_not": None}
+    assert ("the rules of thumb are compared for performance (iteration time): the objective "
+            "asked (--objective) min_run_cost has no heuristic comparison") in " ".join(
+                data["notes"])
+    # rented at $2 per NPU-hour, the cheapest run is the fastest time: the performance optimum
+    assert data["optimum"]["iteration_time_ns"] == pytest.approx(1_166_511_737, rel=1e-8)
 
 
 def test_the_refusal_reaches_the_json_file(tmp_path):

@@ -311,6 +311,16 @@ def test_unknown_objective():
     )
 
 
+def test_an_objective_of_solve_alone_is_named_as_such():
+    assert_error(
+        run(INSTANCE, "--catalog", CATALOG, "--objective", "min_run_cost"),
+        2,
+        "--objective: 'min_run_cost' has no integer provisioning: provision supports "
+        "performance, min_cost, performance_per_cost, min_power; fix: use one of them; 'hieropt "
+        "solve --objective min_run_cost' gives its continuous design",
+    )
+
+
 def test_unreachable_time_target():
     assert_error(
         run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost", "--max-time-ns", "1.1e9"),

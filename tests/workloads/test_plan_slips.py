@@ -78,8 +78,8 @@ def test_wrong_unit_values_are_noted_with_the_slip(tmp_path):
 
 
 def test_hbm_in_gb_on_a_catalog_part_is_refused(tmp_path):
-    """hbm_gib = 85.9 on the catalog H100 (80 GiB = 85.899 GB): the GB figure typed as GiB, more
-    HBM than the part has: refused naming the field and the GiB figure; 80 loads."""
+    """hbm_gib = 85.9 on the catalog H100 (80 GiB = 85.899 GB): the GB figure typed as GiB:
+    refused naming the field and the GiB figure; 80 loads."""
     import pytest
 
     from hieropt.errors import InputError
@@ -92,6 +92,32 @@ def test_hbm_in_gb_on_a_catalog_part_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"--set: hbm_gib=85\.9: 85\.9 GiB is"):
         _notes(tmp_path, text.replace("85.9", "80"), "hbm_gib=85.9")
     assert _notes(tmp_path, text.replace("85.9", "80"))[0].npu.hbm_gib == 80
+
+
+def test_one_rule_for_hbm_given_on_a_catalog_part(tmp_path):
+    """The part's own capacity in another unit is refused (80 GiB = 85.899 GB = 85,899 MB =
+    81,920 MiB); any other figure is a what-if, taken as given (96 above the part's 80, 60
+    below it); without a catalog part a figure above 16 TiB is refused as MiB."""
+    import pytest
+
+    from hieropt.errors import InputError
+
+    text = INLINE.replace('number_format = "fp8"\npeak_tflops = 4500.0\nhbm_gib = 180.0\n',
+                          'accelerator = "H100-SXM"\nhbm_gib = 80\n')
+    for value, unit in (("85.9", "GB (1e9 bytes)"), ("85899", "MB (1e6 bytes)"),
+                        ("81920", "MiB (2^20 bytes)")):
+        with pytest.raises(InputError) as e:
+            _notes(tmp_path, text, f"hbm_gib={value}")
+        assert str(e.value) == (
+            f"--set: hbm_gib={value}: {value} GiB is the H100-SXM's 80 GiB in {unit}, not GiB "
+            "(another capacity is taken as a what-if; this one is the part's own in the wrong "
+            "unit); fix: give GiB (2^30 bytes): hbm_gib = 80, or leave it out (the catalog's)")
+    for value in (96, 60):
+        assert _notes(tmp_path, text, f"hbm_gib={value}")[0].npu.hbm_gib == value
+    with pytest.raises(InputError, match=r"hbm_gib: 20000 GiB of HBM per NPU is 20 TiB, above 16 "
+                                         r"TiB: a capacity in MiB rather than GiB\?; fix: give "
+                                         r"GiB \(2\^30 bytes\), e.g. 19.53 for 20000 MiB"):
+        _notes(tmp_path, INLINE.replace("hbm_gib = 180.0", "hbm_gib = 20000"))
 
 
 def test_a_file_stating_no_architecture_field_is_told_the_defaults(tmp_path):

@@ -23,9 +23,13 @@ from .accelerators import (
 
 MAX_HBM_GIB = 2.0**20
 """Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a
-capacity written in bytes (``hbm_gib = 80e9``), refused with the fix. A peak in PFLOP/s or FLOP/s
+capacity written in bytes (``hbm_gib = 80e9``), refused with the fix; between :data:`MIB_HBM_GIB`
+and it, a capacity written in MiB (``hbm_gib = 81920`` for 80 GiB). A peak in PFLOP/s or FLOP/s
 and an HBM bandwidth in bytes/s are refused by the catalog's rules
 (:func:`hieropt.workloads.llm.accelerators.peak_slip`, ``unit_slip``)."""
+MIB_HBM_GIB = 2.0**14
+"""HBM per NPU above which a figure is a capacity in MiB, GiB (16 TiB: over 80 x the largest part of
+``catalogs/npus.toml``, the MI300X's 192 GiB, so a what-if capacity stays below it)."""
 
 
 class NPU(StrictModel):
@@ -121,6 +125,12 @@ class NPU(StrictModel):
                 f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**20:,.0f} PiB, "
                 "a capacity in bytes rather than GiB?; fix: give GiB (2^30 bytes), e.g. "
                 f"{self.hbm_gib / 2**30:.4g} for {self.hbm_gib:g} bytes"
+            )
+        if self.hbm_gib > MIB_HBM_GIB:  # (81920 for an 80 GiB part: MiB, not GiB)
+            raise ValueError(
+                f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**10:,.0f} TiB, "
+                f"above {MIB_HBM_GIB / 2**10:g} TiB: a capacity in MiB rather than GiB?; fix: give "
+                f"GiB (2^30 bytes), e.g. {self.hbm_gib / 2**10:.4g} for {self.hbm_gib:g} MiB"
             )
         for slip in (peak_slip(self.peak_tflops), unit_slip("hbm_gbps", self.hbm_gbps),
                      unit_slip("scaleup_gbps", self.scaleup_gbps)):
