@@ -38,7 +38,7 @@ from ..spec import Instance, Job
 from .overlap import slot_time
 from .schedule_dag import one_f_one_b, schedule_length
 from .stages import add_slowest_stage
-from .terms import TermBuilder
+from .terms import Piece, TermBuilder
 
 
 def composition(
@@ -125,17 +125,21 @@ def add_graph(
     less the forward: its start node plus the overlapped pass)."""
     ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
     over = overlapped(instance)
+    # (each duration's references made once, as TermBuilder.node makes them: the graph's nodes
+    # share them)
+    made = [tuple((float(c), b.refs_of(refs)) for c, refs in pair) for pair in durations]
     nodes: list[int] = []
     for j, op in enumerate(ops):
-        const, refs = durations[entry[op.stage]][1 if op.backward else 0]
+        const, refs = made[entry[op.stage]][1 if op.backward else 0]
         preds = [q for q in (op.prev, op.dep) if q >= 0]
         if over and j == len(ops) - 1:
             b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
             last(first, weight)
             return
         nodes.append(
-            b.node(
-                [(const, refs, [(nodes[q], 1.0)]) for q in preds] or [(const, refs, [])],
+            b.node_of(
+                tuple([Piece(const, refs, ((nodes[q], 1.0),)) for q in preds])
+                or (Piece(const, refs, ()),),
                 weight if j == len(ops) - 1 else 0.0,
             )
         )

@@ -358,7 +358,7 @@ def _evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdow
             r = replace(
                 r,
                 T=_composed(instance, comp, runs, False),
-                ideal_ns=_composed(instance, comp, runs, True),
+                ideal_ns=_ideal_ns(instance, i, comp, runs),
                 compute_ns=instance.step.microbatches * max(float(x.C.sum()) for x in runs)
                 + runs[comp[1]].U,
             )
@@ -452,6 +452,16 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
         own = (per_dim, x.own, instance.collectives_in_flight == 1)
         parts.append(stage_parts(x.C, T, x.U, partial(cross_time, x.C, T, per_dim, instance), own))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
+
+
+def _ideal_ns(instance: Instance, i: int, comp: tuple, runs: list[_Run]) -> float:
+    """Job ``i``'s T composed from its stages' ``runs`` with every collective taking no time
+    (:func:`_composed`, ``compute_only``): its compute and bubble, which no bandwidth changes (the
+    runs' compute, optimizer step and own-stream phases are the job's arrays,
+    :func:`~hieropt.model.traffic.job_arrays`), kept on the instance by the same fields (an
+    evaluation at another bandwidth, of a copy with another objective or target too, finds it)."""
+    return instance.memo_by_value("_ideal_ns", model_fields(instance), i,
+                                  lambda: _composed(instance, comp, runs, True))
 
 
 def _stage_runs(
