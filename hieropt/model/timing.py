@@ -89,7 +89,15 @@ from .breakdown import Breakdown, free_times, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
 from .overlap import add_slot, own_stream
-from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
+from .pipeline import (
+    add_composed,
+    add_graph,
+    composed_time,
+    composition,
+    overlapped,
+    stage_parts,
+    uses_graph,
+)
 from .sends import placed_job
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
@@ -446,11 +454,13 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     """A workload's T composed from its stages' runs (:func:`hieropt.model.pipeline.composed_time`);
     with ``compute_only`` every collective taking no time."""
     parts = []
+    over = overlapped(instance)  # (else no stage's overlapped last pass is read: not computed)
     for x in runs:
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
         own = (per_dim, x.own, instance.collectives_in_flight == 1)
-        parts.append(stage_parts(x.C, T, x.U, partial(cross_time, x.C, T, per_dim, instance), own))
+        cross = partial(cross_time, x.C, T, per_dim, instance) if over else None
+        parts.append(stage_parts(x.C, T, x.U, cross, own))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
