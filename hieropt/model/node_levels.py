@@ -223,12 +223,14 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     flat = (tp[:, None] * S + np.arange(S)).ravel()
     parts = np.bincount(flat, weights=(tau[:, tk] * ta).T.ravel(), minlength=const.size * S)
     base = (const[:, None] + parts.reshape(const.size, S))[order]  # (pieces in level order)
-    y = np.zeros((n_nodes, S))
-    take, top = np.take, np.maximum
+    y = np.empty((n_nodes, S))  # (every node is written by its level before it is read)
+    take, top, add = np.take, np.maximum, np.add
     for pieces, nodes, n, ranks, rp, ru, rb, unique, each in levels:
         if each:  # (one node reference per piece: base + b y_u)
             refs = take(y, ru, axis=0)
-            val = base[pieces] + (refs if rb is None else refs * rb)
+            if rb is not None:
+                refs *= rb
+            val = add(base[pieces], refs, out=refs)
         else:
             val = base[pieces]
             if rp.size:
@@ -239,6 +241,10 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
                     val[rp] += refs
                 else:
                     np.add.at(val, rp, refs)
+        if len(ranks) == 1 and ranks[0][2] == n:  # (two pieces each: their max, written at once)
+            a, b, _ = ranks[0]
+            top(val[:n], val[a:b], out=y[nodes])
+            continue
         out = y[nodes]
         out[...] = val[:n]
         for a, b, k in ranks:  # (a node's further pieces, in order)
