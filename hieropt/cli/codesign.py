@@ -86,6 +86,17 @@ def codesign_command(
         ),
     ] = None,
     deadline: DeadlineOpt = None,
+    total_budget: Annotated[
+        str | None,
+        typer.Option(
+            "--total-budget",
+            help="Cap on the whole cluster's capex in $ (2.5B): each cluster size's network gets "
+            "what its accelerators, servers, racks and facility ([cluster]) leave, a network "
+            "budget on that size (with --budget, the tighter); a size whose cluster alone costs "
+            "it all is infeasible. The space's max_total_capex_usd, replaced.",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -156,6 +167,7 @@ def codesign_command(
     try:
         plans, max_time_ns, budget_usd, run_tokens = _read_space(
             space, max_time, budget, tokens, dask, sizes, deadline)
+        plans = _with_total_budget(plans, total_budget, space)
         if catalog is not None:  # (a catalog for other cost classes: told before the search)
             from ..studies.explore.provision import check_catalog_classes
 
@@ -186,6 +198,7 @@ def codesign_command(
     # the file first: a stdout its reader closes (| head) cannot keep it from being written
     run = codesign_run(result, run_tokens)
     notes = run_notes(run, codesign_calibration(result))
+    budgets = _total_budget_notes(plans)
     reach = None
     if result.best is None:  # (a time target no candidate meets: what the space reaches)
         from ..studies.codesign.search import fastest_reachable
@@ -194,10 +207,11 @@ def codesign_command(
     deadline_ns = parse_deadline(deadline)
     if json_out is not None:
         _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
-                       notes, reach, deadline_ns)
+                       [*budgets, *notes], reach, deadline_ns)
     from ..report.codesign import summary_lines
 
-    for line in summary_lines(result) + run_lines(run, codesign_calibration(result)):
+    for line in (summary_lines(result) + [f"note: {n}" for n in budgets]
+                 + run_lines(run, codesign_calibration(result))):
         console.print(line, highlight=False, soft_wrap=True)
     _print_tables(console, err, result, top, shortlist, written, write_instances,
                   deadline_ns, reach)
@@ -281,19 +295,87 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
     return plans, max_time_ns, budget_usd, run_tokens
 
 
+def _with_total_budget(plans, total_budget: str | None, space: Path):
+    """``plans`` (a co-design space) with ``--total-budget`` as its ``max_total_capex_usd`` (None:
+    the space's own), checked before the search: the cluster's capex known at every size, and
+    some size whose cluster without its network costs less than the total.
+
+    Raises:
+        InputError: a bad amount, or a space whose cluster gives no capex (named after its file).
+        NoSolutionError: ``infeasible``, every size's cluster costs the whole budget or more."""
+    from ..errors import NoSolutionError
+    from ..io.common import validation_error
+    from ..studies.codesign.solve import cluster_capex_usd
+    from ..workloads.llm.space import CodesignSpace
+    from .numbers import parse_amount
+    from .usage import attribute_to_file
+
+    total = parse_amount(total_budget, "--total-budget")
+    _check_budget(total_budget, total, "--total-budget")
+    if total is not None and plans.cluster is None:
+        from ..errors import InputError
+
+        raise InputError(
+            "--total-budget", None,
+            f"{space} has no [cluster]: a cap on the whole cluster's capex needs its "
+            "accelerators', servers' and facility's $",
+            "add [cluster] with accelerator_usd and amortisation_years to the space, or give a "
+            "network budget (--budget)")
+    if total is not None:
+        try:
+            plans = CodesignSpace(**{**dict(plans), "max_total_capex_usd": total})
+        except ValueError as e:
+            raise validation_error(e, plans.name) from None
+    if plans.max_total_capex_usd is None:
+        return plans
+    try:
+        capex = {n: cluster_capex_usd(plans, n) for n in plans.sizes}
+    except Exception as e:
+        raise attribute_to_file(e, space, plans.name) from None
+    least = min(capex, key=capex.get)
+    if capex[least] >= plans.max_total_capex_usd:
+        raise NoSolutionError(
+            "infeasible",
+            f"the total budget ${plans.max_total_capex_usd:,.0f} does not cover the smallest "
+            f"cluster searched without its network: {least:,} NPUs cost ${capex[least]:,.0f} "
+            "(accelerators, servers, racks and facility); raise it, or search smaller sizes "
+            "(--sizes)")
+    return plans
+
+
+def _total_budget_notes(plans) -> list[str]:
+    """One note per cluster size on what a total budget leaves its network (none without one)."""
+    total = plans.max_total_capex_usd
+    if total is None:
+        return []
+    from ..report.run import fmt_money
+    from ..studies.codesign.solve import cluster_capex_usd
+
+    out = []
+    for n in plans.sizes:
+        capex = cluster_capex_usd(plans, n)
+        left = total - capex
+        out.append(
+            f"total budget {fmt_money(total)}: {n:,} NPUs cost {fmt_money(capex)} without their "
+            + (f"network, which gets {fmt_money(left)}" if left > 0 else
+               "network, all of it or more: that size is infeasible")
+        )
+    return out
+
+
 LEAST_NETWORK_USD = 1000.0
 """A ``--budget`` below this ($) is refused before the search: no cluster's network (switches,
 links and NICs for the NPUs of a space) costs less than a thousand dollars, so it is a budget typed
 without its suffix (``--budget 30`` for 30M), as ``--max-time 7`` is a time without its unit."""
 
 
-def _check_budget(text: str | None, budget_usd: float | None) -> None:
-    """Refuse a ``--budget`` (``text``, ``budget_usd`` $) below :data:`LEAST_NETWORK_USD` with a
-    "did you mean 30M?" hint, before the search (it would solve every candidate, then find none
-    within it).
+def _check_budget(text: str | None, budget_usd: float | None, flag: str = "--budget") -> None:
+    """Refuse a ``--budget`` or ``--total-budget`` (``flag``; ``text``, ``budget_usd`` $) below
+    :data:`LEAST_NETWORK_USD` with a "did you mean 30M?" hint, before the search (it would solve
+    every candidate, then find none within it).
 
     Raises:
-        InputError: ``--budget``, the value and the suffixed amount it likely meant.
+        InputError: the flag, the value and the suffixed amount it likely meant.
     """
     if text is None or budget_usd is None or budget_usd >= LEAST_NETWORK_USD:
         return
@@ -301,10 +383,10 @@ def _check_budget(text: str | None, budget_usd: float | None) -> None:
 
     t = text.strip().lstrip("$").strip()
     raise InputError(
-        "--budget", None,
+        flag, None,
         f"${budget_usd:,.2f} is below ${LEAST_NETWORK_USD:,.0f}, less than any cluster's network "
         "costs: a plain number is $",
-        f"did you mean {t}M? write --budget {t}M (suffixes k, M, B = 1e9)")
+        f"did you mean {t}M? write {flag} {t}M (suffixes k, M, B = 1e9)")
 
 
 def _check_deadline(plans, text: str, deadline_ns: float) -> None:

@@ -88,6 +88,7 @@ _TOP_KEYS = (
     "nic_gbps",
     "nic_gbit_per_s",
     "nic_npus",
+    "max_total_capex_usd",
 )
 # the run's token budget and the cluster's cost (hieropt.io.cluster)
 _TOP_KEYS += ("tokens", "cluster")
@@ -120,7 +121,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
                                                    "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
                                                    "dimension_mode", "group_bandwidth",
-                                                   "nic_npus")
+                                                   "nic_npus", "max_total_capex_usd")
                              if k in data}
     check_settings(src, data)  # (group_bandwidth: links or whole, with what each means)
     parts.update(nic_entry(data, src))

@@ -22,7 +22,7 @@ from ...workloads.llm.space import CodesignSpace, PlanChoices
 from ..knee import WITHIN, Knee, check_within, knee_after
 from .plans import plan_params
 from .search import Codesign
-from .solve import space_constraints
+from .solve import network_cap, space_constraints
 
 
 def row_params(space: CodesignSpace, row: dict[str, Any]) -> LLMParams:
@@ -87,7 +87,7 @@ def row_instance(space: CodesignSpace, row: dict[str, Any], net: Network) -> Ins
         constraints=space_constraints(space, net.n_dims),
         name=row["id"],
         max_iteration_time_ns=space.max_iteration_time_ns,
-        max_network_cost_usd=space.max_network_cost_usd,
+        max_network_cost_usd=network_cap(space, net.npus_total),
         dimension_mode=space.dimension_mode,
         group_bandwidth=space.group_bandwidth,
         tokens=space.tokens,
@@ -102,7 +102,8 @@ def instance_document(result: Codesign, row: dict[str, Any],
     named groups, the step options (micro-batches, stages, virtual stages, ``overlap_dp`` = the
     plan's ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model, and the space's token budget and
-    ``[cluster]`` (its figures with their sources) when it has them. An NPU from a calibrated
+    ``[cluster]`` (its figures with their sources) when it has them; the network budget is the
+    candidate's (:func:`~hieropt.studies.codesign.solve.network_cap`). An NPU from a calibrated
     accelerator file is written as that file (:func:`npu_document`; ``folder``: where the
     instance file goes, the file's path relative to it)."""
     space = result.space
@@ -133,9 +134,11 @@ def instance_document(result: Codesign, row: dict[str, Any],
         },
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
     }
-    for k in ("max_iteration_time_ns", "max_network_cost_usd", "tokens"):
+    for k in ("max_iteration_time_ns", "tokens"):
         if getattr(space, k) is not None:
             doc[k] = getattr(space, k)
+    if (cap := network_cap(space, net.npus_total)) is not None:
+        doc["max_network_cost_usd"] = cap  # (with a total budget: what this size's cluster leaves)
     if space.cluster is not None:
         doc["cluster"] = cluster_table(space.cluster)
     return doc

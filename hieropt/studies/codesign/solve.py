@@ -121,6 +121,47 @@ def _why_scale_out(space: CodesignSpace) -> str:
     return "here it is the better trade at the space's prices and constraints"
 
 
+def cluster_capex_usd(space: CodesignSpace, npus: int) -> float:
+    """The capex of ``npus`` NPUs of the space's ``[cluster]`` without their network, $
+    (accelerators, servers, racks and facility: :func:`hieropt.model.run.cost_rate`).
+
+    Raises:
+        InputError: the space has no cluster, or its cluster gives no capex (an NPU-hour rate)."""
+    from ...errors import InputError
+    from ...model.run import cost_rate
+
+    rate = None if space.cluster is None else cost_rate(space.cluster, npus)
+    if rate is None or rate.capex_fixed_usd is None:
+        raise InputError(
+            space.name, "max_total_capex_usd",
+            "a cap on the whole cluster's capex needs the cluster's capex",
+            "give [cluster] accelerator_usd and amortisation_years (not usd_per_npu_hour), or a "
+            "network budget (--budget)")
+    return rate.capex_fixed_usd
+
+
+def network_cap(space: CodesignSpace, npus: int) -> float | None:
+    """The network budget of a candidate of ``npus`` NPUs, $: the space's ``max_total_capex_usd``
+    less :func:`cluster_capex_usd` (what the cluster leaves its network), the tighter of it and
+    ``max_network_cost_usd``; None without either.
+
+    Raises:
+        InputError: as :func:`cluster_capex_usd`.
+        NoSolutionError: ``infeasible``, the cluster alone costs the total budget or more."""
+    cap = space.max_network_cost_usd
+    total = space.max_total_capex_usd
+    if total is None:
+        return cap
+    left = total - cluster_capex_usd(space, npus)
+    if left <= 0:
+        raise NoSolutionError(
+            "infeasible",
+            f"{npus:,} NPUs cost ${total - left:,.0f} without their network (accelerators, "
+            f"servers, racks and facility), the whole total budget of ${total:,.0f}: give a "
+            "larger total budget or a smaller cluster")
+    return left if cap is None else min(cap, left)
+
+
 @scoped
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
     """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`)
@@ -144,7 +185,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             constraints=space_constraints(space, cand.network.n_dims),
             name=cand.id,
             max_iteration_time_ns=space.max_iteration_time_ns,
-            max_network_cost_usd=space.max_network_cost_usd,
+            max_network_cost_usd=network_cap(space, cand.network.npus_total),
             dimension_mode=space.dimension_mode,
             group_bandwidth=space.group_bandwidth,
         )
@@ -223,6 +264,8 @@ def _worker() -> str:
 
 
 __all__ = [
+    "cluster_capex_usd",
+    "network_cap",
     "solve_codesign_candidate",
     "issued_by_group_ns",
     "space_constraints",

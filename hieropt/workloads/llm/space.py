@@ -123,6 +123,11 @@ class CodesignSpace(_Frozen):
             level's cost class (of the last dimension's for a fixed network).
         tokens, cluster: the run's token budget and the whole cluster's cost (as in instance files;
             objective ``min_run_cost`` needs ``cluster``).
+        max_total_capex_usd: a cap on the whole cluster's capex, $ (needs ``cluster`` with its
+            capex): each cluster size's network gets what its accelerators, servers, racks and
+            facility leave, a network budget on that size's candidates (with
+            ``max_network_cost_usd``, the tighter), and a size whose cluster alone costs it all is
+            infeasible (:func:`hieropt.studies.codesign.solve.network_cap`).
     """
 
     name: str = Field(min_length=1)
@@ -148,6 +153,7 @@ class CodesignSpace(_Frozen):
     tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
     cluster: Cluster | None = None
     nic_npus: int = Field(default=1, ge=1)
+    max_total_capex_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -209,6 +215,12 @@ class CodesignSpace(_Frozen):
             raise ValueError(
                 "cluster: objective min_run_cost needs the cluster's cost; fix: add [cluster] with "
                 "usd_per_npu_hour, or accelerator_usd and amortisation_years"
+            )
+        if self.max_total_capex_usd is not None and self.cluster is None:
+            raise ValueError(
+                "max_total_capex_usd: a cap on the whole cluster's capex needs the cluster's cost; "
+                "fix: add [cluster] with accelerator_usd and amortisation_years, or give a network "
+                "budget (max_network_cost_usd)"
             )
         if self.objective == "min_max_regret":
             raise ValueError(
