@@ -76,7 +76,8 @@ all-reduce of their amaxes, run at each exit of ``fp8_autocast`` in the forward 
 first module's backward, so per model chunk and micro-batch: a few microseconds of launches and a
 small blocking all-reduce each), and the cast a normalization can fuse into its own kernel under
 delayed scaling (TE's ``LayerNormLinear`` ``with_quantized_norm``: the QKV's and the FFN's
-inputs; each such linear's cast here is one launch and e N bytes read more than that).
+inputs, TE's ``Float8Quantizer`` taking the fully fused norm: each such cast here is one launch
+and 2 e N bytes more than that, the norm's 16-bit output written and read back).
 
 Under full recompute the forward casts run again (they are forward kernels). Not counted: the
 weights' casts (the FP8 runs keep FP8 weights, ``fp8_param_gather``, cast by the optimizer step,
