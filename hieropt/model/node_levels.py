@@ -20,7 +20,12 @@ def node_levels(nodes: tuple) -> tuple:
     references (positions in that order)."""
     level: list[int] = []
     for pieces in nodes:
-        level.append(1 + max((level[u] for p in pieces for u, _ in p.nodes), default=-1))
+        top = -1  # (the highest level referenced: plain loops, no generator per node)
+        for p in pieces:
+            for u, _ in p.nodes:
+                if level[u] > top:
+                    top = level[u]
+        level.append(top + 1)
     const, tp, tk, ta, first = [], [], [], [], []
     by_level: dict[int, list[int]] = {}
     for v, pieces in enumerate(nodes):
@@ -132,19 +137,29 @@ def node_rows(nodes: tuple, n_terms: int) -> tuple:
     epigraph column (term k: k, node u: ``n_terms`` + u) and coefficient), read-only. Repeated
     references within a piece are merged (summed in order of appearance)."""
     node, const, lengths, idx, val = [], [], [], [], []
+    # (a piece's merged term references, by their values: a graph's pieces share a few, and the
+    # merge is a function of the values, 0.0 + a making -0.0 0.0 either way)
+    merged: dict[tuple, tuple[list[int], list[float]]] = {}
     for v, pieces in enumerate(nodes):
         for p in pieces:
-            t: dict[int, float] = {}
-            for k, a in p.terms:
-                t[k] = t.get(k, 0.0) + a
+            mt = merged.get(p.terms)
+            if mt is None:
+                t: dict[int, float] = {}
+                for k, a in p.terms:
+                    t[k] = t.get(k, 0.0) + a
+                mt = merged[p.terms] = (list(t), [-a for a in t.values()])
             u: dict[int, float] = {}
             for j, bb in p.nodes:
                 u[j] = u.get(j, 0.0) + bb
             node.append(v)
             const.append(p.const_ns)
-            lengths.append(1 + len(t) + len(u))
-            idx += [n_terms + v] + list(t) + [n_terms + j for j in u]
-            val += [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
+            lengths.append(1 + len(mt[0]) + len(u))
+            idx.append(n_terms + v)
+            idx += mt[0]
+            idx += [n_terms + j for j in u]
+            val.append(1.0)
+            val += mt[1]
+            val += [-bb for bb in u.values()]
     out = (np.array(node, dtype=np.int64), np.array(const, dtype=float),
            np.array(lengths, dtype=np.int64), np.array(idx, dtype=np.int64),
            np.array(val, dtype=float))
@@ -208,12 +223,14 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     flat = (tp[:, None] * S + np.arange(S)).ravel()
     parts = np.bincount(flat, weights=(tau[:, tk] * ta).T.ravel(), minlength=const.size * S)
     base = (const[:, None] + parts.reshape(const.size, S))[order]  # (pieces in level order)
-    y = np.zeros((n_nodes, S))
-    take, top = np.take, np.maximum
+    y = np.empty((n_nodes, S))  # (every node is written by its level before it is read)
+    take, top, add = np.take, np.maximum, np.add
     for pieces, nodes, n, ranks, rp, ru, rb, unique, each in levels:
         if each:  # (one node reference per piece: base + b y_u)
             refs = take(y, ru, axis=0)
-            val = base[pieces] + (refs if rb is None else refs * rb)
+            if rb is not None:
+                refs *= rb
+            val = add(base[pieces], refs, out=refs)
         else:
             val = base[pieces]
             if rp.size:
@@ -224,6 +241,10 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
                     val[rp] += refs
                 else:
                     np.add.at(val, rp, refs)
+        if len(ranks) == 1 and ranks[0][2] == n:  # (two pieces each: their max, written at once)
+            a, b, _ = ranks[0]
+            top(val[:n], val[a:b], out=y[nodes])
+            continue
         out = y[nodes]
         out[...] = val[:n]
         for a, b, k in ranks:  # (a node's further pieces, in order)

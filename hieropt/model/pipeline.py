@@ -38,7 +38,7 @@ from ..spec import Instance, Job
 from .overlap import slot_time
 from .schedule_dag import one_f_one_b, schedule_length
 from .stages import add_slowest_stage
-from .terms import TermBuilder
+from .terms import Piece, TermBuilder
 
 
 def composition(
@@ -125,17 +125,21 @@ def add_graph(
     less the forward: its start node plus the overlapped pass)."""
     ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
     over = overlapped(instance)
+    # (each duration's references made once, as TermBuilder.node makes them: the graph's nodes
+    # share them)
+    made = [tuple((float(c), b.refs_of(refs)) for c, refs in pair) for pair in durations]
     nodes: list[int] = []
     for j, op in enumerate(ops):
-        const, refs = durations[entry[op.stage]][1 if op.backward else 0]
+        const, refs = made[entry[op.stage]][1 if op.backward else 0]
         preds = [q for q in (op.prev, op.dep) if q >= 0]
         if over and j == len(ops) - 1:
             b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
             last(first, weight)
             return
         nodes.append(
-            b.node(
-                [(const, refs, [(nodes[q], 1.0)]) for q in preds] or [(const, refs, [])],
+            b.node_of(
+                tuple([Piece(const, refs, ((nodes[q], 1.0),)) for q in preds])
+                or (Piece(const, refs, ()),),
                 weight if j == len(ops) - 1 else 0.0,
             )
         )
@@ -181,13 +185,14 @@ def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry
     return float(total + (lasts[first] if over else tails[first]))
 
 
-def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float],
-                own: tuple | None = None) -> tuple[float, ...]:
+def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float] | None,
+                own: tuple | None = None) -> tuple[float | None, ...]:
     """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f
     + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T
       (L, 3)
     compute and collective ns; ``cross()`` the backward pass X with the per-iteration collectives on
-    their own stream (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases
+    their own stream (:func:`hieropt.model.loops.cross_time`; None: no overlapped last pass is
+    asked for, :func:`overlapped`, and that entry is None); ``own``: (per_dim, own-stream phases
     or None, serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`;
     f = t, b = 0: no schedule graph then)."""
     if own is not None and own[1] is not None:
@@ -195,7 +200,8 @@ def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], floa
     else:
         f = float(C[:, 0].sum() + T[:, 0].sum())
         b = float(C[:, 1:].sum() + T[:, 1].sum())
-    return f + b, float(T[:, 2].sum() + U), f + float(cross() + U), f, b
+    last = None if cross is None else f + float(cross() + U)
+    return f + b, float(T[:, 2].sum() + U), last, f, b
 
 
 __all__ = [

@@ -328,11 +328,18 @@ class TermBuilder:
     ) -> int:
         """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node
         references) merge."""
-        norm = tuple([
-            Piece(float(c), tuple([(r[0], r[1] * 1.0) for r in refs if r is not None]),
-                  tuple(nodes))
-            for c, refs, nodes in pieces
-        ])
+        return self.node_of(tuple([Piece(float(c), self.refs_of(refs), tuple(nodes))
+                                   for c, refs, nodes in pieces]), weight)
+
+    @staticmethod
+    def refs_of(refs: list[Ref | None]) -> tuple[Ref, ...]:
+        """A piece's term references as :meth:`node` keeps them (the None entries, collectives that
+        take no time, left out; the coefficients as floats)."""
+        return tuple([(r[0], r[1] * 1.0) for r in refs if r is not None])
+
+    def node_of(self, norm: tuple[Piece, ...], weight: float) -> int:
+        """:meth:`node` for pieces already made (their terms by :meth:`refs_of`): a graph of many
+        nodes that share a few durations makes each duration's references once."""
         root = weight > 0 and not any(p.nodes for p in norm)
         if root:
             key = tuple(
@@ -347,6 +354,19 @@ class TermBuilder:
         if root:
             self.roots[key] = len(self.nodes) - 1
         return len(self.nodes) - 1
+
+    def _distinct_terms(self) -> list[tuple[Ref, ...]]:
+        """The distinct term references of the nodes' pieces (a graph's nodes share a few)."""
+        return list({p.terms: None for pieces in self.nodes for p in pieces})
+
+    def _map_terms(self, terms: list[tuple[Ref, ...]], f) -> None:
+        """Every piece's term references (``terms``: :meth:`_distinct_terms`) replaced by ``f`` of
+        them, ``f`` called once per distinct references: the values per piece, ``f`` depending on
+        the references' values alone (their coefficients are positive, so no -0.0 stands for a
+        0.0)."""
+        new = {t: f(t) for t in terms}
+        self.nodes = [tuple([Piece(p.const_ns, new[p.terms], p.nodes) for p in pieces])
+                      for pieces in self.nodes]
 
     def build(self, mode: str) -> TimeModel:
         """The :class:`TimeModel`. Each term is re-scaled to the largest collective it stands for
@@ -363,27 +383,23 @@ class TermBuilder:
         B *= r[:, None]
         lam *= r[:, None]
         rl = r.tolist()
-        if any(x != 1.0 for x in rl):  # (a / 1.0 is a: nothing to re-scale otherwise)
-            self.nodes = [
-                tuple([Piece(p.const_ns, tuple([(k, a / rl[k]) for k, a in p.terms]), p.nodes)
-                       for p in pieces])
-                for pieces in self.nodes
-            ]
         w = np.array([self.linear.get(k, 0.0) / r[k] for k in range(K)])
-        referenced = {k for pieces in self.nodes for p in pieces for k, _ in p.terms}
+        terms = self._distinct_terms()
+        referenced = {k for refs in terms for k, _ in refs}
         # fold the weight of latency-free, linear-only terms into their bytes (exact)
         for k in range(K):
             if k not in referenced and not lam[k].any() and w[k] > 0:
                 B[k] *= w[k]
                 w[k] = 1.0
         keep = np.array([w[k] > 0 or k in referenced for k in range(K)], dtype=bool)
-        if not keep.all():  # renumber (only unused terms drop; node references keep their terms)
-            new = (np.cumsum(keep) - 1).tolist()
-            self.nodes = [
-                tuple([Piece(p.const_ns, tuple([(new[k], a) for k, a in p.terms]), p.nodes)
-                       for p in pieces])
-                for pieces in self.nodes
-            ]
+        # the references re-scaled (a / 1.0 is a: none when every r is 1) and renumbered (only
+        # unused terms drop; node references keep their terms): one pass over the pieces
+        rescale, renumber = any(x != 1.0 for x in rl), not keep.all()
+        new = (np.cumsum(keep) - 1).tolist() if renumber else list(range(K))
+        if rescale or renumber:
+            self._map_terms(terms, lambda refs: tuple([(new[k], a / rl[k] if rescale else a)
+                                                       for k, a in refs]))
+        if renumber:
             B, lam, w = B[keep], lam[keep], w[keep]
         return TimeModel(
             constant_ns=self.constant,

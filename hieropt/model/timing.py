@@ -89,7 +89,15 @@ from .breakdown import Breakdown, free_times, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
 from .overlap import add_slot, own_stream
-from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
+from .pipeline import (
+    add_composed,
+    add_graph,
+    composed_time,
+    composition,
+    overlapped,
+    stage_parts,
+    uses_graph,
+)
 from .sends import placed_job
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
@@ -358,7 +366,7 @@ def _evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdow
             r = replace(
                 r,
                 T=_composed(instance, comp, runs, False),
-                ideal_ns=_composed(instance, comp, runs, True),
+                ideal_ns=_ideal_ns(instance, i, comp, runs),
                 compute_ns=instance.step.microbatches * max(float(x.C.sum()) for x in runs)
                 + runs[comp[1]].U,
             )
@@ -446,12 +454,24 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     """A workload's T composed from its stages' runs (:func:`hieropt.model.pipeline.composed_time`);
     with ``compute_only`` every collective taking no time."""
     parts = []
+    over = overlapped(instance)  # (else no stage's overlapped last pass is read: not computed)
     for x in runs:
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
         own = (per_dim, x.own, instance.collectives_in_flight == 1)
-        parts.append(stage_parts(x.C, T, x.U, partial(cross_time, x.C, T, per_dim, instance), own))
+        cross = partial(cross_time, x.C, T, per_dim, instance) if over else None
+        parts.append(stage_parts(x.C, T, x.U, cross, own))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
+
+
+def _ideal_ns(instance: Instance, i: int, comp: tuple, runs: list[_Run]) -> float:
+    """Job ``i``'s T composed from its stages' ``runs`` with every collective taking no time
+    (:func:`_composed`, ``compute_only``): its compute and bubble, which no bandwidth changes (the
+    runs' compute, optimizer step and own-stream phases are the job's arrays,
+    :func:`~hieropt.model.traffic.job_arrays`), kept on the instance by the same fields (an
+    evaluation at another bandwidth, of a copy with another objective or target too, finds it)."""
+    return instance.memo_by_value("_ideal_ns", model_fields(instance), i,
+                                  lambda: _composed(instance, comp, runs, True))
 
 
 def _stage_runs(
