@@ -22,10 +22,14 @@ def precision_line(p) -> str:
     """The bytes per element of ``p`` (:class:`~hieropt.workloads.llm.params.LLMParams`) in one
     line, the gradients' with where they come from (given, or the number format's default:
     :attr:`~hieropt.workloads.llm.params.LLMParams.gradient_bytes_note`), and under FP8 the stored
-    GEMM inputs' (:func:`hieropt.model.memory.gemm_input_bytes`)."""
+    GEMM inputs' (:func:`hieropt.model.memory.gemm_input_bytes`) and, with delayed scaling
+    (``NPU.fp8_recipe``), the recipe."""
     pr, g = p.precision, gemm_input_bytes(p)
     fp8 = f" (stored GEMM inputs {g:g}: their FP8 copies)" if g != p.activation_bytes else ""
-    return (f"bytes per element ({p.npu.number_format} training): activations "
+    fmt = p.npu.number_format + " training"
+    if p.npu.number_format == "fp8" and p.npu.fp8_recipe == "delayed":
+        fmt += ", delayed scaling"
+    return (f"bytes per element ({fmt}): activations "
             f"{p.activation_bytes}{fp8}, weights {p.weight_bytes}, gradients "
             f"{p.gradient_bytes_note}, optimizer {pr.optimizer_bytes_per_param} per parameter")
 

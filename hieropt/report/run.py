@@ -67,7 +67,7 @@ FITTED = {
         "runs": 1, "mean_pct": 0.7, "worst_pct": 0.7, "too_fast": 1,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX B200 node, 8 GPUs)"},
     "validation/calibration/h100-fp8-one-node.csv": {
-        "runs": 2, "mean_pct": 7.5, "worst_pct": 14.8, "too_fast": 1,
+        "runs": 9, "mean_pct": 12.1, "worst_pct": 18.3, "too_fast": 8,
         "basis": "1 measured FP8 run (Llama 3 8B on one DGX H100 node, 8 GPUs)"},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
@@ -78,7 +78,9 @@ et al. 2021 and Korthikanti et al. 2022's multi-node runs, ZeRO-3 the worst), th
 16,384; 6 too fast, 3 too slow: no tendency stated); the FP8 defaults (each
 entry's ``[calibration.fp8]``, fitted on one 8-GPU run of Llama 3 8B) on NVIDIA's Megatron-Bridge
 FP8 runs of Llama 3 70B and 405B (validation/megatron-bridge-2025.csv): the GB200's on 2 runs (64
-and 256 GPUs), the B200's on 1 (128), the H100-SXM's on 2 (64 and 1,024): mean absolute error
+and 256 GPUs), the B200's on 1 (128), the H100-SXM's on 9 (64 and 1,024, and NVIDIA's 2024
+delayed-scaling runs of Llama 3.1 70B and 405B on 64-2,304 GPUs, validation/dgxc-h100-2024.csv;
+8 too fast): mean absolute error
 mean_pct %, worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative
 error); basis (when given): the runs it was fitted on, in words (else "the measured runs");
 band (when given): the same figures on the held-out runs without ZeRO stage 3 (whose plans have

@@ -432,7 +432,7 @@ def test_nvidia_405b_bf16_rows_quoted_in_validation():
     from hieropt.studies.validate.predict import predict_ms
 
     rows = [r for r in read_runs(REPO / "validation" / "dgxc-h100-2024.csv")
-            if r.label.startswith("405B")]
+            if r.label.startswith("405B") and not r.label.endswith("FP8")]
     llama = ("model.kv_heads=8", "model.vocab_size=128256")
     fp32 = ("gradient_bytes=4", "optimizer_bytes_per_param=12")
 
@@ -452,3 +452,27 @@ def test_nvidia_405b_bf16_rows_quoted_in_validation():
             "As the recipe ran it: 68.30 of 81.60 GB", "+5.5, +3.8, +3.3 % (405B)",
             "needed 81.22 GB, 0.38 GB under the limit, and Llama 3.1's shape 81.68 GB",
             "| 405B on 576 GPUs | 17,200 | −18.1 % | +4.5 % |")
+
+
+@pytest.mark.heavy
+def test_nvidia_fp8_delayed_scaling_rows_quoted_in_validation():
+    """NVIDIA's 2024 FP8 rows of validation/dgxc-h100-2024.csv (delayed scaling, the H100's FP8
+    default) as docs/validation.md quotes them, and the same rows timed as current scaling."""
+    from hieropt.io.runs import read_runs
+    from hieropt.studies.validate.predict import predict_ms
+
+    rows = [r for r in read_runs(REPO / "validation" / "dgxc-h100-2024.csv")
+            if r.label.endswith(" FP8")]
+    assert [r.params.npu.fp8_recipe for r in rows] == ["delayed"] * 7
+    ms = [predict_ms(r, ()) for r in rows]
+    errors = ", ".join(f"{m / r.measured_ms - 1:+.1%}".replace("%", "").replace("-", "−")
+                       for m, r in zip(ms, rows, strict=True))
+    assert errors == "−16.0, −16.7, −17.5, −18.3, −5.5, −5.9, −13.7"
+    assert [round(m) for m in ms] == [9251, 9292, 9302, 9303, 10627, 10644, 10652]
+    current = [predict_ms(rows[i], ("fp8_recipe=current",)) for i in (0, 4)]
+    assert [round(m) for m in current] == [9500, 10795]
+    on_page("validation.md", "−16.0, −16.7, −17.5,", "−18.3 % (measured 11,010 to 11,390 ms,",
+            "predicted 9,251 to 9,303); 405B on 576, 1,152 and 2,304",
+            "GPUs −5.5, −5.9, −13.7 % (measured 11,240, 11,310, 12,350 ms;",
+            "predicted 10,627, 10,644,",
+            "(405B 10,795 ms on", "576 GPUs, −4.0 %; 70B 9,500 ms on 64, −13.7 %)")

@@ -51,6 +51,12 @@ FP8_FILES = ("megatron-bridge-2025.csv",)
 BF16 defaults); the FP8 defaults' notes (each entry's [calibration.fp8]) give these runs'
 figures, and docs/validation.md reports them on their own."""
 A100_CAL = "validation/calibration/a100-one-node.csv"
+
+
+def delayed_fp8_row(row: dict) -> bool:
+    """An FP8 row of an H100_FILES file (dgxc-h100-2024.csv's "... FP8" runs): the H100's FP8
+    default's runs, not its BF16 default's."""
+    return row["file"].endswith(H100_FILES) and row["run"].endswith(" FP8")
 H100_CAL = "validation/calibration/h100-one-node.csv"
 
 
@@ -58,7 +64,9 @@ def test_the_notes_are_what_validate_measures(tmp_path):
     """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs outside the
     two one-node runs its default was fitted on (marked in sample) within 67.3 %, mean 15.4 %; the
     BF16 H100 runs outside its calibration runs within 6.3 %, mean 2.8 %, 6 of 9 too fast (the
-    three NVIDIA 405B runs too slow; FP8_FILES aside). With
+    three NVIDIA 405B runs too slow; FP8_FILES and dgxc-h100-2024.csv's FP8 rows aside, the
+    latter counted with the H100's FP8 default: with Megatron-Bridge's two, 9 runs within
+    18.3 %, mean 12.1 %, 8 too fast). With
     the A100's kernel-level figure (the maximum achievable matmul rate, 271.2 of 312 TFLOP/s) every
     A100 run is predicted too fast, by 6.0 % to 69.3 %, mean 21.5 %: what the note on a
     kernel-level default says."""
@@ -69,7 +77,8 @@ def test_the_notes_are_what_validate_measures(tmp_path):
     r = run("validate", *runs, "--json", tmp_path / "v.json")
     assert r.exit_code == 0, r.output
     every = json.loads((tmp_path / "v.json").read_text())["rows"]
-    rows = [row for row in every if not row["file"].endswith(FP8_FILES)]
+    rows = [row for row in every
+            if not row["file"].endswith(FP8_FILES) and not delayed_fp8_row(row)]
     a100 = [row for row in rows if not row["file"].endswith(H100_FILES)]
     assert [row["run"] for row in a100 if row["in_sample"]] == ["22B full", "22B selective+SP"]
     out = [abs(row["error"]) for row in a100 if not row["in_sample"]]
@@ -99,6 +108,10 @@ def test_the_notes_are_what_validate_measures(tmp_path):
         f = FITTED[f"validation/calibration/{system}-fp8-one-node.csv"]
         errors = [row["error"] for row in bridge
                   if not row["in_sample"] and row["run"].lower().startswith(f"{system} ")]
+        if system == "h100":  # (NVIDIA's 2024 FP8 runs, delayed scaling, all too fast)
+            delayed = [row["error"] for row in every if delayed_fp8_row(row)]
+            assert len(delayed) == 7 and max(delayed) < 0
+            errors += delayed
         assert len(errors) == f["runs"] and sum(e < 0 for e in errors) == f["too_fast"]
         assert round(max(map(abs, errors)) * 100, 1) == f["worst_pct"]
         assert round(sum(map(abs, errors)) / len(errors) * 100, 1) == f["mean_pct"]
@@ -319,8 +332,8 @@ FP8_NOTE = (
 
 @pytest.mark.parametrize(("accelerator", "name", "where", "system", "measured"), [
     ("H100", "H100-SXM", "one DGX H100 node, 8 GPUs", "h100",
-     "2 published runs of other models and cluster sizes it predicts iteration times within 14.8 % "
-     "(mean 7.5 %)"),
+     "9 published runs of other models and cluster sizes it predicts iteration times within 18.3 % "
+     "(mean 12.1 %), mostly too fast (8 of 9 runs): days and $ per run are likely low"),
     ("B200", "B200", "one DGX B200 node, 8 GPUs", "b200",
      "1 published run of another model and cluster size it predicts the iteration time within "
      "0.7 %"),
@@ -332,8 +345,9 @@ def test_an_fp8_default_says_it_rests_on_one_fp8_run(accelerator, name, where, s
     """The H100-SXM's, B200's and GB200's FP8 defaults (catalogs/npus.toml [calibration.fp8]):
     the note names the one 8-GPU FP8 run each was fitted on and what ``hieropt validate
     validation/megatron-bridge-2025.csv`` measures on the held-out runs (H100: +0.2 % and
-    -14.8 %; B200: -0.7 %; GB200: +1.8 % and +9.4 %); no extrapolation, and no tendency stated
-    from one or two runs."""
+    -14.8 %, and NVIDIA's seven 2024 delayed-scaling runs of dgxc-h100-2024.csv, -5.5 to
+    -18.3 %: 8 of 9 too fast, a tendency stated; B200: -0.7 %; GB200: +1.8 % and +9.4 %); no
+    extrapolation, and no tendency stated from one or two runs."""
     npu = NPU(**fill_npu({"accelerator": accelerator, "number_format": "fp8"}, "m.toml"))
     label = calibration_of(npu)
     assert label == f"{name} in fp8"

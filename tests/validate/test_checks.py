@@ -220,7 +220,7 @@ GPU)."""
     # an H100's 400 Gb/s written as 400: above its 50 GB/s bound (one 400 Gb/s ConnectX-7 on
     # its PCIe Gen5 x16 link), below its 450 GB/s NVLink
     (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
-     "450;400", 51, "400 GB/s per NPU is above the 50 GB/s per direction one H100-SXM can send "
+     "450;400", 64, "400 GB/s per NPU is above the 50 GB/s per direction one H100-SXM can send "
      "through its NIC (catalog nic_gbps: its PCIe x16 host link to the fastest NIC on it); the "
      "dimension reaches 64 NPUs, beyond the H100-SXM's scale-up domain of 8 (catalog "
      "scaleup_npus), so its traffic runs through the NIC: looks like Gb/s per NPU or GB/s per "
@@ -229,7 +229,7 @@ GPU)."""
     (KORTHIKANTI, "300;25,gpt-530b,105", "300;400", 14, f"400 GB/s per NPU is above the 32 "
      f"{A100_NIC.replace('64 NPUs', '280 NPUs')}; fix: {NIC_FIX}"),
     (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
-     "450;450", 51, None),  # an outer NVLink tier at the scale-up bandwidth
+     "450;450", 64, None),  # an outer NVLink tier at the scale-up bandwidth
 ])
 def test_a_scale_out_in_gbit_is_refused_at_the_nic_bound(tmp_path: Path, source, old, bw, line,
                                                            want):

@@ -78,6 +78,11 @@ def test_shown_resolved(tmp_path: Path):
         "bytes per element (fp8 training): activations 2 (stored GEMM inputs 1: their FP8 "
         "copies), weights 2, gradients 4 (fp32 reduce, the default for fp8), optimizer 12 per "
         "parameter")
+    delayed = tiny("fp8")
+    delayed = delayed.model_copy(update={
+        "npu": delayed.npu.model_copy(update={"fp8_recipe": "delayed"})})
+    assert precision_line(delayed).startswith(
+        "bytes per element (fp8 training, delayed scaling): activations 2 (stored GEMM")
     d = json.loads(json.dumps(plan_figures(tiny("tf32")).as_dict()))
     assert (d["precision"]["activation_bytes"], d["precision"]["weight_bytes"]) == (4, 4)
     assert d["precision"]["gemm_input_bytes"] == 4

@@ -55,6 +55,45 @@ def test_a_gathered_tensor_is_cast_on_the_share_and_transposed_after_the_gather(
         "x fp8 amax", "x fp8 scale", "x fp8 cast"]
 
 
+DELAYED = FP8_ROOF.model_copy(update={"fp8_recipe": "delayed"})
+"""FP8_ROOF with Transformer Engine's delayed scaling."""
+
+
+def test_a_delayed_scaling_cast_by_hand_against_current_scaling():
+    # the same 1e6 BF16 elements at 500 bytes/ns and 2,000 ns per launch: one cast kernel that
+    # takes the amax as it goes, reads 2e6 and writes 1e6 + 1e6 (transposed copy): 4e6 bytes,
+    # 8,000 + 2,000 = 10,000 ns, against current scaling's 6,000 + 2,000 + 10,000 = 18,000 ns
+    ks = fp8_cast(tiny(DELAYED), "x", FWD, 1e6)
+    assert [(k.name, k.phase, k.kind, k.bytes, k.launches) for k in ks] == [
+        ("x fp8 cast", FWD, "elementwise", 4e6, 1)]
+    assert kernel_ns(DELAYED, ks[0]) == pytest.approx(10000, rel=1e-12)
+    current = fp8_cast(tiny(FP8_ROOF), "x", FWD, 1e6)
+    assert sum(kernel_ns(FP8_ROOF, k) for k in current) == pytest.approx(18000, rel=1e-12)
+    # gathered over 4 NPUs: the cast of the share (3e6 bytes, 8,000 ns), then the transpose of
+    # the 4e6 gathered elements as under current scaling (8e6 bytes, 18,000 ns)
+    ks = fp8_cast(tiny(DELAYED), "x", IN, 1e6, gathered=4, transpose_phase=IN)
+    assert [(k.name, k.phase, k.bytes) for k in ks] == [
+        ("x fp8 cast", IN, 3e6), ("x fp8 transpose", IN, 8e6)]
+    assert [kernel_ns(DELAYED, k) for k in ks] == pytest.approx([8000, 18000], rel=1e-12)
+    # the recipe changes nothing outside FP8
+    assert fp8_cast(tiny(ROOF.model_copy(update={"fp8_recipe": "delayed"})), "x", FWD, 1e6) == []
+
+
+def test_a_delayed_scaling_attention_layer_launches_one_kernel_per_cast():
+    # tiny attention layer (as below): 4 casts, each one launch of the current-scaling cast's
+    # bytes (qkv input 256, qkv output grad 256, projection input 128, output grad 256)
+    casts = _casts(layer_kernels(tiny(DELAYED), "attention"))
+    assert casts == {
+        "qkv input fp8 cast": (FWD, 256, 1), "qkv output grad fp8 cast": (IN, 256, 1),
+        "projection input fp8 cast": (FWD, 128, 1),
+        "projection output grad fp8 cast": (IN, 256, 1)}
+
+
+def test_a_bad_fp8_recipe_is_refused_with_the_choices():
+    with pytest.raises(ValidationError, match="'current' or 'delayed'"):
+        NPU(**{**FP8_ROOF.model_dump(), "fp8_recipe": "delays"})
+
+
 def test_casts_only_under_fp8():
     assert fp8_cast(tiny(), "x", FWD, 1e6) == []
     for kind in ("attention", "mlp", "moe", "embedding", "output"):

@@ -64,6 +64,21 @@ elements each on this NPU (:func:`fp8_cast`):
   element of the gathered tensor (t N), in the weight-gradient phase for an input (the wgrad GEMM
   reads it), in the input-gradient phase for an output gradient (TE's grad_output_preprocess).
 
+With delayed scaling (``NPU.fp8_recipe = "delayed"``, TE's ``DelayedScaling`` recipe and
+``Float8Quantizer``) the cast multiplies by a scale already known, computed from the amax history
+of earlier iterations, and takes the tensor's amax inside the same kernel (TE's
+``cast_transpose_general_kernel``: ``amax = fmaxf(fabsf(in), amax)`` per element, one
+``atomicMaxFloat`` per block): one launch, the cast's (e + 2) N bytes, (e + 1) N without the
+copy, no amax or scale kernel; the gathered tensors' transpose as above. Not counted: the amax
+history and scale update (``FP8GlobalStateManager.reduce_and_update_fp8_tensors``: one fused
+kernel over all of a region's tensors, ``fused_amax_and_scale_update_after_reduction``, after an
+all-reduce of their amaxes, run at each exit of ``fp8_autocast`` in the forward and after the
+first module's backward, so per model chunk and micro-batch: a few microseconds of launches and a
+small blocking all-reduce each), and the cast a normalization can fuse into its own kernel under
+delayed scaling (TE's ``LayerNormLinear`` ``with_quantized_norm``: the QKV's and the FFN's
+inputs, TE's ``Float8Quantizer`` taking the fully fused norm: each such cast here is one launch
+and 2 e N bytes more than that, the norm's 16-bit output written and read back).
+
 Under full recompute the forward casts run again (they are forward kernels). Not counted: the
 weights' casts (the FP8 runs keep FP8 weights, ``fp8_param_gather``, cast by the optimizer step,
 whose bytes count ``weight_bytes``; with BF16 weights Megatron-Core casts each once per iteration,
@@ -117,7 +132,7 @@ FP8_BYTES = 1
 
 def fp8_cast(p: LLMParams, name: str, phase: str, elements: float, gathered: int = 1,
              transpose_phase: str = WT) -> list[Kernel]:
-    """Transformer Engine's current-scaling cast to FP8 of one BF16 tensor of ``elements`` elements
+    """Transformer Engine's cast to FP8 of one BF16 tensor of ``elements`` elements
     on this NPU, before an FP8 GEMM (module docstring): amax (reads e N bytes), scale (a launch,
     no bytes) and cast (reads e N, writes N, and N more for the transposed copy when
     ``NPU.fp8_transposes`` and the tensor is not gathered) in ``phase``; ``gathered`` t > 1: the
@@ -125,18 +140,25 @@ def fp8_cast(p: LLMParams, name: str, phase: str, elements: float, gathered: int
     t N elements are transposed in ``transpose_phase`` (1 byte read and 1 written each). Empty
     unless the NPU trains in FP8 (``number_format = "fp8"``).
 
-    Source: NVIDIA Transformer Engine, ``Float8CurrentScalingQuantizer::quantize`` (compute amax,
-    compute scale from amax, quantize) and ``is_non_tn_fp8_gemm_supported`` (compute capability
+    With delayed scaling (``NPU.fp8_recipe = "delayed"``) the cast alone: its amax is taken
+    inside it and its scale was computed from earlier iterations' amax history.
+
+    Source: NVIDIA Transformer Engine, ``Float8CurrentScalingQuantizer::quantize_impl`` (csrc
+    ``quantizer.cpp``: ``nvte_compute_amax_with_config``, ``nvte_compute_scale_from_amax``,
+    ``nvte_quantize_v2``, three launches); ``Float8Quantizer::quantize`` (delayed scaling: one
+    ``nvte_quantize_v2`` with the quantizer's scale and amax buffers, the amax reduced in the
+    cast kernel, ``cast_transpose.cu``); ``is_non_tn_fp8_gemm_supported`` (compute capability
     10.x and 13.x and up: no transposed copy)."""
     if p.npu.number_format != "fp8" or elements <= 0:
         return []
     e, tr = p.activation_bytes, p.npu.fp8_transposes
     fused = FP8_BYTES if tr and gathered == 1 else 0  # (the copy written by the cast itself)
-    out = [
-        eltwise(name + " fp8 amax", phase, e * elements),
-        eltwise(name + " fp8 scale", phase, 0.0),
-        eltwise(name + " fp8 cast", phase, (e + FP8_BYTES + fused) * elements),
-    ]
+    cast = eltwise(name + " fp8 cast", phase, (e + FP8_BYTES + fused) * elements)
+    if p.npu.fp8_recipe == "delayed":
+        out = [cast]
+    else:
+        out = [eltwise(name + " fp8 amax", phase, e * elements),
+               eltwise(name + " fp8 scale", phase, 0.0), cast]
     if tr and gathered > 1:
         out.append(eltwise(name + " fp8 transpose", transpose_phase,
                            2 * FP8_BYTES * gathered * elements))

@@ -88,6 +88,11 @@ class NPU(StrictModel):
             Blackwell (B200, GB200: compute capability 10.x), whose FP8 GEMMs take any layout
             (:func:`hieropt.workloads.llm.kernels.fp8_cast`). Default True; the catalog's entry
             gives it when it names the part.
+        fp8_recipe: under FP8 training, how Transformer Engine scales each tensor it casts:
+            ``"current"`` (default; per-tensor current scaling, ``Float8CurrentScaling``: amax,
+            scale and cast launched one after the other) or ``"delayed"`` (``DelayedScaling``:
+            the scale from earlier iterations' amax history, the amax taken inside the one cast
+            kernel) (:func:`hieropt.workloads.llm.kernels.fp8_cast`). No effect outside FP8.
         matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us,
             attention_efficiency: the roofline's calibration
             (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
@@ -112,6 +117,7 @@ class NPU(StrictModel):
     scaleup_npus: int | None = Field(default=None, ge=1)
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fp8_transposes: StrictBool = True
+    fp8_recipe: Literal["current", "delayed"] = "current"
     matrix_efficiency: float | None = calibration_field("matrix_efficiency")
     gemm_half_gflop: float | None = calibration_field("gemm_half_gflop")
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")
