@@ -42,14 +42,13 @@ def _space(tmp_path: Path, cluster: bool = True) -> Path:
     return p
 
 
-def test_each_size_gets_what_its_cluster_leaves():
+def test_each_size_gets_what_its_cluster_leaves(tmp_path):
+    from hieropt.errors import NoSolutionError
     from hieropt.io.codesign import load_codesign
     from hieropt.studies.codesign.solve import cluster_capex_usd, network_cap
     from hieropt.workloads.llm.space import CodesignSpace
 
-    import tempfile
-
-    space = load_codesign(_space(Path(tempfile.mkdtemp())))
+    space = load_codesign(_space(tmp_path))
     assert CAPEX_8192 == pytest.approx(398_684_160)
     assert cluster_capex_usd(space, 8192) == pytest.approx(CAPEX_8192, rel=1e-12)
     assert cluster_capex_usd(space, 16384) == pytest.approx(2 * CAPEX_8192, rel=1e-12)
@@ -57,8 +56,6 @@ def test_each_size_gets_what_its_cluster_leaves():
     assert network_cap(capped, 8192) == pytest.approx(700e6 - CAPEX_8192, rel=1e-12)
     both = CodesignSpace(**{**dict(capped), "max_network_cost_usd": 100e6})
     assert network_cap(both, 8192) == 100e6  # (the tighter)
-    from hieropt.errors import NoSolutionError
-
     with pytest.raises(NoSolutionError, match="16,384 NPUs cost \\$797,368,320 without their"):
         network_cap(capped, 16384)
     assert network_cap(space, 16384) is None
