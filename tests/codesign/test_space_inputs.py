@@ -203,13 +203,33 @@ def test_a_set_that_no_searched_plan_meets_is_refused_with_the_plans_reasons(tmp
     r = CliRunner().invoke(app, ["codesign", str(path), "--workers", "1"])
     assert r.exit_code == 2
     # (no plan of dp <= 8 with 2 sequences per micro-batch divides a batch of 2)
+    # (the reasons grouped by the field they name, the commonest shown: all 12 combinations)
     assert r.stderr.strip() == (
         f"error: {path}: plans: none of the 12 plan combinations is valid for the model "
         "(plan.global_batch_size: 2 sequences are not a multiple of dp x micro_batch_size = "
-        "4 x 2 = 8 (4), plan.global_batch_size: 2 sequences are not a multiple of dp x "
-        "micro_batch_size = 2 x 2 = 4 (4), plan.global_batch_size: 2 sequences are not a "
-        "multiple of dp x micro_batch_size = 8 x 2 = 16 (2)); fix: widen the plan choices"
+        "4 x 2 = 8 (12 combinations like it)); fix: give a cluster size (npus, --sizes) that "
+        "tp x pp of the choices divides and whose dp = npus / (tp x cp x pp) divides the global "
+        "batch of 2 sequences (with the micro-batch), or widen the plan choices"
     )
+
+
+def test_a_size_no_plan_divides_names_the_size_first():
+    """12,000 H100s for Llama 3 405B (a batch of 2,048 sequences): no tp x pp of the choices
+    gives a dp dividing the batch; the size's own reasons come before the plan flags' exclusions
+    that hold at every size (overlap_sharded_comms with overlap_grad_reduce)."""
+    from hieropt.io.codesign import load_codesign
+    from hieropt.studies.codesign.plans import enumerate_plans
+    from hieropt.studies.codesign.seen import invalid_reasons
+    from tests.cases import REPO
+
+    space = load_codesign(REPO / "spaces" / "codesign-llama3-405b.toml")
+    text, sized = invalid_reasons(enumerate_plans(space.base, 12000, space.plans).invalid)
+    assert sized
+    fields = [part.split(": ")[0] for part in text.split("), ")]
+    assert fields == ["plan.global_batch_size", "plan.npus", "plan.overlap_sharded_comms"]
+    assert "(768 combinations)" in text
+    assert invalid_reasons({"plan.pp: 3 does not divide the 96 layers": 1}) == (
+        "plan.pp: 3 does not divide the 96 layers (1 combination)", False)
 
 
 def test_a_switch_below_the_top_names_switch_only_at_top(tmp_path):

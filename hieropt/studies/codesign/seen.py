@@ -49,15 +49,17 @@ def no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
         return
     need = plans.smallest_need_bytes
     if need is None:
-        reasons = ", ".join(
-            f"{k} ({v})" for k, v in sorted(plans.invalid.items(), key=lambda kv: -kv[1])[:3]
-        )
+        reasons, sized = invalid_reasons(plans.invalid)
+        batch = space.base.plan.global_batch_size
         raise InputError(
             space.name,
             "plans",
             f"none of the {plans.combinations} plan combinations is valid for "
             f"the model ({reasons})",
-            "widen the plan choices",
+            (f"give a cluster size (npus, --sizes) that tp x pp of the choices divides and "
+             f"whose dp = npus / (tp x cp x pp) divides the global batch of {batch:,} sequences "
+             "(with the micro-batch), or widen the plan choices") if sized
+            else "widen the plan choices",
         )
     avail = space.base.npu.hbm_gib - space.base.npu.hbm_reserve_gib
     raise NoSolutionError(
@@ -68,4 +70,30 @@ def no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
     )
 
 
-__all__ = ["Seen", "no_plan"]
+SIZE_FIELDS = ("plan.npus", "plan.global_batch_size")
+"""The reasons a plan is invalid on one cluster size and valid on another: its tp x pp does not
+divide the NPUs, or its dp (the NPUs over tp x cp x pp) times the micro-batch does not divide the
+global batch."""
+
+
+def invalid_reasons(invalid: dict[str, int], most: int = 3) -> tuple[str, bool]:
+    """The ``most`` commonest reasons of ``invalid`` (reason -> combinations, :class:`~hieropt.
+    studies.codesign.plans.PlanEnumeration`'s), grouped by the field each names (its text before
+    the first ``": "``; the example shown is the field's commonest reason), the cluster size's
+    own (:data:`SIZE_FIELDS`) first, as ``"reason (n combinations like it)"`` joined by commas;
+    and whether a size field is among them."""
+    total: dict[str, int] = {}
+    example: dict[str, tuple[int, str]] = {}
+    for reason, n in invalid.items():
+        field = reason.split(": ", 1)[0]
+        total[field] = total.get(field, 0) + n
+        if n > example.get(field, (0, ""))[0]:
+            example[field] = (n, reason)
+    order = sorted(total, key=lambda f: (f not in SIZE_FIELDS, -total[f], f))[:most]
+    text = ", ".join(
+        f"{example[f][1]} ({total[f]:,} combination{'s' if total[f] > 1 else ''}"
+        f"{' like it' if total[f] > example[f][0] else ''})" for f in order)
+    return text, any(f in SIZE_FIELDS for f in order)
+
+
+__all__ = ["Seen", "no_plan", "invalid_reasons", "SIZE_FIELDS"]
