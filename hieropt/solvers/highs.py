@@ -25,7 +25,6 @@ LP_TOLERANCE = 1e-9
 TIGHT_TOLERANCE = 1e-10
 """Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's
 smallest)."""
-INF = highspy.kHighsInf
 
 _MS = highspy.HighsModelStatus
 STATUS_OF: dict[Any, Status] = {
