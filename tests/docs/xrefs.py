@@ -23,6 +23,8 @@ ROLE = re.compile(r":(func|class|mod|data|attr|meth|exc|obj):`([^`]+)`")
 
 
 def _has(obj: Any, name: str) -> bool:
+    if not name.isidentifier():  # (not a name: e.g. the text between two roles' backticks)
+        return False
     if hasattr(obj, name):
         return True
     fields = getattr(obj, "model_fields", None) or getattr(obj, "__dataclass_fields__", None)

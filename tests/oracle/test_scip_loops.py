@@ -904,10 +904,10 @@ def _no_traffic(loop: str) -> Instance:
 def test_no_traffic_overlap_loops(loop: str):
     """An instance the test above draws: no dimension carries traffic, and the loop keeps the
     backward compute inside its max nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000
-    ns; likewise the cross loop). An earlier hieropt.solve raised SolverError "the solver reports 0
-    ns but the evaluator gives 1000": with no loaded dimension TimeLP.min_time
-    (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part only, which omits the max
-    nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns tm.time_ns(bw)."""
+    ns; likewise the cross loop). With no loaded dimension TimeLP.min_time
+    (hieropt/solvers/cutting.py) returns tm.time_ns(bw), max nodes' constant pieces included (1000
+    ns), not tm.compute_ns, the constant part only, which would make solve raise SolverError ("the
+    solver reports 0 ns but the evaluator gives 1000")."""
     inst = _no_traffic(loop)
     assert oracle_time_ns(inst, np.array([50.0, 50.0])) == 1000.0
     check_against_scip(inst, print)

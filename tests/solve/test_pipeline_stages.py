@@ -2,8 +2,9 @@
 positions the iteration time is the slowest stage's (each as if every stage were it), with them the
 1F1B schedule composes them (hieropt.model.pipeline). Hand-computed answers for two stages where the
 stage with less compute is the bottleneck at low bandwidth and the one with more compute at high
-bandwidth, the old single-stage answer shown wrong there, and a shipped model's plan (Llama 3 70B
-with uneven stages) where the stage with the most compute is not the slowest at the optimum.
+bandwidth, the single-stage answer (the stage with the most compute alone) shown wrong there, and
+a shipped model's plan (Llama 3 70B with uneven stages) where the stage with the most compute is
+not the slowest at the optimum.
 
 The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x
 FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
@@ -17,8 +18,8 @@ FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; ever
 T_L > T_H exactly when 10/B1 > 20, i.e. B1 < 0.5 GB/s. Under sum(bw) == S:
 
 - H alone is minimised at B0/B1 = sqrt(20/10): T_H* = F (60 + (sqrt 20 + sqrt 10)^2 / S), where B1 =
-  S/(1 + sqrt 2), below 0.5 for S < 1.207: the old model (the stage with the most compute only) was
-  wrong there;
+  S/(1 + sqrt 2), below 0.5 for S < 1.207: counting the stage with the most compute only is wrong
+  there;
 - L alone at B0 = B1 = S/2: T_L* = F (40 + 80/S), where T_L > T_H for S < 1;
 - so for S <= 1 the optimum is L's (S = 0.5: B = (0.25, 0.25), T = 4 x 200 = 800 ms), for S >= 1.207
   H's (S = 10: T = 4 (60 + 5.8284) ms), and in between on the tie B1 = 0.5 (S = 1.1: B = (0.6, 0.5),
@@ -81,7 +82,7 @@ LIGHT = Workload(name="L", layers=(_layer("l0", 40 * MS, AR, SEND), _layer("l1",
 
 def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
     """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``);
-    ``stages=()``: H alone (the old model)."""
+    ``stages=()``: H alone (the stage with the most compute only)."""
     return Instance(
         name="two-stages",
         objective="performance",
@@ -262,12 +263,12 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     sol, old = hieropt.solve(inst), hieropt.solve(heavy)
     assert sol.success and old.success and sol.gap <= 1e-8
     assert sol.breakdown.slowest_stage == "llama3-70b-stage1"
-    truth = hieropt.evaluate(inst, old.bw_gbps)  # the old answer's bandwidths, every stage counted
+    truth = hieropt.evaluate(inst, old.bw_gbps)  # single-stage bandwidths, every stage counted
     assert truth.slowest_stage == "llama3-70b-stage1"
-    # the old optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claimed 7,782.51
-    # ms; its bandwidths give 7,742.08 ms by the schedule's graph (fill and drain at each stage's
-    # pace); the optimum is 7,741.47 ms (re-measured with bf16's FP32 gradients; 7,695.98, 7,661.05
-    # and 7,660.43 ms with 2-byte ones)
+    # the single-stage optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claims
+    # 7,782.51 ms; its bandwidths give 7,742.08 ms by the schedule's graph (fill and drain at each
+    # stage's pace); the optimum is 7,741.47 ms (with bf16's FP32 gradients; 7,695.98, 7,661.05 and
+    # 7,660.43 ms with 2-byte ones)
     assert old.iteration_time_ns == pytest.approx(7782.512e6, rel=1e-6)
     assert truth.iteration_time_ns == pytest.approx(7742.081e6, rel=1e-6)
     assert sol.iteration_time_ns == pytest.approx(7741.472e6, rel=1e-6)
