@@ -352,7 +352,7 @@ def compose(instance: Instance, workload, times: list, mx):
     return total + (times[first][1][2] if over else times[first][1][1])
 
 
-def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
+def stage_parts(instance: Instance) -> list[tuple[float, list[tuple]]]:
     """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)):
     :func:`stage_rows` without the sums and the workload."""
     return [(w, [x[:4] for x in stages]) for w, stages, _ in stage_rows(instance)]

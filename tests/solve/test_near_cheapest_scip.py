@@ -37,7 +37,7 @@ pyscipopt = pytest.importorskip("pyscipopt")
 
 from hieropt.solvers.near_cheapest import vertex_of  # noqa: E402
 from tests.oracle.scip import optimize, scip_model  # noqa: E402
-from tests.oracle.test_scip_loops import _rows, loop_time, oracle_time_ns  # noqa: E402
+from tests.oracle.test_scip_loops import loop_time, oracle_time_ns, stage_parts  # noqa: E402
 from tests.solve.test_near_cheapest_ties import REPRODUCERS, reproducer  # noqa: E402
 
 EPS = float(np.finfo(float).eps)
@@ -154,7 +154,7 @@ def scip_near_cheapest(inst: hieropt.Instance) -> tuple[np.ndarray, float]:
             m.addCons(z >= e)
         return z
 
-    (weight, ((traffic, latency, C, _),)), = _rows(inst)  # (one workload of one stage)
+    (weight, ((traffic, latency, C, _),)), = stage_parts(inst)  # (one workload of one stage)
     assert not latency.any() and inst.dimension_mode == "concurrent"
     L = traffic.shape[0]
     S_ = [
