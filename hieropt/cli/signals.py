@@ -11,8 +11,7 @@ from contextlib import contextmanager
 def terminated_as_interrupt() -> Iterator[None]:
     """Within the block (in the main thread), SIGTERM raises :class:`hieropt.errors.Terminated`, a
     KeyboardInterrupt: a command ends on it as on Ctrl-C (:func:`hieropt.cli.common.interrupted`),
-    with exit 143. The
-    earlier handler is restored after the block."""
+    with exit 143. The earlier handler is restored after the block."""
     import signal
     import threading
 

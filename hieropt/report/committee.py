@@ -112,8 +112,7 @@ class Alternative:
             solve`` prints); None for one workload.
         objective: the objective it is the certified optimum of (``performance``, ``min_cost``,
             ...; named in its label, :func:`~hieropt.report.committee_asked.titled`), None when it
-            is not one (a ranked co-design
-            candidate, the front's first point).
+            is not one (a ranked co-design candidate, the front's first point).
         max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
             ``time_unit``, a network budget in $), None where there was none.
     """

@@ -424,8 +424,7 @@ def procurement_committee(
     ``objective`` is the one asked with ``--objective`` (None: the instance's own answers the
     page's question, and the recommendation follows the page's rule). Its optimum under the
     instance's targets is the column :data:`~hieropt.report.committee_asked.ANSWERS` names, and,
-    asked
-    with ``--objective``, the recommendation. A ``max_regret`` bound is left out of the
+    asked with ``--objective``, the recommendation. A ``max_regret`` bound is left out of the
     alternatives (``hieropt solve`` answers it; :func:`asked_of`).
 
     Raises:

@@ -55,8 +55,7 @@ class TimeLP(CutLP):
             instance's).
 
     Call :meth:`CutLP.close` when done (it hands the HiGHS object back for re-use; forgetting it
-    only
-    costs speed).
+    only costs speed).
     """
 
     def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,
