@@ -98,8 +98,7 @@ def as_written(path: str | None, field: str = "cluster") -> str | None:
     """The field ``path`` of a :class:`~hieropt.spec.cluster.Cluster` (under ``field``) as the file
     writes it: the model's ``references.<key>`` is the file's ``[cluster.sources.<key>]`` table, and
     its ``sources.<figure>`` (the figure's source key) the file's ``<figure>.source``; any other
-    path
-    as it is (None stays None)."""
+    path as it is (None stays None)."""
     if path is None:
         return None
     head = f"{field}.references"
