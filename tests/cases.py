@@ -367,3 +367,22 @@ def tiny_runs(
     rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},{t!r},g"
             for (bw, dp, gbs, mb), t in zip(TINY_PLANS, times, strict=True)]
     return write_case(folder, rows, TINY_HEADER, model)
+
+
+def three_layer_instance(prices, rows, bounds=None, **update) -> Any:
+    """An Instance: the three-layer workload of tests/solve/test_procurement_trust.py's CHEAP_DIM on
+    Ring 4 x FullyConnected 8 x Switch 16 with the given prices, rows and bounds (``update``: fields
+    set on the validated instance, e.g. the objective with its time target)."""
+    inst = kept(
+        [("Ring", 4), ("FullyConnected", 8), ("Switch", 16)],
+        prices,
+        [
+            ((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5), (2000.0, "ALLREDUCE", 2e6)),
+            ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5), (1000.0, "ALLREDUCE", 3e6)),
+            ((500.0, "ALLTOALL", 4e5), (500.0, "NONE", 0.0), (800.0, "ALLREDUCE", 1e6)),
+        ],
+        ((4, 8, 1), (4, 2, 1), (4, 8, 16)),
+        rows,
+        bounds,
+    )
+    return inst.model_copy(update=update) if update else inst

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 @contextmanager
 def terminated_as_interrupt() -> Iterator[None]:
     """Within the block (in the main thread), SIGTERM raises :class:`hieropt.errors.Terminated`, a
-    KeyboardInterrupt: a command ends on it as on Ctrl-C (:func:`interrupted`), with exit 143. The
-    earlier handler is restored after the block."""
+    KeyboardInterrupt: a command ends on it as on Ctrl-C (:func:`hieropt.cli.common.interrupted`),
+    with exit 143. The earlier handler is restored after the block."""
     import signal
     import threading
 

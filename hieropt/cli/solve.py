@@ -1,5 +1,5 @@
 """``hieropt solve``, ``hieropt evaluate`` and ``hieropt pareto`` (registered in
-:mod:`hieropt.cli`).
+:mod:`hieropt.cli.commands`).
 
 Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or usage; 3 no certified
 answer (infeasible, unbounded, limit reached, solver failure, failed verification).

@@ -177,7 +177,7 @@ def compile_ratio_lp(
 
     ``fixed_usd``: a fixed cost A ($) added to the network's in the product, T x (A + C) (objective
     ``min_run_cost``: the cluster's fixed cost rate as network-capex dollars,
-    :attr:`hieropt.model.run.CostRate. fixed_usd`). The homogenisation divides by the whole A + C =
+    :attr:`hieropt.model.run.CostRate.fixed_usd`). The homogenisation divides by the whole A + C =
     K / u: the share row becomes sum_d x_d / g_d + (A / K) u = 1 and every other row is unchanged,
     so the program stays one convex LP with the same cuts; K = A + sum_d p_d s_d keeps u of order 1
     at the typical bandwidth (0: performance per cost)."""

@@ -9,8 +9,8 @@ Conventions differ from hieropt's, and every conversion is explicit (:mod:`hiero
 - hieropt: B_d in GB/s **per NPU** on dimension d, 1 GB = 1e9 bytes;
 - ASTRA-sim 2.0 analytical backend: GB/s **per link**, 1 GB = 2^30 bytes (its docs,
   input-format/bandwidth.md);
-- links per NPU (LIBRA's cost model and design notes §1): Ring 2 (one each way, B/2 each),
-  FullyConnected p - 1 (B/(p - 1) each), Switch 1 (B).
+- links per NPU (LIBRA's cost model, as its network YAML and cost-model files state them): Ring
+  2 (one each way, B/2 each), FullyConnected p - 1 (B/(p - 1) each), Switch 1 (B).
 
 So ``bandwidth[d] = B_d / links_d * 1e9 / 2^30`` and, reading back, ``B_d = bandwidth[d] * links_d *
 2^30 / 1e9``. Files written here say ``latency: 0`` unless latencies are given.

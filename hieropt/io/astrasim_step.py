@@ -108,6 +108,8 @@ class StageTrace:
         self.C = self.t.compute_ns.tolist()
 
     def add(self, node: EtNode, deps: Deps) -> Deps:
+        """Append ``node`` waiting for the nodes ``deps`` (its id is its position); returns
+        ``[its id]``, what the next node waits for. Compute after it starts a new node."""
         node.id, node.deps = len(self.nodes), list(deps)
         self.nodes.append(node)
         self.open = None
@@ -115,8 +117,7 @@ class StageTrace:
 
     def comp(self, ns: float, deps: Deps) -> Deps:
         """A compute node of ``ns`` (unnamed: a stage's trace is written once per NPU); compute
-        right after
-        compute on the stream is added to that node (one node, the same time)."""
+        right after compute on the stream is added to that node (one node, the same time)."""
         t = round(ns)
         if t <= 0:
             return deps
@@ -129,8 +130,7 @@ class StageTrace:
 
     def spec(self, row: int, j: int) -> tuple | None:
         """(collective, bytes, group, involved_dim) of the collective of (row, phase j), None
-        without one; kept
-        per (row, phase): every micro-batch runs the same."""
+        without one; kept per (row, phase): every micro-batch runs the same."""
         key = (row, j)
         if key not in self.specs:
             kind = Collective(self.t.collective[row, j])
@@ -146,6 +146,14 @@ class StageTrace:
         return self.specs[key]
 
     def coll(self, row: int, j: int, deps: Deps, tag: str) -> Deps:
+        """The collective of layer row ``row``, phase ``j`` (0 forward, 1 input gradient, 2 weight
+        gradient) after ``deps``: a collective node on its group's simulator dimensions, a
+        point-to-point send by :meth:`p2p_row`, or nothing (``deps`` returned) without one.
+        ``tag`` is the micro-batch's name suffix (``"@3"``; empty in the per-iteration tail).
+
+        Raises:
+            InputError: a send on a group other than ``pp`` (:meth:`p2p_row`).
+        """
         spec = self.spec(row, j)
         if spec is None:
             return deps
@@ -160,6 +168,14 @@ class StageTrace:
         )
 
     def p2p_row(self, row: int, j: int, size: int, group: str, deps: Deps, tag: str) -> Deps:
+        """A point-to-point send of ``size`` bytes in layer row ``row``, phase ``j``: in the
+        weight-gradient phase the tied-embedding exchange's send to the other end stage (recorded
+        in ``tie`` for its receive); a chunk's activation or gradient send is written by
+        :meth:`forward` / :meth:`backward`, which know the micro-batch, so ``deps`` is returned.
+
+        Raises:
+            InputError: ``group`` is not the pipeline group ``pp``.
+        """
         if group != PIPELINE:
             raise InputError(
                 "ASTRA-sim export",
@@ -182,18 +198,28 @@ class StageTrace:
 
     @property
     def tie_tag(self) -> int:
+        """The message tag of the tied-embedding exchange: 2 m p v, above every chunk send's
+        :meth:`tag`."""
         return 2 * self.m * self.p * self.v
 
     def model_chunk(self, j: int) -> int:
+        """The model chunk j p + r of this stage's chunk ``j`` (module docstring, "Chunks")."""
         return j * self.p + self.r
 
     def stage_of_chunk(self, c: int) -> int:
+        """The stage that holds model chunk ``c``: c mod p."""
         return c % self.p
 
     def tag(self, mb: int, c_to: int, backward: bool) -> int:
+        """The message tag of micro-batch ``mb``'s send to model chunk ``c_to``, forward or
+        ``backward``: 2 (mb p v + c_to) + backward, one tag per message, matched by send and
+        receive."""
         return 2 * (mb * self.p * self.v + c_to) + int(backward)
 
     def forward(self, mb: int, j: int, deps: Deps) -> Deps:
+        """Micro-batch ``mb``'s forward of this stage's chunk ``j`` after ``deps``: the receive of
+        its input (not for model chunk 0), each layer's C_f and forward collective, the send of
+        its activations (not for the last chunk); returns what the next task waits for."""
         c, last = self.model_chunk(j), self.p * self.v - 1
         tag = f"@{mb}"
         src = self.stage_of_chunk(c - 1)
@@ -229,6 +255,11 @@ class StageTrace:
         return deps
 
     def backward(self, mb: int, j: int, deps: Deps) -> Deps:
+        """Micro-batch ``mb``'s backward of this stage's chunk ``j`` after ``deps``: the receive of
+        its output gradient (not for the last chunk), each layer in reverse C_ig, its
+        input-gradient collective and C_wg (each layer's last C_wg kept for ``overlap_dp``), the
+        send of its input gradient (not for model chunk 0); returns what the next task waits
+        for."""
         c, last = self.model_chunk(j), self.p * self.v - 1
         tag = f"@{mb}"
         src = self.stage_of_chunk(c + 1)
@@ -270,6 +301,13 @@ class StageTrace:
         return deps
 
     def build(self) -> list[EtNode]:
+        """Every node of the stage's trace: its tasks in :func:`order`, then the per-iteration
+        tail (module docstring): sends first, the weight-gradient collectives (on their own
+        stream with ``overlap_dp``), the tied-embedding receive, the optimizer step.
+
+        Raises:
+            InputError: a send on a group other than ``pp``.
+        """
         deps: Deps = []
         for kind, mb, j in order(self.p, self.m, self.v, self.r, self.inst.step.group):
             deps = self.forward(mb, j, deps) if kind == "F" else self.backward(mb, j, deps)

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 
 def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluster:
-    """The ``[cluster]`` table ``value`` of file ``src`` as a :class:`Cluster`.
+    """The ``[cluster]`` table ``value`` of file ``src`` as a
+    :class:`~hieropt.spec.cluster.Cluster`.
 
     Raises:
         InputError: not a table, a figure neither a number nor ``{value, source}``, an unknown key,
@@ -94,10 +95,10 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
 
 
 def as_written(path: str | None, field: str = "cluster") -> str | None:
-    """The field ``path`` of a :class:`Cluster` (under ``field``) as the file writes it: the
-    model's ``references.<key>`` is the file's ``[cluster.sources.<key>]`` table, and its
-    ``sources.<figure>`` (the figure's source key) the file's ``<figure>.source``; any other path
-    as it is (None stays None)."""
+    """The field ``path`` of a :class:`~hieropt.spec.cluster.Cluster` (under ``field``) as the file
+    writes it: the model's ``references.<key>`` is the file's ``[cluster.sources.<key>]`` table, and
+    its ``sources.<figure>`` (the figure's source key) the file's ``<figure>.source``; any other
+    path as it is (None stays None)."""
     if path is None:
         return None
     head = f"{field}.references"

@@ -48,8 +48,8 @@ def without_trailing_empty(header: list[str]) -> list[str]:
 def csv_records(path: Path, text: str) -> Iterator[tuple[int, int, list[str]]]:
     """The records of the CSV ``text`` of file ``path``, parsed by :mod:`csv` over the whole text
     (a quoted cell may hold commas and line breaks): ``(first line, last line, cells)``, lines
-    1-based as :attr:`csv.reader.line_num` counts them. A line starting with ``#`` where a record
-    starts is a comment (a ``#`` inside a quoted cell is text), and a blank line is skipped.
+    1-based as a :func:`csv.reader`'s ``line_num`` counts them. A line starting with ``#`` where a
+    record starts is a comment (a ``#`` inside a quoted cell is text), and a blank line is skipped.
 
     Raises:
         InputError: text the CSV parser refuses (strict: a quote left open to the end of the file,

@@ -422,10 +422,14 @@ class PhaseRefs:
     a: np.ndarray
 
     def __call__(self, layer: int, j: int) -> Ref | None:
+        """(term index, coefficient) of phase ``j`` (0 forward, 1 input gradient, 2 weight
+        gradient) of layer ``layer``, None when the phase has no collective."""
         k = int(self.k[layer, j])
         return None if k < 0 else (k, float(self.a[layer, j]))
 
     def rows(self) -> list[tuple[Ref | None, Ref | None, Ref | None]]:
+        """Every layer's three phase references (:meth:`__call__` for j = 0, 1, 2), in layer
+        order."""
         return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
 
 

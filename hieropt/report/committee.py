@@ -111,8 +111,8 @@ class Alternative:
             its own optimum (:func:`hieropt.solvers.portfolio.portfolio_of`, the table ``hieropt
             solve`` prints); None for one workload.
         objective: the objective it is the certified optimum of (``performance``, ``min_cost``,
-            ...; named in its label, :func:`titled`), None when it is not one (a ranked co-design
-            candidate, the front's first point).
+            ...; named in its label, :func:`~hieropt.report.committee_asked.titled`), None when it
+            is not one (a ranked co-design candidate, the front's first point).
         max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
             ``time_unit``, a network budget in $), None where there was none.
     """
@@ -513,7 +513,8 @@ def subject_lines(
     asked: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
     """What was asked, for the page's head: the model, the cluster size, the token budget, then
-    the ``asked`` lines (:func:`asked_lines`) or, without them, the input's ``objective``."""
+    the ``asked`` lines (:func:`~hieropt.report.committee_asked.asked_lines`) or, without them, the
+    input's ``objective``."""
     what = f"{model} on {npus:,} NPUs" if model else f"{npus:,} NPUs"
     run = f"a run of {fmt_tokens(tokens)} tokens" if tokens is not None else "no token budget given"
     return (what, run, *(asked or (f"objective of the input: {objective}",)))

@@ -12,12 +12,12 @@ weighs, each a certified optimum (:func:`hieropt.solvers.objectives.solve`):
   ``min_cost``, or the instance has an iteration-time cap in ns);
 - ``cheapest``: the fastest design at the cheapest network's cost (the Pareto front's first point);
 - ``catalog``: with a parts catalog, the fastest design in whole parts
-  (:func:`~hieropt.solvers.provision. provision`), its bill of materials' cost and power.
+  (:func:`~hieropt.solvers.provision.provision`), its bill of materials' cost and power.
 
 Each is solved under the instance's targets (its iteration-time cap and network budget, e.g. from
 ``--max-time`` and ``--budget``), and its label names its objective and those targets
-(:func:`hieropt.report.committee.titled`). The objective asked (``--objective``, else the
-instance's) is answered by the column of :data:`hieropt.report.committee.ANSWERS`, the design
+(:func:`hieropt.report.committee_asked.titled`). The objective asked (``--objective``, else the
+instance's) is answered by the column of :data:`hieropt.report.committee_asked.ANSWERS`, the design
 ``hieropt solve`` gives with the same objective and targets; asked with ``--objective``, it is the
 recommendation.
 
@@ -213,7 +213,7 @@ def procurement_alternatives(
             network meeting the instance's time target even without a cap in ns.
 
     Each is solved under the instance's iteration-time cap and network budget, and labelled with
-    its objective and those targets (:func:`~hieropt.report.committee.titled`). An alternative
+    its objective and those targets (:func:`~hieropt.report.committee_asked.titled`). An alternative
     whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
     ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
@@ -423,8 +423,8 @@ def procurement_committee(
 
     ``objective`` is the one asked with ``--objective`` (None: the instance's own answers the
     page's question, and the recommendation follows the page's rule). Its optimum under the
-    instance's targets is the column :data:`~hieropt.report.committee.ANSWERS` names, and, asked
-    with ``--objective``, the recommendation. A ``max_regret`` bound is left out of the
+    instance's targets is the column :data:`~hieropt.report.committee_asked.ANSWERS` names, and,
+    asked with ``--objective``, the recommendation. A ``max_regret`` bound is left out of the
     alternatives (``hieropt solve`` answers it; :func:`asked_of`).
 
     Raises:

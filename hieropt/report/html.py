@@ -182,7 +182,7 @@ def write_report(
 ) -> dict[str, Any]:
     """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if
     missing); returns the report dict written to ``report.json`` (with ``committee``: its
-    :meth:`~hieropt.report.committee. Committee.to_dict` under ``committee``, and its sections first
+    :meth:`~hieropt.report.committee.Committee.to_dict` under ``committee``, and its sections first
     on the page). ``compared_note``: why the comparison's objective is not the instance's
     (:func:`hieropt.studies.compare.comparison_objective`), first among the notes and in the
     comparison's heading."""

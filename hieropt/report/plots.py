@@ -214,7 +214,8 @@ def plot_gap(data: dict[str, Any], path: Any) -> None:
 
 
 def write_figures(figs: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Draw every figure of :func:`figure_data` into ``out_dir``; returns the written paths."""
+    """Draw every figure of :func:`hieropt.report.compare.figure_data` into ``out_dir``; returns
+    the written paths."""
     out = []
     for name, data in figs.items():
         path = out_dir / name

@@ -412,7 +412,7 @@ def front_notes(instance: Any, front: Any) -> list[str]:
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     """The buyer's figures of a co-design search's best candidate
-    (:class:`hieropt.studies.codesign.search. Codesign`): its plan's tokens and FLOPs, its iteration
+    (:class:`hieropt.studies.codesign.search.Codesign`): its plan's tokens and FLOPs, its iteration
     time and network cost, ``tokens`` (the run's token budget), the space's ``cluster`` if it has
     one. None without a best candidate."""
     best = result.best

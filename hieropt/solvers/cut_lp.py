@@ -40,7 +40,7 @@ sum of a few dozen terms of the objective's size) is far below this, so a report
 artefact of rounding."""
 TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
-(:meth:`CutLP. trusted`)."""
+(:meth:`CutLP.trusted`)."""
 MAX_RESCALES = 6
 
 

@@ -54,8 +54,8 @@ class TimeLP(CutLP):
         bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the
             instance's).
 
-    Call :meth:`close` when done (it hands the HiGHS object back for re-use; forgetting it only
-    costs speed).
+    Call :meth:`CutLP.close` when done (it hands the HiGHS object back for re-use; forgetting it
+    only costs speed).
     """
 
     def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,

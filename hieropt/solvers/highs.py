@@ -25,7 +25,6 @@ LP_TOLERANCE = 1e-9
 TIGHT_TOLERANCE = 1e-10
 """Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's
 smallest)."""
-INF = highspy.kHighsInf
 
 _MS = highspy.HighsModelStatus
 STATUS_OF: dict[Any, Status] = {
@@ -161,16 +160,44 @@ class LPBackend(Protocol):
 
     time_limit_s: float
 
-    def load(self, arrays: Any) -> None: ...
+    def load(self, arrays: Any) -> None:
+        """Replace the LP by ``arrays`` (an :class:`~hieropt.formulation.arrays.LPArrays`: n
+        columns with their bounds and time costs, m rows in compressed-row form); cold: the next
+        solve starts without a basis."""
+
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
-                 value: np.ndarray) -> None: ...
-    def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None: ...
-    def change_row_bounds(self, row: int, lower: float, upper: float) -> None: ...
-    def change_col_bounds(self, col: int, lower: float, upper: float) -> None: ...
-    def set_tolerance(self, tol: float) -> None: ...
-    def solve(self) -> LPResult: ...
-    def row_duals(self) -> np.ndarray: ...
-    def close(self) -> None: ...
+                 value: np.ndarray) -> None:
+        """Append k rows ``lower <= A x <= upper`` (``lower``, ``upper``: shape (k,), -inf / inf
+        for a free side) given row-wise: ``start`` (shape (k,)) the offset of each row's first
+        entry in ``index`` (column numbers) and ``value`` (coefficients), both of shape (nnz,).
+        The basis is kept: the next solve starts warm."""
+
+    def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
+        """Replace the objective by ``costs @ x`` (``costs`` of shape (n,)), minimised, or
+        maximised when ``maximize``."""
+
+    def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
+        """Change the bounds of row ``row`` (0-based, cuts counted) in place; warm start kept."""
+
+    def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
+        """Change the bounds of column ``col`` (0-based) in place; warm start kept."""
+
+    def set_tolerance(self, tol: float) -> None:
+        """Set the primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
+
+    def solve(self) -> LPResult:
+        """Solve, warm-started from the previous basis where the back-end keeps one, and return
+        the mapped status, objective value and column values (shape (n,) when optimal, else
+        empty)."""
+
+    def row_duals(self) -> np.ndarray:
+        """The row duals of the last optimal solve, shape (rows now,): HiGHS's sign convention, d
+        objective / d (the row's active bound), so in a minimisation >= 0 on a row at its lower
+        bound, <= 0 at its upper bound, 0 on a row at neither."""
+
+    def close(self) -> None:
+        """Hand the solver object back to this thread's pool for re-use (the LP is unusable
+        afterwards)."""
 
 
 class HighsLP:

@@ -388,8 +388,9 @@ def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
 def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
     """The two solves of :func:`solve_fastest_cheapest`
     (:func:`~hieropt.solvers.procurement.fastest_then_cheapest`; ``start``: the call's
-    :func:`time.perf_counter`): (the performance OAResult, its :class:`Counts`, the tie-break's
-    OAResult or the message of its error, its Counts, the re-checked performance Solution). The
+    :func:`time.perf_counter`): (the performance OAResult, its
+    :class:`~hieropt.solvers.procurement.Counts`, the tie-break's OAResult or the message of its
+    error, its Counts, the re-checked performance Solution). The
     tie-break's target is :func:`~hieropt.solvers.procurement.tie_break_target_ns` of the
     evaluator's time of the fastest design and the loop's bound, as :func:`_tie_break_target` of
     that Solution. Raises what :func:`solve` raises for the performance optimum."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError
 from ..formulation.rate import single_term
 from ..model.cost import cluster_cost_usd_per_gbps, ignored_price_notes
 from ..model.cutmodel import CutModel
@@ -37,7 +37,8 @@ from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
 
-__all__ = ["Case", "ROUTES", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD"]
+__all__ = ["Case", "ROUTES", "ROUTED_OBJECTIVES", "verified", "METHODS", "UNITS",
+           "REGRET_COST_METHOD"]
 
 METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then "
@@ -378,6 +379,21 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
     return res, cheap.bw, ()
 
 
+ROUTED_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_max_regret",
+                     "min_run_cost")
+"""The objectives the routes of :data:`ROUTES` before its catch-all accept."""
+
+
+def no_route(case: Case) -> Solution:
+    """Route ``no_route``, the catch-all that ends :data:`ROUTES`: an objective no route accepts.
+
+    Raises:
+        InputError: always, naming the objective and the objectives that have routes.
+    """
+    raise InputError("instance", "objective", f"no solver route for objective "
+                     f"{case.objective!r}", f"use one of {', '.join(ROUTED_OBJECTIVES)}")
+
+
 ROUTES: tuple[Route, ...] = (
     Route("portfolio", lambda c: c.objective == "min_max_regret" or c.instance.max_regret
           is not None, portfolio_objectives, complete=True),
@@ -388,5 +404,8 @@ ROUTES: tuple[Route, ...] = (
           and c.instance.max_regret is None, cheapest_meeting_target),
     Route("time_cost_product", lambda c: c.objective == "performance_per_cost", time_cost_product),
     Route("rented_run_cost", is_rented_run_cost, rented_run_cost),
-    Route("run_cost", lambda c: c.objective == "min_run_cost", time_cost_product))
-"""The objective routes, most special first (decision record 0009)."""
+    Route("run_cost", lambda c: c.objective == "min_run_cost" and not is_rented_run_cost(c),
+          time_cost_product),
+    Route("no_route", lambda c: True, no_route))
+"""The objective routes, most special first (decision record 0009); the last, ``no_route``,
+accepts every case and raises InputError for an objective the others do not accept."""

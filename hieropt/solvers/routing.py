@@ -40,10 +40,12 @@ def first_route(routes: tuple[Route, ...], case: Any) -> tuple[Route, Any]:
     """(route, answer) of the first route of ``routes`` that accepts ``case`` and does not decline.
 
     Raises:
-        LookupError: no route of the table accepts ``case`` (a table ends with a route for every
-            case, so this is a bug); and whatever the route's ``solve`` raises.
+        LookupError: no route of the table accepts ``case`` (a table ends with a catch-all route
+            whose ``solve`` answers or raises a one-line error, so this is a bug); and whatever the
+            route's ``solve`` raises.
     """
     for route in routes:
         if route.accepts(case) and (out := route.solve(case)) is not None:
             return route, out
-    raise LookupError(f"no route accepts {case!r}")
+    names = ", ".join(r.name for r in routes)
+    raise LookupError(f"no route of ({names}) accepts the {type(case).__name__}")

@@ -265,6 +265,13 @@ class ConstraintParser:
 
     # --------------------------------------------------------------------------------------- parser
     def parse(self) -> tuple[Lin, str, Lin]:
+        """The constraint as (left side, comparison operator ``<=`` / ``>=`` / ``==``, right
+        side), each side a linear expression in the bandwidths.
+
+        Raises:
+            InputError: no comparison operator, more than one, or a syntax error (naming the
+                column and the fix).
+        """
         lhs = self._expr()
         tok = self._peek()
         if tok.kind != "sense":

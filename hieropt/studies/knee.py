@@ -6,7 +6,7 @@ of iteration time can save a large part of the network (a catalog's NVL72 design
 % less). The knee is two certified solves on one instance: the performance optimum T* (with its
 cheapest design among equally fast ones, :func:`hieropt.solvers.objectives.solve_fastest_cheapest`)
 and the min-cost optimum with the time target (1 + within) T*; for a parts catalog, the two integer
-provisioning solves (:func:`hieropt.solvers.provision. provision`).
+provisioning solves (:func:`hieropt.solvers.provision.provision`).
 """
 
 from __future__ import annotations

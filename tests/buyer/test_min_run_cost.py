@@ -202,7 +202,7 @@ def test_a_rented_cluster_run_by_hand(tmp_path: Path):
 # --------------------------------------------------------------------------------------------- SCIP
 pyscipopt = pytest.importorskip("pyscipopt")
 
-from tests.oracle.test_scip_oracle import _add_design, _feasible_point, _scip_model  # noqa: E402
+from tests.oracle.scip import add_design, feasible_point, scip_model  # noqa: E402
 from tests.oracle.test_scip_product import instances, unit_costs_usd_per_gbps  # noqa: E402
 
 
@@ -218,13 +218,13 @@ def scip_min_run_cost(inst, fixed_usd: float) -> tuple[np.ndarray, float]:
     loaded = [d for d in range(D) if (traffic[:, d] > 0).any()]
     compute_ns = float(inst.workload.table.compute_ns.sum())
     c_usd = unit_costs_usd_per_gbps(inst)
-    b0 = _feasible_point(inst, loaded, {})
+    b0 = feasible_point(inst, loaded, {})
     t0 = compute_ns + float(
         sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic)
     )
     c0 = float(c_usd @ b0)
-    m = _scip_model({"limits/gap": 1e-7})
-    B = _add_design(m, inst)
+    m = scip_model({"limits/gap": 1e-7})
+    B = add_design(m, inst)
     t = {d: m.addVar(f"t{d}", lb=0.0, ub=None) for d in loaded}
     for d in loaded:
         m.addCons(B[d] * t[d] >= 1.0)

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
 
 
-def _space(tmp_path: Path) -> Path:
+def llama_space_file(tmp_path: Path) -> Path:
     """Llama 3 70B on 256 H100 (8 per 4.6 kW server, PUE 1.25, 2T tokens: LLAMA_SPACE's
     [cluster]) with up to 200 GB/s of scale-out, so an 800G NIC (100 GB/s) fits."""
     text = LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml")
@@ -33,7 +33,7 @@ def _space(tmp_path: Path) -> Path:
 
 
 def test_codesign_catalog_and_provision_agree_to_the_watt_and_the_dollar(tmp_path):
-    space = _space(tmp_path)
+    space = llama_space_file(tmp_path)
     r = run("codesign", space, "--objective", "performance", "--workers", "1", "--catalog",
             CATALOG, "--provision-top", "1", "--top", "1", "--write-instances", tmp_path / "inst",
             "--json", tmp_path / "codesign.json")
@@ -89,9 +89,9 @@ def test_explore_shortlist_runs_are_provisions(tmp_path):
 
 
 def _capped_codesign(tmp_path: Path, cap_mw: float, *options: str, code: int = 0) -> list[dict]:
-    """The provisioned shortlist of :func:`_space` with a site power cap of ``cap_mw`` MW (the
-    command's exit code asserted to be ``code``)."""
-    space = _space(tmp_path)
+    """The provisioned shortlist of :func:`llama_space_file` with a site power cap of ``cap_mw`` MW
+    (the command's exit code asserted to be ``code``)."""
+    space = llama_space_file(tmp_path)
     text = space.read_text()
     space.write_text(text.replace("[cluster]\n", f"[cluster]\nmax_power_mw = {cap_mw}\n"))
     r = run("codesign", space, *options, "--workers", "1", "--catalog", CATALOG,
@@ -129,7 +129,7 @@ def test_codesign_catalog_on_a_min_run_cost_space_provisions_the_fastest(tmp_pat
     """The space's objective is min_run_cost, which integer provisioning has not: each shortlisted
     candidate gets its fastest whole-part design (as --objective performance gives it, $1,185,102
     per run for the best) and the rows are ranked by $ per run, which the output says."""
-    space = _space(tmp_path)
+    space = llama_space_file(tmp_path)
     assert hieropt.load_codesign(space).objective == "min_run_cost"
     r = run("codesign", space, "--workers", "1", "--catalog", CATALOG, "--provision-top", "2",
             "--top", "2", "--json", tmp_path / "codesign.json")

@@ -23,7 +23,7 @@ BINARY = Path(os.environ.get("ASTRA_SIM") or REPO.parent / "shared" / "tools" / 
 G = 2**30 / 1e9
 
 
-def _instance(tmp_path: Path, loop: str = "no_overlap") -> Path:
+def astrasim_instance_file(tmp_path: Path, loop: str = "no_overlap") -> Path:
     (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
     inst = tmp_path / "inst.toml"
     inst.write_text(
@@ -33,7 +33,7 @@ def _instance(tmp_path: Path, loop: str = "no_overlap") -> Path:
 
 
 def test_export_network_file_alone(tmp_path: Path) -> None:
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     yml = tmp_path / "network.yml"
     r = run("export", inst, "--astra-sim", yml)
     assert_ok(r)
@@ -50,7 +50,7 @@ def test_export_network_file_alone(tmp_path: Path) -> None:
 
 
 def test_export_bundle_and_stdout(tmp_path: Path) -> None:
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     r = run("export", inst, "--astra-sim", tmp_path / "b", "--bw", "50,30,20", "--chunks", "4")
     assert_ok(r)
     assert "wrote" in r.stdout and "133 files" in r.stdout.replace(",", "")  # 5 + 128 trace names
@@ -70,7 +70,7 @@ def test_export_errors(tmp_path: Path) -> None:
         2,
         "instance file not found",
     )
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     assert_error(
         run("export", inst, "--astra-sim", tmp_path / "n.yml", "--bw", "50,0,20"),
         2,
@@ -100,7 +100,7 @@ def _script(path: Path, body: str) -> Path:
 
 
 def test_simulate_errors(tmp_path: Path) -> None:
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     assert_error(
         run("simulate", inst, "--astra-sim", tmp_path / "missing", "--bw", "50,30,20"),
         2,
@@ -138,7 +138,7 @@ def _failed_run(r, *parts: str) -> None:
 def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
     """A 'simulator' that reports 1 ns for every NPU: the comparison is printed, then exit 3 with
     the reason."""
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     fake = _script(
         tmp_path / "fake",
         'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
@@ -160,7 +160,7 @@ def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
     "loop", ["no_overlap", pytest.param("tp_dp_overlap_cross", marks=pytest.mark.slow)]
 )
 def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
-    inst = _instance(tmp_path, loop)
+    inst = astrasim_instance_file(tmp_path, loop)
     r = run(
         "simulate",
         inst,
@@ -245,7 +245,7 @@ def test_exported_network_reads_back_to_the_same_network(tmp_path: Path) -> None
 
 
 def test_exported_latencies_and_algorithms_read_back(tmp_path: Path) -> None:
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     text = (
         inst.read_text()
         .replace(
@@ -283,7 +283,8 @@ def test_edited_export_header_is_a_one_line_error(tmp_path: Path) -> None:
     from hieropt.errors import InputError
 
     yml = tmp_path / "net.yml"
-    assert_ok(run("export", _instance(tmp_path), "--astra-sim", yml, "--bw", "50,30,20"))
+    inst = astrasim_instance_file(tmp_path)
+    assert_ok(run("export", inst, "--astra-sim", yml, "--bw", "50,30,20"))
     yml.write_text(yml.read_text().replace("npus_count: [ 4, 4, 8 ]", "npus_count: [ 4, 4, 16 ]"))
     with pytest.raises(InputError) as e:
         read_network_yml(yml)

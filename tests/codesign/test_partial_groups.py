@@ -1,4 +1,4 @@
-"""Co-design answers no longer favour a placement for the bandwidth a partial group does not have:
+"""Co-design answers do not favour a placement for the bandwidth a partial group does not have:
 on the tiny space (8 NPUs, 3 GB/s per NPU in all), LIBRA's convention gives the tp pair of a:FC8
 the NPU's whole bandwidth and ranks that network first at $24; by its links (1 of the 7, the
 default for a co-design space) that network is slower, and the same time needs the $96 switch."""

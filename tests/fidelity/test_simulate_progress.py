@@ -12,7 +12,7 @@ import pytest
 from hieropt.progress import ActivityLine, elapsed_text
 from hieropt.spec import Layer
 from hieropt.studies.simulate import run_text, simulate
-from tests.cli.test_astrasim_cli import _instance
+from tests.cli.test_astrasim_cli import astrasim_instance_file
 from tests.cli.util import run
 
 from .conftest import make_instance, ph
@@ -25,7 +25,7 @@ def _lines(stderr: str) -> list[str]:
 
 
 def test_simulate_prints_what_runs_and_its_elapsed_time(tmp_path: Path, astra_sim: Path) -> None:
-    inst = _instance(tmp_path)  # 4 x 4 x 8 = 128 NPUs, one workload of 8 trace nodes
+    inst = astrasim_instance_file(tmp_path)  # 4 x 4 x 8 = 128 NPUs, one workload of 8 trace nodes
     r = run("simulate", inst, "--astra-sim", astra_sim, "--bw", "50,30,20", "--chunks", "4")
     assert r.exit_code == 0, r.output
     lines = _lines(r.stderr)
@@ -44,7 +44,7 @@ def test_simulate_prints_what_runs_and_its_elapsed_time(tmp_path: Path, astra_si
 
 
 def test_each_allocation_is_numbered(tmp_path: Path, astra_sim: Path) -> None:
-    inst = _instance(tmp_path)
+    inst = astrasim_instance_file(tmp_path)
     # (4 chunks: the simulator misses the concurrent time by 31.7 %, exit 3 with its one error
     # line after the runs' lines)
     r = run("simulate", inst, "--astra-sim", astra_sim, "--chunks", "4")

@@ -83,15 +83,15 @@ pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
 from tests.oracle.algorithms import LINK_RULES, crossed_sizes, restated_rows  # noqa: E402
-from tests.oracle.test_scip_oracle import (  # noqa: E402
+from tests.oracle.scip import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
     ScipFailed,
-    _add_design,
-    _feasible_point,
-    _optimize,
-    _scip_model,
+    add_design,
     extra_rows,
+    feasible_point,
+    optimize,
+    scip_model,
 )
 
 REL_MATCH = 1e-6  # hieropt's optimum vs SCIP's (re-evaluated) point
@@ -352,7 +352,7 @@ def compose(instance: Instance, workload, times: list, mx):
     return total + (times[first][1][2] if over else times[first][1][1])
 
 
-def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
+def stage_parts(instance: Instance) -> list[tuple[float, list[tuple]]]:
     """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)):
     :func:`stage_rows` without the sums and the workload."""
     return [(w, [x[:4] for x in stages]) for w, stages, _ in stage_rows(instance)]
@@ -489,12 +489,12 @@ def _scip_once(
     peak = _peak_bytes(rows, D, pd, pb)
     loaded = [d for d in range(D) if peak[d] > 0]
 
-    m = _scip_model(extra)
-    B = _add_design(m, instance)
+    m = scip_model(extra)
+    B = add_design(m, instance)
     # valid bounds from a feasible point b0: every collective time, max node and workload time is at
     # most T(b0) / weight at the optimum (T(b0) >= the optimum); they keep SCIP's relaxations
     # bounded
-    b0 = _feasible_point(instance, loaded, extra) if loaded else np.ones(D)
+    b0 = feasible_point(instance, loaded, extra) if loaded else np.ones(D)
     t0 = oracle_time_ns(instance, b0) / unit_bytes * (1 + 1e-6)
     t_ub = {d: t0 / (peak[d] / unit_bytes) for d in loaded}
     t = _inverse_times(m, B, b0, t_ub, scaled)
@@ -533,7 +533,7 @@ def _scip_once(
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
-    _optimize(m, "time model")
+    optimize(m, "time model")
     # clip round-off negatives on unloaded dimensions
     bw = np.array([max(0.0, m.getVal(v)) for v in B])
     return bw, m.getObjVal() * unit_bytes  # time unit = unit_bytes ns (GB/s = bytes/ns)
@@ -904,10 +904,10 @@ def _no_traffic(loop: str) -> Instance:
 def test_no_traffic_overlap_loops(loop: str):
     """An instance the test above draws: no dimension carries traffic, and the loop keeps the
     backward compute inside its max nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000
-    ns; likewise the cross loop). An earlier hieropt.solve raised SolverError "the solver reports 0
-    ns but the evaluator gives 1000": with no loaded dimension TimeLP.min_time
-    (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part only, which omits the max
-    nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns tm.time_ns(bw)."""
+    ns; likewise the cross loop). With no loaded dimension TimeLP.min_time
+    (hieropt/solvers/cutting.py) returns tm.time_ns(bw), max nodes' constant pieces included (1000
+    ns), not tm.compute_ns, the constant part only, which would make solve raise SolverError ("the
+    solver reports 0 ns but the evaluator gives 1000")."""
     inst = _no_traffic(loop)
     assert oracle_time_ns(inst, np.array([50.0, 50.0])) == 1000.0
     check_against_scip(inst, print)

@@ -27,8 +27,6 @@ from hieropt.spec import (
     PHASES,
     Bound,
     Collective,
-    CostClass,
-    CostModel,
     Dimension,
     Instance,
     Layer,
@@ -43,88 +41,21 @@ from tests.fuzz.strategies import tiled
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
-MB = 1e6  # bytes per model unit of traffic (with GB/s = bytes/ns, time is then in ms)
-SCIP_TIME_LIMIT_S = 20.0
+from tests.oracle.scip import (  # noqa: E402
+    COST,
+    SCIP_ATTEMPTS,
+    ScipFailed,
+    add_design,
+    describe,
+    extra_rows,
+    feasible_point,
+    optimize,
+    scip_model,
+    unit,
+)
+
 REL_MATCH = 1e-6  # hieropt vs SCIP's (re-evaluated) point
-# SCIP 10 without GMP (the pyscipopt wheel) is numerically fragile at feastol 1e-9: on some
-# instances it aborts with "error in LP solver" (SoPlex cannot tighten its tolerance below 1e-10
-# when it re-solves a troubled LP) or runs out of time proving the 1e-9 gap. Measured on 400 random
-# instances of the strategy below (before it drew only round numbers; 20 s wall-clock limit on a
-# busy machine): 10 failed with the plain model, and each was solved by one of the later settings.
-# The oracle therefore tries, in order: the specified model; the same model in KB / GB/s / us (times
-# 1000x larger, so the absolute 1e-9 tolerance on the small epigraph rows is relatively tighter); no
-# cutting-plane separation; a 10x tighter LP feasibility tolerance. Every attempt is the same exact
-# model and is checked the same way. With the round numbers the strategy now draws, 300 of 300
-# random instances were solved at the first attempt.
-SCIP_ATTEMPTS: tuple[tuple[dict, float], ...] = (
-    ({}, MB),
-    ({}, 1e3),
-    ({"separating/maxrounds": 0, "separating/maxroundsroot": 0}, MB),
-    ({"numerics/lpfeastolfactor": 0.1}, MB),
-)
-COST = CostModel(
-    classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)}
-)
-
-
-class ScipFailed(Exception):
-    """SCIP ended without a proven optimum (time limit, or an LP-solver error)."""
-
-
-def _scip_model(extra: dict) -> pyscipopt.Model:
-    m = pyscipopt.Model("hieropt-oracle")
-    m.hideOutput()
-    m.setParam("display/verblevel", 0)
-    m.setParam("numerics/feastol", 1e-9)
-    m.setParam("limits/gap", 1e-9)
-    # CPU time: a busy machine must not turn into spurious time limits
-    m.setParam("timing/clocktype", 1)
-    m.setParam("limits/time", SCIP_TIME_LIMIT_S)
-    for k, v in extra.items():
-        m.setParam(k, v)
-    return m
-
-
-def _optimize(m: pyscipopt.Model, what: str) -> None:
-    try:
-        m.optimize()
-    except Exception as e:  # pyscipopt raises a bare Exception for SCIP error codes
-        raise ScipFailed(f"{what}: {e}") from e
-    if m.getStatus() != "optimal":
-        raise ScipFailed(f"{what}: status {m.getStatus()!r}")
-
-
-def _add_design(m: pyscipopt.Model, instance: Instance) -> list:
-    """Bandwidth variables B_d (GB/s) with the instance's bounds and linear design constraints;
-    returns B."""
-    B = [
-        m.addVar(f"B{d}", lb=b.lower_gbps, ub=b.upper_gbps)
-        for d, b in enumerate(instance.bounds_or_default)
-    ]
-    for i, c in enumerate(instance.constraints):
-        lhs = pyscipopt.quicksum(float(a) * B[d] for d, a in enumerate(c.coefficients) if a != 0)
-        if c.sense == "<=":
-            m.addCons(lhs <= c.rhs, name=f"design{i}")
-        elif c.sense == ">=":
-            m.addCons(lhs >= c.rhs, name=f"design{i}")
-        else:
-            m.addCons(lhs == c.rhs, name=f"design{i}")
-    return B
-
-
-def _feasible_point(instance: Instance, loaded: list[int], extra: dict) -> np.ndarray:
-    """A feasible B that maximises the smallest loaded bandwidth (one LP, solved by SCIP)."""
-    m = _scip_model(extra)
-    B = _add_design(m, instance)
-    s = m.addVar("s", lb=None, ub=None)
-    for d in loaded:
-        m.addCons(s <= B[d])
-    m.setObjective(s, "maximize")
-    _optimize(m, "feasibility LP")
-    assert m.getObjVal() > 0, "the design constraints force a loaded dimension to zero bandwidth"
-    return np.array([m.getVal(v) for v in B])
-
-
+MB = 1e6  # bytes per model unit of traffic (with GB/s = bytes/ns, time is then in ms)
 def _scip_once(instance: Instance, extra: dict, unit_bytes: float) -> tuple[np.ndarray, float]:
     D = instance.network.n_dims
     # (collectives, D), in units of unit_bytes
@@ -133,13 +64,13 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float) -> tuple[np.n
     loaded = [d for d in range(D) if (traffic[:, d] > 0).any()]
     compute_ns = float(instance.workload.table.compute_ns.sum())
 
-    m = _scip_model(extra)
-    B = _add_design(m, instance)
+    m = scip_model(extra)
+    B = add_design(m, instance)
     t, tau = {}, []
     if loaded:
         # valid bounds from a feasible point b0 (communication time t0 >= optimum): keeps SCIP's
         # relaxations bounded
-        b0 = _feasible_point(instance, loaded, extra)
+        b0 = feasible_point(instance, loaded, extra)
         t0 = float(sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic)) * (
             1 + 1e-6
         )
@@ -153,7 +84,7 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float) -> tuple[np.n
         for d in np.flatnonzero(row > 0):
             m.addCons(tau[k] >= float(row[d]) * t[int(d)], name=f"epi{k}_{d}")
     m.setObjective(pyscipopt.quicksum(tau), "minimize")
-    _optimize(m, "time model")
+    optimize(m, "time model")
     # clip round-off negatives on dimensions without traffic (the evaluator rejects bw < 0)
     bw = np.array([max(0.0, m.getVal(v)) for v in B])
     # time unit = unit_bytes ns (GB/s = bytes/ns)
@@ -255,57 +186,6 @@ def test_two_dim_all_reduce_closed_form():
 # --------------------------------------------------------------------------------- random instances
 
 
-def extra_rows(draw, D: int, e: float, most: int) -> list[LinearConstraint]:
-    """0..``most`` random design rows that all hold at the equal split ``e`` GB/s per dimension (so
-    the instance stays feasible): bw[i] >= bw[j]; bw[i] + bw[j] <= c with c >= 2e; a bw[i] >= b with
-    b <= a e; bw[i] <= u with u >= e. Shared by the SCIP oracle tests (``draw`` is hypothesis's,
-    inside an ``@st.composite``)."""
-    rows = []
-    for _ in range(draw(st.integers(0, most))):
-        kind = draw(st.sampled_from(["order", "pair_cap", "scaled_floor", "cap"]))
-        i, j = draw(st.permutations(range(D)))[:2]
-        coef = [0.0] * D
-        if kind == "order":
-            coef[i], coef[j] = 1.0, -1.0
-            rows.append(
-                LinearConstraint(
-                    coefficients=tuple(coef), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"
-                )
-            )
-        elif kind == "pair_cap":
-            coef[i] = coef[j] = 1.0
-            c = 2 * e * (1 + draw(_unit()))
-            rows.append(
-                LinearConstraint(
-                    coefficients=tuple(coef), sense="<=", rhs=c, text=f"bw[{i}] + bw[{j}] <= c"
-                )
-            )
-        elif kind == "scaled_floor":
-            a = draw(st.integers(1, 8)) / 2
-            coef[i] = a
-            rows.append(
-                LinearConstraint(
-                    coefficients=tuple(coef),
-                    sense=">=",
-                    rhs=a * e * draw(_unit()),
-                    text=f"a*bw[{i}] >= b",
-                )
-            )
-        else:
-            coef[i] = 1.0
-            u = e * (1 + 2 * draw(_unit()))
-            rows.append(
-                LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=u, text=f"bw[{i}] <= u")
-            )
-    return rows
-
-
-def _unit(n: int = 1000):
-    """A round fraction in [0, 1]: SCIP without GMP chokes on hypothesis's subnormal floats (e.g. a
-    bound of 4e-306)."""
-    return st.integers(0, n).map(lambda i: i / n)
-
-
 @st.composite
 def instances(draw) -> Instance:
     """Small random instances whose constraints all hold at the equal split bw[d] = S/D (feasible)
@@ -346,8 +226,8 @@ def instances(draw) -> Instance:
     if draw(st.booleans()):
         bounds = tuple(
             Bound(
-                lower_gbps=e * draw(_unit()),
-                upper_gbps=draw(st.none() | _unit().map(lambda f: e * (1 + 2 * f))),
+                lower_gbps=e * draw(unit()),
+                upper_gbps=draw(st.none() | unit().map(lambda f: e * (1 + 2 * f))),
             )
             for _ in range(D)
         )
@@ -443,22 +323,6 @@ STALL_B = _example(
 )
 
 
-def _bounds(inst: Instance) -> list[tuple[float, float]] | None:
-    """The instance's per-dimension (lower, upper) bounds, GB/s, or None."""
-    return None if inst.bounds is None else [(b.lower_gbps, b.upper_gbps) for b in inst.bounds]
-
-
-def _describe(inst: Instance) -> str:
-    traffic = phase_traffic(inst).reshape(-1, inst.network.n_dims)
-    return (
-        f"dims={[(d.block, d.npus) for d in inst.network.dims]} "
-        f"mapping={inst.mapping.model_dump()} "
-        f"rows={[(c.coefficients, c.sense, c.rhs) for c in inst.constraints]} "
-        f"bounds={_bounds(inst)} "
-        f"collectives={int((traffic > 0).any(axis=1).sum())}"
-    )
-
-
 @settings(
     max_examples=25,
     deadline=None,
@@ -473,7 +337,7 @@ def _describe(inst: Instance) -> str:
 @example(STALL_B)
 @given(instances())
 def test_hieropt_matches_scip(inst: Instance):
-    note(_describe(inst))
+    note(describe(inst))
     sol = api.solve(inst)
     note(
         f"hieropt: {sol.status} gap={sol.gap!r} bw={sol.bw_gbps.tolist()} "

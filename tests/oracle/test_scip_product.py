@@ -58,15 +58,15 @@ from tests.fuzz.strategies import divisors as _divisors
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
-from tests.oracle.test_scip_oracle import (  # noqa: E402
+from tests.oracle.scip import (  # noqa: E402
     SCIP_ATTEMPTS,
     ScipFailed,
-    _add_design,
-    _describe,
-    _feasible_point,
-    _scip_model,
-    _unit,
+    add_design,
+    describe,
     extra_rows,
+    feasible_point,
+    scip_model,
+    unit,
 )
 
 SCIP_TIME_LIMIT_S = 20.0  # CPU seconds per attempt (the imported model uses SCIP's CPU clock)
@@ -118,7 +118,7 @@ def _scip_product_once(instance: Instance, extra: dict, time_factor: float, time
 
     # units: B in GB/s; time in units of T(B0) * time_factor, cost in units of C(B0), so that T, C
     # and z are ~1
-    b0 = _feasible_point(instance, loaded, extra)
+    b0 = feasible_point(instance, loaded, extra)
     t0_ns = compute_ns + float(
         sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic_bytes)
     )
@@ -126,8 +126,8 @@ def _scip_product_once(instance: Instance, extra: dict, time_factor: float, time
     traffic, compute, c = traffic_bytes / time_unit, compute_ns / time_unit, c_usd / cost_unit
 
     def cost_lp(sense: str) -> float:
-        lp = _scip_model(extra)
-        Bv = _add_design(lp, instance)
+        lp = scip_model(extra)
+        Bv = add_design(lp, instance)
         lp.setObjective(pyscipopt.quicksum(float(c[d]) * Bv[d] for d in range(D)), sense)
         try:
             lp.optimize()
@@ -145,8 +145,8 @@ def _scip_product_once(instance: Instance, extra: dict, time_factor: float, time
     if compute > 0:
         c_max = min(c_max, p0 / compute)
 
-    m = _scip_model({**extra, "limits/time": time_limit_s, "limits/gap": gap})
-    B = _add_design(m, instance)
+    m = scip_model({**extra, "limits/time": time_limit_s, "limits/gap": gap})
+    B = add_design(m, instance)
     t = {d: m.addVar(f"t{d}", lb=0.0, ub=(t_max - compute) / traffic[:, d].max()) for d in loaded}
     for d in loaded:
         # t_d >= 1/B_d: convex, exact at the optimum (see above)
@@ -282,12 +282,12 @@ def instances(draw) -> Instance:
                 LinearConstraint(
                     coefficients=ones,
                     sense="<=",
-                    rhs=S * (1 + 3 * draw(_unit())),
+                    rhs=S * (1 + 3 * draw(unit())),
                     text="sum(bw) <= U",
                 )
             )
         else:
-            bounds = tuple(Bound(upper_gbps=e * (1 + 2 * draw(_unit()))) for _ in range(D))
+            bounds = tuple(Bound(upper_gbps=e * (1 + 2 * draw(unit()))) for _ in range(D))
     rows += extra_rows(draw, D, e, 2)
     inst = Instance(
         name="random-ppc",
@@ -559,7 +559,7 @@ def test_performance_per_cost_matches_scip(inst: Instance, u: float):
     neither solver's bound crosses the other's feasible value; fastest-for-budget and
     min-cost-for-target agree; the front is monotone. ``u`` places the budget between the cheapest
     and the fastest network."""
-    note(_describe(inst) + f" prices={unit_costs_usd_per_gbps(inst).tolist()}")
+    note(describe(inst) + f" prices={unit_costs_usd_per_gbps(inst).tolist()}")
     sol = hieropt.solve(inst, objective="performance_per_cost")
     note(
         f"hieropt bw={sol.bw_gbps.tolist()} T*C={sol.objective_value!r} "

@@ -3,9 +3,9 @@ workload, T the max over the stages): the tiny model of tests/workloads/tiny.py 
 stages, placed lowest first on 2 x 2 x N NPUs, solved by hieropt and by the independent SCIP model
 of tests/oracle/test_scip_loops.py (each stage's time straight from the loop's formula, the max as
 one more epigraph variable). On the first plan the stage with the most compute (the last: its output
-layer) is not the slowest at the optimum: a middle stage with two pipeline sends is, and the old
-answer (that stage alone) is below SCIP's global optimum, i.e. it claimed a time no design
-reaches."""
+layer) is not the slowest at the optimum: a middle stage with two pipeline sends is, and the
+single-stage answer (that stage alone) is below SCIP's global optimum, i.e. it claims a time no
+design reaches."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_pipelined_plans_match_scip(plan: dict, budget: float):
     check_against_scip(inst, print)
 
 
-def test_the_old_single_stage_answer_is_below_the_global_optimum():
+def test_the_single_stage_answer_is_below_the_global_optimum():
     p, inst = _instance(PLANS[0], 3.0)
     r = bottleneck_stage(build_step(p))
     assert r == 3  # the last stage: its output layer
@@ -57,7 +57,7 @@ def test_the_old_single_stage_answer_is_below_the_global_optimum():
     assert sol.breakdown.slowest_stage == "tiny-stage1"
     _, scip_obj = scip_min_time(inst)
     old = hieropt.solve(_instance(PLANS[0], 3.0, stage=r)[1])
-    assert old.iteration_time_ns < scip_obj * (1 - 1e-3)  # the old claim: 5,489 vs 6,185 ns
+    assert old.iteration_time_ns < scip_obj * (1 - 1e-3)  # single-stage: 5,489 vs 6,185 ns
     assert sol.iteration_time_ns == pytest.approx(scip_obj, rel=1e-6)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from hieropt.report.committee_codesign import codesign_committee
 from tests.buyer.test_provisioned_run_agrees import CATALOG
-from tests.buyer.test_provisioned_run_agrees import _space as small_space
+from tests.buyer.test_provisioned_run_agrees import llama_space_file as small_space
 from tests.buyer.test_sizing import LLAMA_SPACE
 from tests.cases import REPO
 from tests.cli.util import error_line, run

@@ -2,10 +2,10 @@
 every stage were that one, and under a schedule that composes the stages (interleaved 1F1B here)
 the iteration time is below the largest of them, so the line must not call it the slowest's.
 
-Hand-computed on the three stages of tests/solve/test_pipeline_stages.py (m = 4 micro-batches, p =
-3 stages, v = 2 chunks, B = (100, 50) GB/s): slots t = (600 + 2.4e7, 750 + 6e6, 180 + 1.2e7) ns,
-DP tails W = (8e8 / 50, 4e8 / 50, 0) ns. Each stage alone: (m + (p - 1)/v) t_r + W_r = 5 t_r + W_r;
-the composition: sum t / v + (m - 1/v) max t + W_0.
+Hand-computed on the three stages of tests/solve/stages.py (m = 4 micro-batches, p = 3 stages, v = 2
+chunks, B = (100, 50) GB/s): slots t = (600 + 2.4e7, 750 + 6e6, 180 + 1.2e7) ns, DP tails W = (8e8 /
+50, 4e8 / 50, 0) ns. Each stage alone: (m + (p - 1)/v) t_r + W_r = 5 t_r + W_r; the composition: sum
+t / v + (m - 1/v) max t + W_0.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 
 import hieropt
 from hieropt.report.text import evaluation_lines
-from tests.solve.test_pipeline_stages import _slots, _three_stages, two_stages
+from tests.solve.stages import slots, three_stages
+from tests.solve.test_pipeline_stages import two_stages
 
 
 def _stage_line(lines: list[str]) -> str:
@@ -23,9 +24,9 @@ def _stage_line(lines: list[str]) -> str:
 
 
 def test_composed_stages_are_labelled_as_each_stage_alone():
-    inst = _three_stages(m=4, v=2)
+    inst = three_stages(m=4, v=2)
     bd = hieropt.evaluate(inst, [100.0, 50.0])
-    t, w0 = _slots(100.0, 50.0)
+    t, w0 = slots(100.0, 50.0)
     tails = (8e8 / 50.0, 4e8 / 50.0, 0.0)
     assert list(bd.stage_times_ns.values()) == pytest.approx(
         [5 * x + w for x, w in zip(t, tails, strict=True)], rel=1e-14

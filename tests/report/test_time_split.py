@@ -5,7 +5,7 @@ and each dimension's "slowest" time at most its busy time.
 
 By hand:
 
-- the three stages of tests/solve/test_pipeline_stages.py (1F1B, m = 4, p = 3; compute per
+- the three stages of tests/solve/stages.py (1F1B, m = 4, p = 3; compute per
   micro-batch f = (100, 150, 50), b = (500, 600, 130) ns, no optimizer step): compute m x the
   largest stage compute 4 x 750 = 3,000 ns; with free communication the schedule's graph ends at
   3,630 ns (stage 1 stalls 30 ns for stage 2's first backward at 430 ns, so its backwards end at
@@ -55,7 +55,7 @@ from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm import NPU
 from hieropt.workloads.llm.space import CodesignSpace, PlanChoices
 from tests.report.conftest import REPO
-from tests.solve.test_pipeline_stages import _graph, _three_stages
+from tests.solve.stages import schedule_graph_ns, three_stages
 from tests.workloads.tiny import params
 
 T_HAND = 82_002_070.0  # tests/solve/test_pipeline_stages.py, B = (100, 50)
@@ -72,8 +72,8 @@ def _split(bd) -> tuple[float, float, float]:
 
 
 def test_three_stage_pipeline_split_by_hand():
-    inst = _three_stages()
-    assert _graph([100.0, 150.0, 50.0], [500.0, 600.0, 130.0], 4) == 3630.0
+    inst = three_stages()
+    assert schedule_graph_ns([100.0, 150.0, 50.0], [500.0, 600.0, 130.0], 4) == 3630.0
     bd = hieropt.evaluate(inst, [100.0, 50.0])
     assert bd.iteration_time_ns == pytest.approx(T_HAND, rel=1e-14)
     assert _split(bd) == pytest.approx((3000.0, 630.0, T_HAND - 3630.0), rel=1e-14)
@@ -97,7 +97,7 @@ def test_three_stage_pipeline_split_by_hand():
 
 
 def test_the_time_table_adds_up_and_sets_the_issued_rows_apart():
-    bd = hieropt.evaluate(_three_stages(), [100.0, 50.0])
+    bd = hieropt.evaluate(three_stages(), [100.0, 50.0])
     rows = _rows(time_table(bd, "step"))
     assert [r[0] for r in rows] == [
         "compute", "pipeline bubble (fill and drain)", "exposed communication", "iteration",
@@ -223,7 +223,7 @@ def test_the_split_holds_on_every_schedule(m, v, overlap, ids, bw):
     """Graph, interleaved composition, overlapped last backward, stages not composed: compute,
     bubble and exposed communication are non-negative and add up to T; compute + bubble is T with
     free communication; every dimension's slowest time is at most its busy time."""
-    inst = _three_stages(m=m, v=v, overlap=overlap, ids=ids)
+    inst = three_stages(m=m, v=v, overlap=overlap, ids=ids)
     if ids == ():
         inst = inst.model_copy(update={"workload": inst.workload.model_copy(
             update={"pipeline_stages": ()})})

@@ -266,6 +266,16 @@ HAND_CASES: tuple[HandCase, ...] = (
         tuple(float(x) for x in 100 * M / M.sum()),
     ),
     HandCase(
+        "rented-run-cost",
+        instance("min_run_cost", constraints=SUM_100, cluster=Cluster(usd_per_npu_hour=2.5)),
+        (C_NS + M.sum() / 100) * 32 * 2.5 / 3.6e12,
+        ("rented_run_cost",),
+        "32 NPUs rented at $2.50 per NPU-hour: a run costs T x 32 x 2.5 / 3.6e12 $ per ns whatever "
+        "the network costs, so the answer is fastest-sum's design: $ per iteration = 1.65e7 ns x "
+        "$80 / 3.6e12 ns = $3.6667e-4",
+        tuple(float(x) for x in 100 * M / M.sum()),
+    ),
+    HandCase(
         "min-max-regret",
         _portfolio(),
         2.0,

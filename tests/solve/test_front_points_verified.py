@@ -5,8 +5,9 @@ Random fronts with lower bounds on most dimensions (the cheapest network sits on
 first point lies 1e-6 above the cheapest network, where the budget's room is a sliver of the cost,
 so a design a hair below its floors or a hair over budget spends room the budget does not give (a
 point 1e-6 above the cheapest network reported a time 3e-7 below the proven bound with its design
-8e-11 below three lower bounds). The points' designs used to be scaled onto the budget as a whole,
-taking the floors down with them (1e-16 .. 3e-16 below them here).
+8e-11 below three lower bounds). Scaling the points' designs onto the budget as a whole would take
+the floors down with them (1e-16 .. 3e-16 below them here); the tests below hold each point's design
+to its floors and its budget.
 """
 
 from __future__ import annotations

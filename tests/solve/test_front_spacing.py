@@ -10,9 +10,9 @@ import pytest
 
 import hieropt
 from hieropt import SolveOptions
-from tests.solve.test_procurement_trust import _small
+from tests.cases import three_layer_instance
 
-FAR = _small(
+FAR = three_layer_instance(
     ((0.0033085,), (6858.28,), (0.0234792, 1e-5, 1e-5)),
     [((1.0, 1.0, 1.0), "<=", 3.19e12)],
     [(0.00293, 2.93e9), (0.025, 2.5e10), (0.0039, 1.6e7)],

@@ -36,8 +36,8 @@ from hieropt.spec import Bound
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from hieropt.solvers.near_cheapest import vertex_of  # noqa: E402
-from tests.oracle.test_scip_loops import _rows, loop_time, oracle_time_ns  # noqa: E402
-from tests.oracle.test_scip_oracle import _optimize, _scip_model  # noqa: E402
+from tests.oracle.scip import optimize, scip_model  # noqa: E402
+from tests.oracle.test_scip_loops import loop_time, oracle_time_ns, stage_parts  # noqa: E402
 from tests.solve.test_near_cheapest_ties import REPRODUCERS, reproducer  # noqa: E402
 
 EPS = float(np.finfo(float).eps)
@@ -127,7 +127,7 @@ def scip_near_cheapest(inst: hieropt.Instance) -> tuple[np.ndarray, float]:
     assert np.isfinite(unit) and unit == pytest.approx(
         hieropt.evaluate(inst, b0).iteration_time_ns, rel=1e-12
     )
-    m = _scip_model({})
+    m = scip_model({})
     w = {d: m.addVar(f"w{d}", lb=0.0, ub=1.0) for d in dear}
     ws = m.addVar("ws", lb=0.0, ub=1.0 if ex.floor else 0.0)
     B = {d: m.addVar(f"B{d}", lb=float(ex.lo[d]), ub=ex.S + ex.cap_s) for d in cheap}
@@ -154,7 +154,7 @@ def scip_near_cheapest(inst: hieropt.Instance) -> tuple[np.ndarray, float]:
             m.addCons(z >= e)
         return z
 
-    (weight, ((traffic, latency, C, _),)), = _rows(inst)  # (one workload of one stage)
+    (weight, ((traffic, latency, C, _),)), = stage_parts(inst)  # (one workload of one stage)
     assert not latency.any() and inst.dimension_mode == "concurrent"
     L = traffic.shape[0]
     S_ = [
@@ -175,7 +175,7 @@ def scip_near_cheapest(inst: hieropt.Instance) -> tuple[np.ndarray, float]:
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
-    _optimize(m, "near-cheapest model")
+    optimize(m, "near-cheapest model")
     point = _point(
         inst,
         ex,

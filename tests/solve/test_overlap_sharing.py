@@ -124,8 +124,8 @@ def test_by_hand(loop, in_flight, layers, bw, mode):
 
 
 def test_sharing_binds():
-    """At (50, 50) the shared dimension decides: independent streams (the old model) < shared links
-    < serial."""
+    """At (50, 50) the shared dimension decides: independent streams (sharing no link) < shared
+    links < serial."""
     sf, sig, swg, tf, tig, twg = _parts(50.0, 50.0)
     independent = CF + tf + max(CIG + tig, CIG + CWG + twg)
     shared = hand("tp_dp_overlap", None, 1, 50.0, 50.0)

@@ -26,11 +26,11 @@ ns) and the tied exchange in W_0:
 
     dT = (2 x 6,291,456 + 314,572,800) x (1/2.5 - 1/25) = 327,155,712 x 0.36 = 117,776,056.32 ns.
 
-Charging every send at the slowest dimension (the old rule) gives 19 sends on the critical path
-(m + p - 1) instead: (19 x 6,291,456 + 314,572,800) x 0.36 = 156,279,767.04 ns. At (300, 2.5) the
-iteration is 552.055431 ms (488.661279 ms with 2-byte gradients, when ASTRA-sim 2.0 simulated
-488.6646 ms for hieropt's own export, tests/fidelity/test_pipeline_sends.py; the old rule's 536.08
-ms was 19 x (2,516,582.4 - 20,971.52) ns = 47.42 ms above that).
+Charging every send at the slowest dimension (a simpler rule, not hieropt's) would give 19 sends on
+the critical path (m + p - 1) instead: (19 x 6,291,456 + 314,572,800) x 0.36 = 156,279,767.04 ns.
+At (300, 2.5) the iteration is 552.055431 ms (488.661279 ms with 2-byte gradients, when ASTRA-sim
+2.0 simulated 488.6646 ms for hieropt's own export, tests/fidelity/test_pipeline_sends.py; that
+rule's 536.08 ms is 19 x (2,516,582.4 - 20,971.52) ns = 47.42 ms above that).
 """
 
 from __future__ import annotations

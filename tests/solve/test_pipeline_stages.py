@@ -2,8 +2,9 @@
 positions the iteration time is the slowest stage's (each as if every stage were it), with them the
 1F1B schedule composes them (hieropt.model.pipeline). Hand-computed answers for two stages where the
 stage with less compute is the bottleneck at low bandwidth and the one with more compute at high
-bandwidth, the old single-stage answer shown wrong there, and a shipped model's plan (Llama 3 70B
-with uneven stages) where the stage with the most compute is not the slowest at the optimum.
+bandwidth, the single-stage answer (the stage with the most compute alone) shown wrong there, and
+a shipped model's plan (Llama 3 70B with uneven stages) where the stage with the most compute is
+not the slowest at the optimum.
 
 The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x
 FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
@@ -17,8 +18,8 @@ FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; ever
 T_L > T_H exactly when 10/B1 > 20, i.e. B1 < 0.5 GB/s. Under sum(bw) == S:
 
 - H alone is minimised at B0/B1 = sqrt(20/10): T_H* = F (60 + (sqrt 20 + sqrt 10)^2 / S), where B1 =
-  S/(1 + sqrt 2), below 0.5 for S < 1.207: the old model (the stage with the most compute only) was
-  wrong there;
+  S/(1 + sqrt 2), below 0.5 for S < 1.207: counting the stage with the most compute only is wrong
+  there;
 - L alone at B0 = B1 = S/2: T_L* = F (40 + 80/S), where T_L > T_H for S < 1;
 - so for S <= 1 the optimum is L's (S = 0.5: B = (0.25, 0.25), T = 4 x 200 = 800 ms), for S >= 1.207
   H's (S = 10: T = 4 (60 + 5.8284) ms), and in between on the tie B1 = 0.5 (S = 1.1: B = (0.6, 0.5),
@@ -56,6 +57,7 @@ from hieropt.spec import (
 from hieropt.spec.space import constraint_for
 from hieropt.workloads.llm.lower import bottleneck_stage, distinct_stages
 from hieropt.workloads.llm.step import build_step
+from tests.solve.stages import parts, schedule_graph_ns, slots, three_stages
 
 ROOT = Path(__file__).resolve().parents[2]
 MB, MS = 1e6, 1e6  # bytes, ns
@@ -81,7 +83,7 @@ LIGHT = Workload(name="L", layers=(_layer("l0", 40 * MS, AR, SEND), _layer("l1",
 
 def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
     """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``);
-    ``stages=()``: H alone (the old model)."""
+    ``stages=()``: H alone (the stage with the most compute only)."""
     return Instance(
         name="two-stages",
         objective="performance",
@@ -262,12 +264,12 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     sol, old = hieropt.solve(inst), hieropt.solve(heavy)
     assert sol.success and old.success and sol.gap <= 1e-8
     assert sol.breakdown.slowest_stage == "llama3-70b-stage1"
-    truth = hieropt.evaluate(inst, old.bw_gbps)  # the old answer's bandwidths, every stage counted
+    truth = hieropt.evaluate(inst, old.bw_gbps)  # single-stage bandwidths, every stage counted
     assert truth.slowest_stage == "llama3-70b-stage1"
-    # the old optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claimed 7,782.51
-    # ms; its bandwidths give 7,742.08 ms by the schedule's graph (fill and drain at each stage's
-    # pace); the optimum is 7,741.47 ms (re-measured with bf16's FP32 gradients; 7,695.98, 7,661.05
-    # and 7,660.43 ms with 2-byte ones)
+    # the single-stage optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claims
+    # 7,782.51 ms; its bandwidths give 7,742.08 ms by the schedule's graph (fill and drain at each
+    # stage's pace); the optimum is 7,741.47 ms (with bf16's FP32 gradients; 7,695.98, 7,661.05 and
+    # 7,660.43 ms with 2-byte ones)
     assert old.iteration_time_ns == pytest.approx(7782.512e6, rel=1e-6)
     assert truth.iteration_time_ns == pytest.approx(7742.081e6, rel=1e-6)
     assert sol.iteration_time_ns == pytest.approx(7741.472e6, rel=1e-6)
@@ -299,97 +301,6 @@ def test_a_copy_with_other_layers_is_checked_afresh():
 
 
 # --------------------------------------------------------------- the exact 1F1B composition by hand
-def _three_stages(
-    m: int = 4, v: int = 1, overlap: bool = False, ids=((0,), (1,), (2,))
-) -> Instance:
-    """Three stages on Ring 4 x Switch 2 (tp = (4, 1) per-micro-batch all-reduces: 1.5 S on
-    dimension 0; dp = (1, 2) per-iteration all-reduces: S on dimension 1), loop step with m
-    micro-batches, p = 3, v chunks:
-
-    - stage 0: compute 100 / 200 / 300 ns, all-reduces of 400 MB (forward, input gradient) and 800
-      MB (DP);
-    - stage 1: compute 150 / 250 / 350 ns, 200 MB, 200 MB and 400 MB (DP);
-    - stage 2: compute 50 / 60 / 70 ns, an 800 MB forward all-reduce only."""
-    def layer(c, sf, sig, swg) -> Layer:
-        def ph(cn, s):
-            return Phase(
-                compute_ns=cn,
-                collective=Collective.ALL_REDUCE if s else Collective.NONE,
-                size_bytes=s,
-            )
-
-        return Layer(
-            name="l", forward=ph(c[0], sf), input_grad=ph(c[1], sig), weight_grad=ph(c[2], swg)
-        )
-
-    stages = [Workload(name=f"s{r}", layers=(layer(*x),)) for r, x in enumerate(
-        [((100.0, 200.0, 300.0), 4e8, 4e8, 8e8), ((150.0, 250.0, 350.0), 2e8, 2e8, 4e8),
-         ((50.0, 60.0, 70.0), 8e8, 0.0, 0.0)])]
-    wl = stages[0].model_copy(update={"more_stages": tuple(stages[1:]), "pipeline_stages": ids})
-    dims = (Dimension(block="Ring", npus=4, cost_class="C"),
-            Dimension(block="Switch", npus=2, cost_class="S"))
-    cost = CostModel(
-        classes={
-            "C": CostClass(link_usd_per_gbps=1.0),
-            "S": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0),
-        }
-    )
-    return Instance(
-        name="three",
-        objective="performance",
-        training_loop="step",
-        network=Network(dims=dims),
-        workload=wl,
-        mapping=Mapping(forward=(4, 1), input_grad=(4, 1), weight_grad=(1, 2)),
-        cost=cost,
-        step=StepSchedule(microbatches=m, stages=3, virtual_stages=v, overlap_dp=overlap),
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=150.0),),
-    )
-
-
-def _slots(b0: float, b1: float) -> tuple[list[float], float]:
-    """Each stage's micro-batch slot t_r = C_f + T_f + C_ig + T_ig + C_wg and the first stage's tail
-    W_0, ns."""
-    t = [600.0 + 2 * 1.5 * 4e8 / b0, 750.0 + 2 * 1.5 * 2e8 / b0, 180.0 + 1.5 * 8e8 / b0]
-    return t, 8e8 / b1
-
-
-def _parts(b0: float) -> tuple[list[float], list[float]]:
-    """Each stage's forward f_r = C_f + T_f and backward b_r = C_ig + T_ig + C_wg, ns."""
-    return ([100.0 + 1.5 * 4e8 / b0, 150.0 + 1.5 * 2e8 / b0, 50.0 + 1.5 * 8e8 / b0],
-            [500.0 + 1.5 * 4e8 / b0, 600.0 + 1.5 * 2e8 / b0, 130.0])
-
-
-def _graph(f: list[float], b: list[float], m: int) -> float:
-    """The 1F1B schedule with blocking sends, operation by operation (PipeDream-Flush order: p - r -
-    1 warm-up forwards, then a forward and a backward in turn): each ends at max(the stage's
-    previous end, the neighbour's send) + its duration; the end of stage 0's last backward."""
-    p = len(f)
-    order = []
-    for r in range(p):
-        ops, nf, nb = [], min(p - r - 1, m), 0
-        ops = [("F", i) for i in range(nf)]
-        while nb < m:
-            if nf < m:
-                ops.append(("F", nf))
-                nf += 1
-            ops.append(("B", nb))
-            nb += 1
-        order.append(ops)
-    end, at, clock = {}, [0] * p, [0.0] * p
-    while any(at[r] < 2 * m for r in range(p)):
-        for r in range(p):
-            while at[r] < 2 * m:
-                kind, i = order[r][at[r]]
-                src = r - 1 if kind == "F" else r + 1
-                if 0 <= src < p and (src, kind, i) not in end:
-                    break
-                ready = max(clock[r], end.get((src, kind, i), 0.0))
-                clock[r] = end[(r, kind, i)] = ready + (f[r] if kind == "F" else b[r])
-                at[r] += 1
-    return end[(0, "B", m - 1)]
-
-
 def test_1f1b_schedule_of_three_stages_by_hand():
     """At B = (100, 50) GB/s: f = (6,000,100, 3,000,150, 12,000,050) ns, b = (6,000,500, 3,000,600,
     130) ns, W_0 = 16,000,000 ns, m = 4. Stage 2 is the slowest (t_2 = 12,000,180 ns), so the
@@ -404,15 +315,15 @@ def test_1f1b_schedule_of_three_stages_by_hand():
       backward of the
     first micro-batch are in its 8 operations), the former (m + p - 1) x the slowest slot 6 x
     12,000,600 + 16,000,000 = 88,003,600 ns (the fill and drain at stage 0's pace)."""
-    inst = _three_stages()
+    inst = three_stages()
     assert hieropt.evaluate(inst, [100.0, 50.0]).iteration_time_ns == pytest.approx(
         82_002_070.0, rel=1e-14
     )
     assert build_time_model(inst).time_ns(np.array([100.0, 50.0])) == pytest.approx(
         82_002_070.0, rel=1e-14
     )
-    f, b = _parts(100.0)
-    assert _graph(f, b, 4) + 16e6 == pytest.approx(82_002_070.0, rel=1e-14)
+    f, b = parts(100.0)
+    assert schedule_graph_ns(f, b, 4) + 16e6 == pytest.approx(82_002_070.0, rel=1e-14)
     old = inst.model_copy(
         update={"workload": inst.workload.model_copy(update={"pipeline_stages": ()})}
     )
@@ -423,17 +334,16 @@ def test_1f1b_schedule_of_three_stages_by_hand():
 
 @pytest.mark.parametrize("m, v", [(4, 1), (6, 1), (3, 2)])
 def test_schedule_time_and_its_optimum(m: int, v: int):
-    """1F1B: the schedule's graph (:func:`_graph`) + W_0; interleaved (v = 2): (1/v) sum_r t_r + (m
-    - 1/v) max_r t_r + W_0; at several points, and the certified optimum under sum(bw) == 150 equals
-      a
-    ternary search along the budget line (T is convex)."""
-    inst = _three_stages(m=m, v=v)
+    """1F1B: the schedule's graph (:func:`schedule_graph_ns`) + W_0; interleaved (v = 2): (1/v)
+    sum_r t_r + (m - 1/v) max_r t_r + W_0; at several points, and the certified optimum under
+    sum(bw) == 150 equals a ternary search along the budget line (T is convex)."""
+    inst = three_stages(m=m, v=v)
     tm = build_time_model(inst)
 
     def f(b0: float) -> float:
-        t, w = _slots(b0, 150.0 - b0)
+        t, w = slots(b0, 150.0 - b0)
         if v == 1:
-            return _graph(*_parts(b0), m) + w
+            return schedule_graph_ns(*parts(b0), m) + w
         return sum(t) / v + (m - 1 / v) * max(t) + w
 
     for b0 in (5.0, 75.0, 140.0):
@@ -452,12 +362,12 @@ def test_schedule_time_and_its_optimum(m: int, v: int):
 def test_equal_stages_give_narayanan():
     """Four stages whose middle two are one entry, all with equal forward and backward: the schedule
     takes Narayanan et al.'s (m + p - 1) (f + b), and with W_0 the tail."""
-    inst = _three_stages(ids=((0,), (1, 2), (3,)))
+    inst = three_stages(ids=((0,), (1, 2), (3,)))
     inst = inst.model_copy(update={"step": StepSchedule(microbatches=4, stages=4)})
-    f, b = _parts(100.0)
-    want = _graph([f[0], f[1], f[1], f[2]], [b[0], b[1], b[1], b[2]], 4) + 8e8 / 50.0
+    f, b = parts(100.0)
+    want = schedule_graph_ns([f[0], f[1], f[1], f[2]], [b[0], b[1], b[1], b[2]], 4) + 8e8 / 50.0
     assert hieropt.evaluate(inst, [100.0, 50.0]).iteration_time_ns == pytest.approx(want, rel=1e-14)
-    assert _graph([3.0] * 4, [5.0] * 4, 6) == pytest.approx((6 + 4 - 1) * 8.0)
+    assert schedule_graph_ns([3.0] * 4, [5.0] * 4, 6) == pytest.approx((6 + 4 - 1) * 8.0)
 
 
 @pytest.mark.parametrize("case", ["three", "three-overlap", "three-v2", "plan-overlap", "plan"])
@@ -471,7 +381,7 @@ def test_the_cut_model_composes_the_same(monkeypatch, case: str):
     from tests.workloads.tiny import params
 
     if case.startswith("three"):
-        inst = _three_stages(m=4, v=2 if case == "three-v2" else 1, overlap=case == "three-overlap")
+        inst = three_stages(m=4, v=2 if case == "three-v2" else 1, overlap=case == "three-overlap")
     else:
         p = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=16,
                    overlap_grad_reduce=case == "plan-overlap")

@@ -31,7 +31,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.cases import REPO, kept
+from tests.cases import REPO, kept, three_layer_instance
 
 
 def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Solution) -> None:
@@ -403,25 +403,6 @@ def test_performance_per_cost_with_a_loose_ceiling_row(ceiling):
         assert bd.iteration_time_ns * bd.network_cost_usd >= sol.objective_bound * (1 - 1e-12)
 
 
-def _small(prices, rows, bounds=None, **update) -> Instance:
-    """The three-layer workload of CHEAP_DIM on Ring 4 x FullyConnected 8 x Switch 16 with other
-    prices and rows (``update``: fields set on the validated instance, e.g. the objective with its
-    time target)."""
-    inst = kept(
-        [("Ring", 4), ("FullyConnected", 8), ("Switch", 16)],
-        prices,
-        [
-            ((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5), (2000.0, "ALLREDUCE", 2e6)),
-            ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5), (1000.0, "ALLREDUCE", 3e6)),
-            ((500.0, "ALLTOALL", 4e5), (500.0, "NONE", 0.0), (800.0, "ALLREDUCE", 1e6)),
-        ],
-        ((4, 8, 1), (4, 2, 1), (4, 8, 16)),
-        rows,
-        bounds,
-    )
-    return inst.model_copy(update=update) if update else inst
-
-
 # A floor of 1.004 GB/s in total, a time target met far below the fastest design, and a ceiling 1e6
 # .. 1e11 above the floor (found by a break-it run: the min-cost LP took its units from the fastest
 # design at the ceiling, lost the floor to its tolerances and returned a design that violates it --
@@ -434,16 +415,17 @@ def test_min_cost_with_a_ceiling_far_above_the_floor(ceiling):
     floor = ((1.0, 1.0, 1.0), ">=", 1.0042890162387015)
     common = {"objective": "min_cost", "max_iteration_time_ns": 133809275452.42336}
     far = hieropt.solve(
-        _small(
+        three_layer_instance(
             MIN_COST_FLOOR, [floor, ((1.0, 1.0, 1.0), "<=", 1.0042890162387015 * ceiling)], **common
         )
     )
-    alone = hieropt.solve(_small(MIN_COST_FLOOR, [floor], **common))
+    alone = hieropt.solve(three_layer_instance(MIN_COST_FLOOR, [floor], **common))
     assert far.status.value == alone.status.value == "optimal", (far.message, alone.message)
     assert far.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
     assert far.bw_gbps.sum() >= 1.0042890162387015 * (1 - 1e-9)
     assert_min_cost_certified(
-        _small(MIN_COST_FLOOR, [floor], **common), common["max_iteration_time_ns"], far
+        three_layer_instance(MIN_COST_FLOOR, [floor], **common), common["max_iteration_time_ns"],
+        far
     )
 
 
@@ -463,7 +445,7 @@ def test_min_cost_with_a_ceiling_far_above_the_floor(ceiling):
     ids=["floor-and-far-ceiling", "floors-on-every-dimension"],
 )
 def test_pareto_front_with_far_apart_rows(rows, bounds):
-    inst = _small(((0.0033085,), (6858.28,), (0.0234792, 1e-5, 1e-5)), rows, bounds)
+    inst = three_layer_instance(((0.0033085,), (6858.28,), (0.0234792, 1e-5, 1e-5)), rows, bounds)
     front = hieropt.pareto(inst, points=6)
     times = [p.iteration_time_ns for p in front.points]
     assert len(times) == 6 and all(

@@ -10,7 +10,7 @@ import hieropt
 from hieropt.formulation.ratio_arrays import compile_ratio_lp, shared_ratio_lp
 from hieropt.model.timing import build_time_model
 from hieropt.spec import LinearConstraint
-from tests.unit.test_timing import CLASSES_A, DIMS_A, _instance, _layers_a, instance_a
+from tests.unit.test_timing import CLASSES_A, DIMS_A, instance_a, layers_a, timing_instance
 
 
 def test_shared_ratio_lp_gives_each_core_its_own_column_bounds():
@@ -53,7 +53,8 @@ def test_repeated_perf_per_cost_solves_agree_bit_for_bit():
     its own copy, so the next solve of the same instance starts from the compiled bounds again and
     certifies the same optimum, bit for bit."""
     total = LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=10.0, text="sum(bw) == 10")
-    inst = _instance(DIMS_A, _layers_a(), (4, 1), (1, 8), (4, 8), CLASSES_A, constraints=(total,))
+    inst = timing_instance(DIMS_A, layers_a(), (4, 1), (1, 8), (4, 8), CLASSES_A,
+                           constraints=(total,))
     first = hieropt.solve(inst, objective="performance_per_cost")
     again = hieropt.solve(inst, objective="performance_per_cost")
     assert first.status.value == again.status.value == "optimal"

@@ -9,6 +9,7 @@ and show that it fails on an upward import, a circle, a private import and an ov
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,49 @@ def test_package_follows_the_import_rule():
 def test_every_module_has_a_stage():
     for path in PACKAGE.rglob("*.py"):
         stage_of(module_name(path, PACKAGE), PACKAGE.name)
+
+
+def unnamed_modules(pkg_dir: Path, table: str) -> list[str]:
+    """Modules under ``pkg_dir`` that the stage table ``table`` (docs/architecture.md's markdown)
+    does not name: a package's module (``model/sends.py``) is named by its stem in backticks
+    (`` `sends` ``) in its top-level package's row (`` `model/` ``); a top-level module by its
+    file name (`` `units.py` ``) in the package cell of a row. ``__init__`` modules of subpackages
+    are named by their folder."""
+    rows = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ")]
+    named: dict[str, set[str]] = {}
+    for cells in rows:
+        if len(cells) < 3 or not cells[0].strip().isdigit():
+            continue
+        owns = set(re.findall(r"`([^`]+)`", cells[2]))
+        for pkg in re.findall(r"`([^`]+)`", cells[1]):
+            named.setdefault(pkg, set()).update(owns)
+    missing = []
+    for path in sorted(pkg_dir.rglob("*.py")):
+        parts = path.relative_to(pkg_dir).parts
+        if len(parts) == 1:
+            ok = parts[0] in named
+        else:
+            owns = named.get(parts[0] + "/", set())
+            stem = parts[-2] if path.stem == "__init__" else path.stem
+            ok = path.stem == "__init__" and len(parts) == 2 or {stem, f"{stem}/"} & owns != set()
+        if not ok:
+            missing.append("/".join(parts))
+    return missing
+
+
+def test_the_table_names_every_module():
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert unnamed_modules(PACKAGE, text) == []
+
+
+def test_a_module_the_table_does_not_name_is_reported(tmp_path):
+    pkg = _tree(tmp_path, {"units.py": "", "extra.py": "", "model/__init__.py": "",
+                           "model/cost.py": "", "model/sends.py": "", "model/sub/__init__.py": "",
+                           "model/sub/deep.py": ""})
+    table = ("| rank | package | owns | imports |\n|---|---|---|---|\n"
+             "| 0 | `units.py` | units | nothing |\n"
+             "| 3 | `model/` | `cost` (prices), `sub/` (`deep`) | spec |\n")
+    assert unnamed_modules(pkg, table) == ["extra.py", "model/sends.py"]
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:

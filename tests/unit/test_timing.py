@@ -37,7 +37,8 @@ def _ph(compute_ns: float, collective: Collective = NONE, size_bytes: float = 0.
     return Phase(compute_ns=compute_ns, collective=collective, size_bytes=size_bytes)
 
 
-def _instance(dims, layers, forward, input_grad, weight_grad, classes, constraints=()) -> Instance:
+def timing_instance(dims, layers, forward, input_grad, weight_grad, classes,
+                    constraints=()) -> Instance:
     return Instance(
         name="t",
         network=Network(dims=tuple(dims)),
@@ -88,7 +89,7 @@ DIMS_A = [
 ]
 
 
-def _layers_a(update0: float = 1000.0, update1: float = 500.0) -> list[Layer]:
+def layers_a(update0: float = 1000.0, update1: float = 500.0) -> list[Layer]:
     return [
         Layer(
             name="l0",
@@ -108,7 +109,7 @@ def _layers_a(update0: float = 1000.0, update1: float = 500.0) -> list[Layer]:
 
 
 def instance_a(update0: float = 1000.0, update1: float = 500.0) -> Instance:
-    return _instance(DIMS_A, _layers_a(update0, update1), (4, 1), (1, 8), (4, 8), CLASSES_A)
+    return timing_instance(DIMS_A, layers_a(update0, update1), (4, 1), (1, 8), (4, 8), CLASSES_A)
 
 
 def test_evaluate_instance_a_hand_values():
@@ -220,7 +221,7 @@ def test_time_model_is_built_once_per_instance_and_read_only():
 #   cost: 24*5*8 = 960; 24*2*16 = 768; 24*6*3 = 432; total 2160
 # --------------------------------------------------------------------------------------------------
 def instance_b() -> Instance:
-    return _instance(
+    return timing_instance(
         [
             Dimension(block="FullyConnected", npus=2, cost_class="chip"),
             Dimension(block="Ring", npus=3, cost_class="node"),
@@ -272,7 +273,7 @@ def test_evaluate_instance_b_hand_values():
 #   cost: dim0 = 32*2*4 = 256; dim1 = 32*9*0 = 0
 # --------------------------------------------------------------------------------------------------
 def instance_c() -> Instance:
-    return _instance(DIMS_A, _layers_a(), (4, 1), (4, 1), (4, 1), CLASSES_A)
+    return timing_instance(DIMS_A, layers_a(), (4, 1), (4, 1), (4, 1), CLASSES_A)
 
 
 def test_zero_bw_on_a_dimension_without_traffic_is_fine():
@@ -318,9 +319,9 @@ def test_zero_bw_error_names_the_dimension():
 
 def test_constraints_do_not_affect_evaluation():
     # a design constraint limits the optimiser, not the evaluator: T at [4, 2] is still 325
-    inst = _instance(
+    inst = timing_instance(
         DIMS_A,
-        _layers_a(),
+        layers_a(),
         (4, 1),
         (1, 8),
         (4, 8),
@@ -377,7 +378,7 @@ def random_instances(draw):
         )
         for i in range(n_layers)
     ]
-    inst = _instance(dims, layers, *groups, _CLASSES)
+    inst = timing_instance(dims, layers, *groups, _CLASSES)
     bw = np.array(draw(st.lists(st.floats(1e-2, 1e4), min_size=D, max_size=D)))
     return inst, bw
 
@@ -500,8 +501,8 @@ def test_large_workload_breakdown_keeps_no_layer_arrays():
     not keep gigabytes of per-layer arrays), with the same values as the lazy path."""
     from hieropt.model import timing
 
-    layers = _layers_a() * 6000  # 12,000 layers x 3 phases x 2 dims > 2**16
-    inst = _instance(DIMS_A, layers, (4, 1), (1, 8), (4, 8), CLASSES_A)
+    layers = layers_a() * 6000  # 12,000 layers x 3 phases x 2 dims > 2**16
+    inst = timing_instance(DIMS_A, layers, (4, 1), (1, 8), (4, 8), CLASSES_A)
     b = evaluate(inst, [4.0, 2.0])
     assert b.source is None and b.computed is not None
     assert b.iteration_time_ns == pytest.approx(325.0 * 6000, rel=1e-12)

@@ -47,7 +47,7 @@ CASES = [
     (AG, 64, (1, 8), [0, 448]),
     # A2A: dim1 = 64*7/8 = 56
     (A2A, 64, (1, 8), [0, 56]),
-    # --- the brief's all-gather order example: S = 12 on (2, 3) -----------------------------------
+    # --- the all-gather's dimension order: S = 12 on (2, 3) ---------------------------------------
     # descending: dim1 = 12*(3-1) = 24, c = 12*3 = 36; dim0 = 36*(2-1) = 36.
     # (ascending would have given dim0 = 12, dim1 = 24*2 = 48 -- so this pins the order.)
     (AG, 12, (2, 3), [36, 24]),

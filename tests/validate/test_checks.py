@@ -414,7 +414,8 @@ def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
 @pytest.mark.heavy
 def test_a_runs_file_entry_is_never_found_in_the_working_folder(tmp_path: Path, monkeypatch):
     # the NPU file moved away from its runs; a file of the same name in the working folder holds
-    # other runs. Before, those were marked (fit) and the out-of-sample summary was wrong
+    # other runs, which must not be read: they would be marked (fit) and the out-of-sample summary
+    # would be wrong
     path = copy_of(tmp_path, ONE_NODE)
     out = tmp_path / "a100.toml"
     assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0

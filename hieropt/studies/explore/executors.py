@@ -172,9 +172,9 @@ def run_serial(
 @contextmanager
 def _pool(space: Any, workers: int, task: Task):
     """A local process pool for ``task`` on ``space``. SIGTERM in the main thread is raised as
-    :class:`Terminated` while it runs; leaving the block after a complete sweep waits for the pool,
-    leaving it any other way (Ctrl-C, SIGTERM, an error) terminates the workers at once, so no
-    process outlives the sweep."""
+    :class:`hieropt.errors.Terminated` while it runs; leaving the block after a complete sweep
+    waits for the pool, leaving it any other way (Ctrl-C, SIGTERM, an error) terminates the workers
+    at once, so no process outlives the sweep."""
     ex = ProcessPoolExecutor(
         max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid(), task)
     )
