@@ -469,9 +469,10 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
 
     Raises:
         typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer
-            (with a time target: what the space reaches, :func:`fastest_reachable`), no
-            shortlisted candidate could be provisioned, or the best is a LIMIT (not proven within
-            the gap target over the search: :attr:`Codesign.status`).
+            (with a time target: what the space reaches,
+            :func:`~hieropt.studies.codesign.search.fastest_reachable`), no shortlisted candidate
+            could be provisioned, or the best is a LIMIT (not proven within the gap target over
+            the search: :attr:`Codesign.status`).
     """
     from ..report.codesign import dims_table, no_answer, ranking_table
 

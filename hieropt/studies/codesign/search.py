@@ -456,7 +456,7 @@ class _Search:
 
     def candidates(self) -> Iterator[CodesignCandidate]:
         """The candidates not read back, best bound first, up to the first one from which every
-        candidate is pruned by its size's incumbent or infeasible by its bound (:attr:`tail`)."""
+        candidate is pruned by its size's incumbent or infeasible by its bound (``tail``)."""
         for pos in range(self.enum.pairs):
             cands = self.enum.pair_candidates(pos)
             for j, c in enumerate(cands):
