@@ -4,9 +4,11 @@ checked when the file is read so that every command refuses a bad entry alike.""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import InputError
+from .common import short_repr
 
 
 def ratios_entry(value: Any, src: str, n_dims: int) -> dict[str, tuple[float, ...]]:
@@ -30,14 +32,27 @@ def ratios_entry(value: Any, src: str, n_dims: int) -> dict[str, tuple[float, ..
         numbers = isinstance(ratios, list) and all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in ratios)
         if not numbers:
-            raise InputError(src, field, f"expected a list of {n_dims} numbers, got {ratios!r}",
+            raise InputError(src, field,
+                             f"expected a list of {n_dims} numbers, got {short_repr(ratios)}",
                              f'write "{name}" = [{example}]')
-        problem = ratios_problem([float(x) for x in ratios], n_dims)
+        values = [_finite(x) for x in ratios]
+        if None in values:  # (an integer of hundreds of digits: no float)
+            raise InputError(src, field, f"{short_repr(ratios)} holds a number too large to be a "
+                             "ratio (not a finite number)", ratios_fix(n_dims))
+        problem = ratios_problem(values, n_dims)
         if problem is not None:
             raise InputError(src, field, problem, ratios_fix(n_dims))
-        out[name] = tuple(float(x) for x in ratios)
+        out[name] = tuple(values)
     return out
 
+
+def _finite(x: int | float) -> float | None:
+    """``x`` as a finite float, None when it is none (an overflowing integer, inf or nan)."""
+    try:
+        out = float(x)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 def ratios_entries(data: dict[str, Any], src: str, n_dims: int) -> dict[str, Any]:

@@ -64,6 +64,14 @@ def test_each_ratio_problem_names_the_file_and_entry(tmp_path, entry, problem):
     assert error_line(run("solve", p)) == f"error: {p}: heuristic_ratios.bad: {problem}"
 
 
+def test_a_ratio_too_large_for_a_float_is_refused_not_a_traceback(tmp_path):
+    p = with_ratios(tmp_path, '"bad" = [8, 4, 2, 1' + "9" * 400 + "]")
+    line = error_line(run("solve", p))
+    assert line.startswith(f"error: {p}: heuristic_ratios.bad: [8, 4, 2, 1999")
+    assert line.endswith("... holds a number too large to be a ratio (not a finite number); "
+                         + FIX)
+
+
 def test_valid_ratios_are_read_as_floats():
     import hieropt
 
