@@ -198,7 +198,7 @@ def codesign_command(
     # the file first: a stdout its reader closes (| head) cannot keep it from being written
     run = codesign_run(result, run_tokens)
     notes = run_notes(run, codesign_calibration(result))
-    budgets = _total_budget_notes(plans)
+    budgets = _total_budget_notes(plans, budget_usd)
     reach = None
     if result.best is None:  # (a time target no candidate meets: what the space reaches)
         from ..studies.codesign.search import fastest_reachable
@@ -343,8 +343,9 @@ def _with_total_budget(plans, total_budget: str | None, space: Path):
     return plans
 
 
-def _total_budget_notes(plans) -> list[str]:
-    """One note per cluster size on what a total budget leaves its network (none without one)."""
+def _total_budget_notes(plans, budget_usd: float | None = None) -> list[str]:
+    """One note per cluster size on what a total budget leaves its network (none without one),
+    and where ``budget_usd`` (``--budget``, $) is the tighter cap, that it is."""
     total = plans.max_total_capex_usd
     if total is None:
         return []
@@ -359,6 +360,8 @@ def _total_budget_notes(plans) -> list[str]:
             f"total budget {fmt_money(total)}: {n:,} NPUs cost {fmt_money(capex)} without their "
             + (f"network, which gets {fmt_money(left)}" if left > 0 else
                "network, all of it or more: that size is infeasible")
+            + (f" (--budget caps it at {fmt_money(budget_usd)}, the tighter)"
+               if left > 0 and budget_usd is not None and budget_usd < left else "")
         )
     return out
 

@@ -186,6 +186,7 @@ def solve_command(
             portfolio=True)
         sol = api.solve(inst, objective, options=options)
         sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
+        sol = missed_total_budget(inst, sol, total_budget, budget_usd)
         sol.raise_for_status()  # (no design: exit 3)
         sol = with_total_budget_note(inst, sol, total_budget)
         knee = _knee(sol, slack)
@@ -276,6 +277,41 @@ def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
     if not fast.has_design:
         return sol
     words = deadline_words(deadline_ns, target, fast.iteration_time_ns)
+    return replace(sol, message=f"{sol.message}; {words}")
+
+
+def missed_total_budget(inst, sol, total_budget: str | None, budget_usd: float | None):
+    """``sol``, its message followed by the total budget in the buyer's words when ``sol`` is
+    infeasible because ``--total-budget`` leaves the network (``budget_usd``, $, the network
+    budget it gave when no ``--budget`` is tighter) less than the cheapest network the design
+    rows allow (:func:`hieropt.solvers.cost_range.cheapest_vertex`): what the cluster costs
+    without its network and the least total budget that buys the cheapest one. Any other ``sol``
+    is returned as it is."""
+    from dataclasses import replace
+
+    from ..errors import HieroptError
+    from ..model.run import network_budget_usd
+    from ..report.run import fmt_money
+    from ..solvers.cost_range import cheapest_vertex
+    from ..units import usd_cents
+
+    if total_budget is None or sol.status.value != "infeasible" or budget_usd is None:
+        return sol
+    total = parse_amount(total_budget, "--total-budget")
+    left = network_budget_usd(inst, total)
+    if budget_usd < left * (1 - 1e-12):  # (--budget is the tighter)
+        return sol
+    try:
+        cheapest = cheapest_vertex(inst).cost_usd
+    except HieroptError:  # (the answer stays the infeasible one, in its own words)
+        return sol
+    if cheapest <= left:  # (infeasible for another reason: a time target)
+        return sol
+    fixed = total - left
+    words = (f"--total-budget {fmt_money(total)} leaves {fmt_money(left)} for the network after "
+             f"the cluster's {fmt_money(fixed)} (accelerators, servers, racks, facility), and "
+             f"the cheapest network costs {fmt_money(cheapest)}: a total budget of at least "
+             f"${usd_cents(fixed + cheapest, up=True)} buys it")
     return replace(sol, message=f"{sol.message}; {words}")
 
 

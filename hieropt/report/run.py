@@ -12,11 +12,13 @@ from ..workloads.llm.flops import training_of
 
 
 def fmt_money(usd: float | None) -> str:
-    """$ with a suffix: ``$1.23B``, ``$45.6M``, ``$789k``, ``$12``."""
+    """$ with a suffix: ``$1.23B``, ``$45.6M``, ``$789k``, ``$12``, three significant digits (the
+    unit chosen after rounding: $999.7M is ``$1B``, not ``$1e+03M``)."""
     if usd is None:
         return "-"
+    rounded = float(f"{usd:.3g}")
     for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(usd) >= size:
+        if abs(rounded) >= size:
             return (
                 f"${usd / size:,.3g}{suffix}"
                 if abs(usd) < 1000 * size
@@ -357,12 +359,18 @@ def run_band(fig: RunFigures, calibration: str | None) -> str | None:
     in [T / (1 + w), T / (1 - w)], from T itself when the held-out runs were mostly predicted too
     fast (the days are likely low); days, MWh and $ per run scale with it
     (:func:`hieropt.model.run.figures`: each is the iteration time times a rate). None without
-    days or without such an error (w of 1 or more: no upper end)."""
+    days or without such an error (w of 1 or more: no upper end), and for a ZeRO stage 3 plan
+    when w is over plans without it (its caveat says how far such runs erred:
+    :data:`hieropt.workloads.llm.flops.ZERO3_CAVEAT`)."""
     band = held_out_band(calibration)
     days = fig.time_to_train_days
     if band is None or days is None or band[0] >= 1:
         return None
     w, low, scope = band
+    from ..workloads.llm.flops import ZERO3_CAVEAT
+
+    if scope and ZERO3_CAVEAT in fig.caveats:  # (a ZeRO-3 plan: its own caveat gives the spread)
+        return None
     lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
     usd = fig.run_cost_usd
     money = f", {fmt_money(usd * lo)} to {fmt_money(usd * hi)} per run" if usd is not None else ""

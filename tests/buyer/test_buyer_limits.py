@@ -403,3 +403,16 @@ def test_a_link_rated_in_gbit_written_as_gbps_is_refused_as_a_nic_is(tmp_path):
         "direction is a 3.2 Tb/s link port, and 400 is a link port's rating in Gb/s; fix: write "
         "gbit_per_s = 400 (or gbps = 50); if a 3.2 Tb/s link port is meant, write gbit_per_s = "
         "3200")
+
+
+def test_a_total_budget_short_of_the_cheapest_network_says_the_total_needed():
+    """$800M leaves $2,631,680 for the network after the 16,384 H100s' $797,368,320 (the example's
+    [cluster]); its cheapest network costs $79,845,376 (the design bounds' floor): a total of
+    $877,213,696 buys it."""
+    r = run("solve", LLAMA, "--total-budget", "800M")
+    assert r.exit_code == 3
+    assert error_line(r).endswith(
+        "; --total-budget $800M leaves $2.63M for the network after the cluster's $797M "
+        "(accelerators, servers, racks, facility), and the cheapest network costs $79.8M: a total "
+        "budget of at least $877,213,696.00 buys it")
+    assert 797_368_320 + 79_845_376 == 877_213_696

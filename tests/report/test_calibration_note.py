@@ -412,3 +412,21 @@ def test_the_band_of_days_and_dollars_at_the_worst_held_out_error():
     assert a100 == ("7.8 to 10.8 days at the calibration's worst held-out error on plans without "
                     "ZeRO stage 3 (27.9%, mostly too fast, so from the prediction up)")
     assert run_band(RunFigures(iteration_time_ns=1.0), "H100-SXM") is None
+
+
+def test_money_rounds_before_it_picks_its_unit():
+    from hieropt.report.run import fmt_money
+
+    assert [fmt_money(x) for x in (999.6e6, 999.4e6, 999.5e3, 1.2e9, 36.7e6, 999.7, 12.3)] == [
+        "$1B", "$999M", "$1M", "$1.2B", "$36.7M", "$1k", "$12"]
+
+
+def test_a_zero3_plan_gets_no_band_over_plans_without_it():
+    from hieropt.model.run import RunFigures
+    from hieropt.report.run import run_band
+    from hieropt.workloads.llm.flops import ZERO3_CAVEAT
+
+    fig = RunFigures(iteration_time_ns=1.0, time_to_train_days=7.8, caveats=(ZERO3_CAVEAT,))
+    assert run_band(fig, "A100-SXM-80GB") is None
+    # (the H100's band is over every held-out run: kept)
+    assert run_band(fig, "H100-SXM").startswith("7.3 to 8.3 days")

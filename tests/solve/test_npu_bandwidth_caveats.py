@@ -205,11 +205,13 @@ def test_a_dimension_beyond_the_scale_up_domain_faster_than_the_nic():
     assert "so they need a scale-up tier" in both
     assert "bound them (bounds upper_gbps = 32 on each)" in both
     (both,) = domain_caveats([300, 61], [16, 256], *a100, "A100", space=True)
-    assert 'bound them (the space\'s constraints = ["bw[0] <= 32", "bw[top] <= 32"])' in both
+    assert ('bound them (give their levels at most 8 NPUs in all ([[levels]] npus), or the '
+            'space\'s constraints = ["bw[0] <= 32", "bw[top] <= 32"])') in both
     # reach multiplies innermost first: 4 x 4 = 16 NPUs at the second dimension
     (only,) = domain_caveats([300, 300, 20], [4, 4, 64], *a100, "A100", space=True)
     assert only.startswith("dimension 1: 300 GB/s per NPU across 16 NPUs")
-    assert 'bound it (the space\'s constraints = ["bw[1] <= 32"])' in only
+    assert ('bound it (give its level at most 8 NPUs in all ([[levels]] npus), or the space\'s '
+            'constraints = ["bw[1] <= 32"])') in only
     # through bandwidth_caveats: after the scale-up caveats; none without the domain
     both = bandwidth_caveats([439, 61], 300, "A100", domain=([16, 256], *a100))
     assert [c.split(":")[0] for c in both] == ["dimension 0", "dimensions 0, 1"]
@@ -240,5 +242,6 @@ def test_codesign_names_the_h100_domain_a_space_assumes():
     (note,) = [s for s in r.stdout.splitlines() if "scale-up domain of 8" in s]
     assert note.startswith("note: dimension 0: 450 GB/s per NPU across 16 NPUs, beyond the "
                            "H100-SXM's scale-up domain of 8")
-    assert note.endswith('bound it (the space\'s constraints = ["bw[0] <= 50"]) or take it as a '
+    assert note.endswith('bound it (give its level at most 8 NPUs in all ([[levels]] npus), or '
+                         'the space\'s constraints = ["bw[0] <= 50"]) or take it as a '
                          "hypothetical network")

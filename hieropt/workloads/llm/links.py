@@ -130,7 +130,8 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     the NPU can feed. One caveat naming every such dimension (empty: none). The measured-run form
     of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
     gets the caveat and keeps its answer. The fix bounds each at ``nic_gbps``
-    (:func:`bandwidth_caveats`' syntax)."""
+    (:func:`bandwidth_caveats`' syntax); in a co-design space (``space``) first the level's size
+    (a constraint row bounds the dimension in every shape, the domain's own too)."""
     found, reach = [], 1
     for d, (b, n) in enumerate(zip(bw_gbps, dims_npus, strict=False)):
         reach *= int(n)
@@ -144,11 +145,12 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     gbps = ", ".join(f"{b:.4g}" for _, b, _ in found)
     npus = ", ".join(f"{r:,}" for _, _, r in found)
     n = len(bw_gbps)
-    if space:
+    if space:  # (a constraint row binds every shape: the level's size spares the domain's own)
         rows = ", ".join(
             _bound_text(d, n, nic_gbps, True).split("= [", 1)[1][:-1] for d, _, _ in found
         )
-        fix = f"the space's constraints = [{rows}]"
+        fix = (f"give {'its level' if one else 'their levels'} at most {scaleup_npus} NPUs in "
+               f"all ([[levels]] npus), or the space's constraints = [{rows}]")
     else:
         fix = _bound_text(found[0][0], n, nic_gbps, False) + ("" if one else " on each")
     return (
