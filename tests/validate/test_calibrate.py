@@ -52,6 +52,16 @@ def test_the_fit_recovers_a_known_efficiency(tmp_path: Path, loss: str):
     assert fit.npu_fields["peak_tflops"] == 1.0
 
 
+def test_the_fp8_recipe_stays_with_the_runs_not_the_accelerator(tmp_path: Path):
+    """A model (or run) naming TE's delayed scaling: the fitted accelerator file keeps the
+    hardware's figures and the fit, not the training software's recipe."""
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37",),
+                               MODEL + 'fp8_recipe = "delayed"\n'))
+    assert runs[0].params.npu.fp8_recipe == "delayed"
+    fit = fit_npu(runs)
+    assert "fp8_recipe" not in fit.npu_fields and fit.npu_fields["peak_tflops"] == 1.0
+
+
 @pytest.mark.heavy
 def test_the_fit_recovers_two_parameters_that_trade_off(tmp_path: Path):
     # the optimizer step reads the state at hbm_gbps; its time does not grow with the batch

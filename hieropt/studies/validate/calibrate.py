@@ -281,9 +281,10 @@ def fit_npu(
         files=tuple(dict.fromkeys(str(r.path) for r in runs)),
         loss=loss,
         evaluations=count,
-        # (the catalog's peak is the reader's, filled in again when the file is read)
+        # (the catalog's peak is the reader's, filled in again when the file is read; the FP8
+        # recipe is the training software's, stated by each model file or run that uses it)
         npu_fields=npu.model_dump(exclude_none=True,
-                                  exclude={"calibrated", "catalog_peak_tflops"}),
+                                  exclude={"calibrated", "catalog_peak_tflops", "fp8_recipe"}),
         at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
         contradictions=contradictions(runs),
     )
