@@ -63,12 +63,11 @@ def test_the_single_stage_answer_is_below_the_global_optimum():
 
 @pytest.mark.parametrize("m, v, overlap", [(4, 1, False), (4, 1, True), (3, 2, False)])
 def test_the_1f1b_composition_matches_scip(m: int, v: int, overlap: bool):
-    """The three hand-computed stages of tests/solve/test_pipeline_stages.py (each stage's slot
-    composed: the oracle's own statement of the composition,
-    tests/oracle/test_scip_loops.compose)."""
-    from tests.solve.test_pipeline_stages import _three_stages
+    """The three hand-computed stages of tests/solve/stages.py (each stage's slot composed: the
+    oracle's own statement of the composition, tests/oracle/test_scip_loops.compose)."""
+    from tests.solve.stages import three_stages
 
-    check_against_scip(_three_stages(m=m, v=v, overlap=overlap), print)
+    check_against_scip(three_stages(m=m, v=v, overlap=overlap), print)
 
 
 @pytest.mark.parametrize("budget", [3.0, 300.0])
