@@ -170,8 +170,10 @@ def npu_document(npu: Any, table: dict[str, Any],
     if path is None:
         return table
     file_table, _, values = read_calibrated_npu(path)
+    # (the FP8 recipe is the model's, not the file's: written when it is not the default)
     own = {k: v for k, v in table.items() if k not in ("calibrated", "accelerator")
-           and (k not in file_table or file_table[k] != v)}
+           and (k not in file_table or file_table[k] != v)
+           and not (k == "fp8_recipe" and v == "current")}
     if any(k in own for k in (*values, *PINNED)):
         return {k: v for k, v in table.items() if k != "calibrated"}
     where = Path(path)
