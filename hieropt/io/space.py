@@ -210,7 +210,8 @@ def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
     Raises:
         InputError: both given; ``nic_gbit_per_s`` not a number > 0; a ``nic_gbps`` equal to a
             NIC's rating in Gb/s (:func:`hieropt.units.gbit_rating_slip`, the catalog's rule:
-            ``nic_gbps = 400`` would be a 3.2 Tb/s NIC), with the fix.
+            ``nic_gbps = 400`` would be a 3.2 Tb/s NIC), with the fix; a port slower than
+            1 Gb/s (:data:`LEAST_NIC_GBPS`).
     """
     from ..units import gbit_rating_slip, gbit_to_gbyte
 
@@ -220,6 +221,7 @@ def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
     if "nic_gbit_per_s" in data:
         gbit = positive_number(data["nic_gbit_per_s"], src, "nic_gbit_per_s",
                                "give the NIC's rating in Gb/s, e.g. nic_gbit_per_s = 400")
+        _check_nic_floor(gbit_to_gbyte(gbit), src, "nic_gbit_per_s", gbit, "Gb/s")
         return {"nic_gbps": gbit_to_gbyte(gbit)}
     if "nic_gbps" not in data:
         return {}
@@ -228,7 +230,27 @@ def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
         slip := gbit_rating_slip(value, "nic_gbps", "nic_gbit_per_s")
     ):
         raise InputError(src, "nic_gbps", *slip)
+    if type(value) in (int, float) and value > 0:
+        _check_nic_floor(float(value), src, "nic_gbps", float(value), "GB/s")
     return {"nic_gbps": value}
+
+
+LEAST_NIC_GBPS = 0.125
+"""The slowest scale-out NIC port a space may give, GB/s per direction: one 1 Gb/s Ethernet port.
+A slower one is a unit slip (TB/s), and NIC counts divided by it overflow."""
+
+
+def _check_nic_floor(gbps: float, src: str, field: str, given: float, unit: str) -> None:
+    """Refuse a NIC port below :data:`LEAST_NIC_GBPS` (``gbps``, GB/s; ``given`` in ``unit`` as
+    the file wrote it in ``field``).
+
+    Raises:
+        InputError: naming ``src`` and ``field``, with the fix."""
+    if gbps >= LEAST_NIC_GBPS:
+        return
+    raise InputError(src, field, f"{given:g} {unit} is slower than one 1 Gb/s port: a speed in "
+                     "TB/s, or a typo?", "give one NIC port's speed, e.g. nic_gbps = 50 (a 400 "
+                     "Gb/s port, GB/s per direction) or nic_gbit_per_s = 400")
 
 
 def _int(value: Any, src: str, field: str, fix: str) -> int:
