@@ -303,7 +303,9 @@ def _with_total_budget(plans, total_budget: str | None, space: Path):
     Raises:
         InputError: a bad amount, or a space whose cluster gives no capex (named after its file).
         NoSolutionError: ``infeasible``, every size's cluster costs the whole budget or more."""
-    from ..errors import NoSolutionError
+    from pydantic import ValidationError
+
+    from ..errors import InputError, NoSolutionError
     from ..io.common import validation_error
     from ..studies.codesign.solve import cluster_capex_usd
     from ..workloads.llm.space import CodesignSpace
@@ -313,8 +315,6 @@ def _with_total_budget(plans, total_budget: str | None, space: Path):
     total = parse_amount(total_budget, "--total-budget")
     _check_budget(total_budget, total, "--total-budget")
     if total is not None and plans.cluster is None:
-        from ..errors import InputError
-
         raise InputError(
             "--total-budget", None,
             f"{space} has no [cluster]: a cap on the whole cluster's capex needs its "
@@ -324,13 +324,13 @@ def _with_total_budget(plans, total_budget: str | None, space: Path):
     if total is not None:
         try:
             plans = CodesignSpace(**{**dict(plans), "max_total_capex_usd": total})
-        except ValueError as e:
+        except ValidationError as e:
             raise validation_error(e, plans.name) from None
     if plans.max_total_capex_usd is None:
         return plans
     try:
         capex = {n: cluster_capex_usd(plans, n) for n in plans.sizes}
-    except Exception as e:
+    except InputError as e:  # (a cluster without capex: named after the space's file)
         raise attribute_to_file(e, space, plans.name) from None
     least = min(capex, key=capex.get)
     if capex[least] >= plans.max_total_capex_usd:

@@ -88,6 +88,13 @@ def test_a_total_budget_needs_the_clusters_capex_and_covers_a_size(tmp_path):
     assert r.exit_code == 2
     assert error_line(r).startswith("error: --total-budget: ")
     assert "has no [cluster]" in error_line(r)
+    rented = tmp_path / "rented.toml"  # (an NPU-hour rate: no capex to cap)
+    text = _space(tmp_path).read_text(encoding="utf-8")
+    rented.write_text(text[:text.index("[cluster]")] + "[cluster]\nusd_per_npu_hour = 2.5\n")
+    r = run("codesign", rented, "--total-budget", "700M")
+    assert r.exit_code == 2
+    assert error_line(r).startswith(f"error: {rented}: max_total_capex_usd: a cap on the whole "
+                                    "cluster's capex needs the cluster's capex; fix: give")
     r = run("codesign", _space(tmp_path), "--total-budget", "300M")
     assert r.exit_code == 3
     assert "8,192 NPUs cost $398,684,160 (accelerators, servers, racks and facility)" in r.output
