@@ -446,7 +446,9 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
             data["provision_error"] = problem
     if written is not None:
         data["instances"] = [str(p) for p in written]
-    data["run"] = None if run is None else run.to_dict()
+    from ..report.run import codesign_calibration, run_dict
+
+    data["run"] = run_dict(run, codesign_calibration(result))
     if result.best is None:
         from ..report.codesign import no_answer
 

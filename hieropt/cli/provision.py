@@ -166,14 +166,14 @@ def provision_command(
         raise fail(err, _named(e, catalog), json_out) from None
     from ..model.run import provisioned_run
     from ..report import provision as report_provision
-    from ..report.run import instance_calibration, run_lines, run_notes
+    from ..report.run import instance_calibration, run_dict, run_lines, run_notes
 
     # (the catalog's bill of materials: its cost and power)
     run, power_line = provisioned_run(inst, result.iteration_time_ns, result.network_cost_usd,
                                       result.power_w, result.bw_gbps)
     power_lines = [] if power_line is None else [power_line]
     calibration = instance_calibration(inst)
-    data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
+    data = {**report_provision.provision_dict(inst, result), "run": run_dict(run, calibration),
             "knee": None if knee is None else knee.to_dict()}
     data["notes"] = list(data.get("notes", [])) + power_lines + run_notes(run, calibration)
     try:

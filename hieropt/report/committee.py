@@ -21,7 +21,7 @@ from ..result import Portfolio, slowdown_ratio
 from ..units import RELATIVE_UNIT, fmt_relative
 from ..verify import FEAS_TOL
 from .committee_asked import Asked, time_words
-from .run import fmt_days, fmt_money, fmt_tokens
+from .run import fmt_days, fmt_money, fmt_tokens, run_dict
 
 HEADLINE = (
     "plan",
@@ -115,6 +115,8 @@ class Alternative:
             is not one (a ranked co-design candidate, the front's first point).
         max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
             ``time_unit``, a network budget in $), None where there was none.
+        calibration: the accelerator whose shipped default calibration timed it (its run's
+            error band: :func:`hieropt.report.run.band_of`), None for none or unknown.
     """
 
     key: str
@@ -133,6 +135,7 @@ class Alternative:
     objective: str | None = None
     max_time_ns: float | None = None
     budget_usd: float | None = None
+    calibration: str | None = None
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""
@@ -153,7 +156,7 @@ class Alternative:
                             "max_network_cost_usd": self.budget_usd},
                 **self.figures(),
                 "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
-                "power_w": self.power_w, "run": self.run.to_dict(),
+                "power_w": self.power_w, "run": run_dict(self.run, self.calibration),
                 "portfolio": portfolio_json(self, fastest)}
 
 

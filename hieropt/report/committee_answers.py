@@ -154,7 +154,7 @@ def alternative(
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
                        run_figures(instance, time_ns, cost_usd, bw_gbps=bw), power_w,
                        time_unit(instance), objective=objective, max_time_ns=max_time_ns,
-                       budget_usd=budget_usd)
+                       budget_usd=budget_usd, calibration=instance_calibration(instance))
 
 
 def time_unit(instance: Instance) -> str:

@@ -127,7 +127,7 @@ def result_run(data: dict[str, Any], tokens: float | None = None) -> RunFigures 
         return None
     fig = RunFigures(
         **{
-            **run,
+            **{k: v for k, v in run.items() if k != "band"},  # (the report's, not a figure)
             "unknown": tuple(run.get("unknown", ())),
             "left_out": tuple(run.get("left_out", ())),
             "caveats": tuple(run.get("caveats", ())),
@@ -440,7 +440,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     if space is not None:
         from ..io.npus import calibration_of
 
-        note = calibration_note(calibration_of(space.base.npu))
+        calibration = calibration_of(space.base.npu)
+        alts_t = tuple(dataclasses.replace(a, calibration=calibration) for a in alts_t)
+        note = calibration_note(calibration)
         notes += [note] if note is not None else []
     return Committee(
         "codesign",

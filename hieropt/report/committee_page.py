@@ -22,7 +22,7 @@ from .committee import (
     fmt_figure,
     workload_rows,
 )
-from .run import fmt_days, fmt_money
+from .run import band_of, fmt_days, fmt_money
 
 COLORS = {
     "min_run_cost": "#1b7837",
@@ -80,10 +80,13 @@ def recommendation_html(c: Committee) -> str:
     items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k], '', a.time_unit)}"
                     for k in HEADLINE)
     caveats = "".join(f"<p class='caveat'>Caveat: {html.escape(x)}</p>" for x in a.run.caveats)
+    band = band_of(a.run, a.calibration)
+    within = ("" if band is None else
+              f"<p class='band'>Error band: {html.escape(band.text())}</p>")
     return (
         f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
         f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
-        f"{caveats}<dl class='figs'>{items}</dl></section>"
+        f"{caveats}<dl class='figs'>{items}</dl>{within}</section>"
     )
 
 

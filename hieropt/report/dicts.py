@@ -11,7 +11,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, objective_unit
 from .common import floats, gap_or_none
-from .run import front_notes, instance_calibration, run_notes
+from .run import band_of, front_notes, instance_calibration, run_dict, run_notes
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def evaluation_dict(instance: Instance, bd: Breakdown, run: Any, notes: Any) -> 
         "objective_unit": objective_unit("performance", instance.relative_time),
         "network_cost_usd": bd.network_cost_usd,
         "breakdown": breakdown_dict(bd),
-        "run": run.to_dict(),
+        "run": run_dict(run, instance_calibration(instance)),
         "notes": list(notes),
         "instance": instance_dict(instance),
     }
@@ -50,11 +50,15 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         fig = run_figures(instance, sol.iteration_time_ns, sol.network_cost_usd,
                           bw_gbps=sol.bw_gbps)
         out["notes"] = out["notes"] + run_notes(fig, instance_calibration(instance))
+        if out.get("run") is not None:
+            band = band_of(fig, instance_calibration(instance))
+            out["run"]["band"] = None if band is None else band.to_dict()
     return out
 
 
 def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
-    run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw).to_dict()
+    run = run_dict(run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw),
+                   instance_calibration(instance))
     return {
         "run": run,
         "budget_usd": p.budget_usd,

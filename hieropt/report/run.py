@@ -353,7 +353,44 @@ def held_out_band(calibration: str | None) -> tuple[float, bool, str] | None:
     return b["worst_pct"] / 100.0, low, " on plans without ZeRO stage 3" if "band" in f else ""
 
 
-def run_band(fig: RunFigures, calibration: str | None) -> str | None:
+@dataclass(frozen=True)
+class RunBand:
+    """A run's days and $ at its calibration's worst held-out error (:func:`band_of`).
+
+    Attributes:
+        days: (low, high) days to train.
+        run_cost_usd: (low, high) $ per run, None when the run's $ are unknown.
+        error: w, the worst relative error (a fraction) of the calibration on held-out runs.
+        one_sided: the held-out runs were mostly predicted too fast: the band starts at the
+            prediction.
+        scope: the held-out runs w is over, in words (empty: all of them).
+    """
+
+    days: tuple[float, float]
+    run_cost_usd: tuple[float, float] | None
+    error: float
+    one_sided: bool
+    scope: str
+
+    def text(self) -> str:
+        """The band as the run line shows it ("65.0 to 73.7 days, $34.5M to $39.2M per run at
+        ...")."""
+        money = ("" if self.run_cost_usd is None else
+                 f", {fmt_money(self.run_cost_usd[0])} to {fmt_money(self.run_cost_usd[1])} "
+                 "per run")
+        way = "mostly too fast, so from the prediction up" if self.one_sided else "either way"
+        return (f"{self.days[0]:.1f} to {self.days[1]:.1f} days{money} at the calibration's "
+                f"worst held-out error{self.scope} ({self.error:.1%}, {way})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (docs/reference/json.md, ``run.band``): the ranges as [low, high] lists,
+        ``held_out_error`` w as a fraction, ``one_sided``, ``basis`` the text of :meth:`text`."""
+        return {"time_to_train_days": list(self.days),
+                "run_cost_usd": None if self.run_cost_usd is None else list(self.run_cost_usd),
+                "held_out_error": self.error, "one_sided": self.one_sided, "basis": self.text()}
+
+
+def band_of(fig: RunFigures, calibration: str | None) -> RunBand | None:
     """The run's days and $ at the calibration's worst held-out error w (:func:`held_out_band`):
     a measured time within w of the prediction (error = (predicted - measured) / measured) lies
     in [T / (1 + w), T / (1 - w)], from T itself when the held-out runs were mostly predicted too
@@ -373,10 +410,24 @@ def run_band(fig: RunFigures, calibration: str | None) -> str | None:
         return None
     lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
     usd = fig.run_cost_usd
-    money = f", {fmt_money(usd * lo)} to {fmt_money(usd * hi)} per run" if usd is not None else ""
-    way = "mostly too fast, so from the prediction up" if low else "either way"
-    return (f"{days * lo:.1f} to {days * hi:.1f} days{money} at the calibration's worst "
-            f"held-out error{scope} ({w:.1%}, {way})")
+    return RunBand((days * lo, days * hi), None if usd is None else (usd * lo, usd * hi), w,
+                   low, scope)
+
+
+def run_band(fig: RunFigures, calibration: str | None) -> str | None:
+    """The text of :func:`band_of` (None where it is None): what the run line adds."""
+    band = band_of(fig, calibration)
+    return None if band is None else band.text()
+
+
+def run_dict(fig: RunFigures | None, calibration: str | None) -> dict[str, Any] | None:
+    """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict` and ``band``, the
+    :func:`band_of` of ``calibration`` (the accelerator timed with its shipped default
+    calibration, as :func:`run_lines` takes it; null without one). None for None."""
+    if fig is None:
+        return None
+    band = band_of(fig, calibration)
+    return {**fig.to_dict(), "band": None if band is None else band.to_dict()}
 
 
 def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
@@ -454,12 +505,17 @@ def codesign_calibration(result: Any) -> str | None:
     """The accelerator whose shipped default calibration timed a co-design search's best candidate
     or the calibrated accelerator file (:func:`hieropt.io.npus.calibration_of` of its plan's NPU),
     else None (no best, or another calibration)."""
-    if result.best is None:
-        return None
+    return None if result.best is None else row_calibration(result.space, result.best.to_dict())
+
+
+def row_calibration(space: Any, row: dict[str, Any]) -> str | None:
+    """The accelerator whose shipped default calibration timed a co-design ``row`` of ``space``
+    (a :class:`hieropt.workloads.llm.space.CodesignSpace`), or its calibrated accelerator file
+    (:func:`hieropt.io.npus.calibration_of` of its plan's NPU), else None."""
     from ..io.npus import calibration_of
     from ..studies.codesign.export import row_params
 
-    return calibration_of(row_params(result.space, result.best.to_dict()).npu)
+    return calibration_of(row_params(space, row).npu)
 
 
 @dataclass(frozen=True)
@@ -530,7 +586,8 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
     return " (" + "; ".join(parts) + ")"
 
 
-__all__ = ["run_lines", "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC",
-           "fmt_days", "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
-           "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale",
-           "bandwidth_effect", "row_bw"]
+__all__ = ["run_lines", "run_dict", "band_of", "RunBand", "run_band", "held_out_band",
+           "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC", "fmt_days",
+           "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
+           "row_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
+           "buyer_scale", "bandwidth_effect", "row_bw"]

@@ -10,6 +10,7 @@ from typing import Any
 from ..model.run import RunFigures
 from ..studies.sizing import SizeOutcome, Sizing
 from .committee_codesign import row_figures
+from .run import row_calibration, run_dict
 
 
 def size_figures(s: Sizing, o: SizeOutcome) -> RunFigures | None:
@@ -26,7 +27,9 @@ def sizing_dict(s: Sizing) -> dict[str, Any]:
     def one(o: SizeOutcome) -> dict[str, Any]:
         fig = size_figures(s, o)
         return {"npus": o.npus, "bound": o.bound if o.bound != float("inf") else None,
-                "best": o.best, "run": None if fig is None else fig.to_dict(), "note": o.note}
+                "best": o.best, "note": o.note,
+                "run": None if fig is None else run_dict(fig, row_calibration(s.result.space,
+                                                                              o.best))}
 
     return {"objective": s.objective, "target_ns": s.target_ns,
             "sizes": [one(o) for o in s.sizes],

@@ -19,6 +19,7 @@ from tests.cli.util import run
 PAGE = REPO / "docs" / "reference" / "json.md"
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
+LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 ONLY_PIPELINES = {"stage_times_ns", "slowest_stage"}
 KORTHIKANTI = REPO / "validation" / "korthikanti2022.csv"
 PLAN_TABLES = ("workload plan --json", "plan", "precision", "memory", "memory stages",
@@ -47,7 +48,7 @@ def written(*args) -> dict:
 
 def test_the_documented_keys_are_those_written():
     doc = tables()
-    assert set(doc) == {"solve --json", "knee", "breakdown", "run", "evaluate --json",
+    assert set(doc) == {"solve --json", "knee", "breakdown", "run", "band", "evaluate --json",
                         "pareto --json", "points", "validate --json", "rows", "summary", "files",
                         "groups", "calibrate --json", "fields", "calibrate --out", *PLAN_TABLES}
     solved = written("solve", GPT3, "--no-sensitivity")
@@ -66,6 +67,21 @@ def test_the_documented_keys_are_those_written():
     assert list(front["fastest"]) == [k for k in doc["solve --json"] if k != "knee"]
     plan = written("evaluate", PLAN, "--bw", "250,125,75,50")
     assert list(plan["breakdown"]) == doc["breakdown"]
+    assert solved["run"]["band"] is None  # (no token budget: no days)
+
+
+def test_the_documented_band_keys_are_those_written():
+    """A run with days on the H100's default calibration: its band's keys and ends (the run
+    line's 6.3 % either way: T / 1.063 to T / 0.937)."""
+    doc = tables()
+    days = written("evaluate", LLAMA, "--bw", "450,50")["run"]
+    band = days["band"]
+    assert list(band) == doc["band"]
+    t = days["time_to_train_days"]
+    assert band["time_to_train_days"] == pytest.approx([t / 1.063, t / 0.937])
+    assert band["run_cost_usd"] == pytest.approx([days["run_cost_usd"] / 1.063,
+                                                  days["run_cost_usd"] / 0.937])
+    assert band["held_out_error"] == pytest.approx(0.063) and band["one_sided"] is False
 
 
 @pytest.mark.heavy

@@ -430,3 +430,21 @@ def test_a_zero3_plan_gets_no_band_over_plans_without_it():
     assert run_band(fig, "A100-SXM-80GB") is None
     # (the H100's band is over every held-out run: kept)
     assert run_band(fig, "H100-SXM").startswith("7.3 to 8.3 days")
+
+
+@pytest.mark.heavy
+def test_the_committee_page_gives_the_recommendations_band():
+    """The committee page's recommendation shows its run's band and every alternative's JSON
+    ``run.band`` holds its own (the H100's 6.3 % either way: T / 1.063 to T / 0.937)."""
+    from hieropt.report.committee_answers import procurement_committee
+    from hieropt.report.committee_page import recommendation_html
+
+    inst = hieropt.load_instance(REPO / "instances" / "llama3-405b-16k-cluster.toml")
+    c = procurement_committee(inst, hieropt.pareto(inst, points=3), 0.01)
+    rec = c.recommendation
+    days = rec.run.time_to_train_days
+    text = f"{days / 1.063:.1f} to {days / 0.937:.1f} days, "
+    assert "Error band: " + text in recommendation_html(c).replace("&#x27;", "'")
+    for a in c.to_dict()["alternatives"]:
+        t = a["run"]["time_to_train_days"]
+        assert a["run"]["band"]["time_to_train_days"] == pytest.approx([t / 1.063, t / 0.937])
