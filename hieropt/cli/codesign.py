@@ -154,7 +154,8 @@ def codesign_command(
     gap over the whole search: when a candidate stopped at a solver limit with a bound below it,
     the answer is a LIMIT with that gap (exit 3, as solve's). min_run_cost without a token budget
     is $ per iteration. Refused before the search: a --deadline of a day or more per iteration and
-    a --budget below $1,000 (a unit slip: did you mean 30M?)."""
+    a --budget below $1,000 (a unit slip: did you mean 30M?) and a budget below the cheapest
+    network of every shape (the cheapest named with its cost)."""
     from ..errors import HieroptError
     from .common import to_stdout
     from .outputs import answer_outputs, inputs_read, interrupt_note, sweep_where
@@ -201,7 +202,7 @@ def codesign_command(
     budgets = _total_budget_notes(plans, budget_usd)
     reach = None
     if result.best is None:  # (a time target no candidate meets: what the space reaches)
-        from ..studies.codesign.search import fastest_reachable
+        from ..studies.codesign.reach import fastest_reachable
 
         reach = fastest_reachable(result, workers, dask)
     deadline_ns = parse_deadline(deadline)
@@ -470,12 +471,12 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
     count, with several sizes the sizes table, the provisioned ``shortlist`` and the ``written``
     instance files (``deadline_ns``: the run's deadline, ns, or None; ``reach``: what the space
     reaches without its time target when no candidate meets it,
-    :func:`hieropt.studies.codesign.search.fastest_reachable`).
+    :func:`hieropt.studies.codesign.reach.fastest_reachable`).
 
     Raises:
         typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer
             (with a time target: what the space reaches,
-            :func:`~hieropt.studies.codesign.search.fastest_reachable`), no shortlisted candidate
+            :func:`~hieropt.studies.codesign.reach.fastest_reachable`), no shortlisted candidate
             could be provisioned, or the best is a LIMIT (not proven within the gap target over
             the search: :attr:`Codesign.status`).
     """

@@ -8,8 +8,9 @@ from typing import Any
 
 from rich.table import Table
 
+from ..studies.codesign.reach import Reach
 from ..studies.codesign.rows import fold_ties, tied_counts
-from ..studies.codesign.search import Codesign, Reach
+from ..studies.codesign.search import Codesign
 from ..studies.sizing import size_outcomes
 from ..units import PLAIN_SLIP_NS, fmt_num, time_unit_hint
 from .common import ms_text
@@ -101,13 +102,7 @@ def summary_lines(result: Codesign) -> list[str]:
         f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} "
         "(proven bound >= "
         + ("incumbent of its cluster size)" if len(sp.sizes) > 1 else "incumbent)")
-        + (
-            f", infeasible by their time bound {result.infeasible_by_bound:,} (above the "
-            "target, or "
-            "no bandwidth)"
-            if result.infeasible_by_bound
-            else ""
-        )
+        + (_infeasible_words(result) if result.infeasible_by_bound else "")
         + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}",
     ]
     best = result.best.to_dict() if result.best is not None else None
@@ -142,6 +137,17 @@ def summary_lines(result: Codesign) -> list[str]:
             lines.append(f"  as fast and as dear on {same} other network(s) of this plan (other "
                          "shapes or placements; every row in --out)")
     return lines
+
+
+def _infeasible_words(result: Codesign) -> str:
+    """The count of candidates settled infeasible by their bounds, with why: a time bound above
+    the target or no bandwidth, and with a network budget a shape whose cheapest network is over
+    it (:mod:`hieropt.studies.codesign.budget`)."""
+    sp, n = result.space, result.infeasible_by_bound
+    if sp.max_network_cost_usd is None and sp.max_total_capex_usd is None:
+        return f", infeasible by their time bound {n:,} (above the target, or no bandwidth)"
+    return (f", infeasible by their bounds {n:,} (time above the target, no bandwidth, or the "
+            "shape's cheapest network over the budget)")
 
 
 def limit_lines(result: Codesign) -> list[str]:
@@ -185,7 +191,7 @@ def no_answer(result: Codesign, reach: Reach | None = None,
     """Why no candidate has a certified answer: the count of each status and the first message of
     the commonest one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible:
     ...')``; with a time target no candidate meets, what the space reaches (``reach``,
-    :func:`hieropt.studies.codesign.search.fastest_reachable`): the target, the least proven time
+    :func:`hieropt.studies.codesign.reach.fastest_reachable`): the target, the least proven time
     bound over the candidates and the fastest design solved without the target, and with a
     ``deadline_ns`` (ns of wall time) the days each of them takes for the space's token budget."""
     counts = Counter(result.statuses)

@@ -464,10 +464,11 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
 
 def _settled_words(data: dict[str, Any]) -> str:
     """The candidates settled without a solve, in words: ``"26 pruned by a proven bound, 286
-    infeasible by their time bound"`` (the JSON's ``pruned`` and ``infeasible_by_bound``)."""
+    infeasible by their bounds"`` (the JSON's ``pruned`` and ``infeasible_by_bound``: a time
+    bound above the target, no bandwidth, or a shape's cheapest network over the budget)."""
     words = f"{data.get('pruned', 0):,} pruned by a proven bound"
     infeasible = data.get("infeasible_by_bound") or 0
-    return words + (f", {infeasible:,} infeasible by their time bound" if infeasible else "")
+    return words + (f", {infeasible:,} infeasible by their bounds" if infeasible else "")
 
 
 def _limit_words(data: dict[str, Any]) -> str:

@@ -138,4 +138,4 @@ def test_the_committee_page_says_limit_and_the_settled_counts(monkeypatch):
     assert "0 pruned by a proven bound;" in first  # (none infeasible by its bound: not said)
     proven = codesign_committee({**data, "status": "optimal", "infeasible_by_bound": 3}, None)
     assert "LIMIT" not in proven.notes[0]
-    assert "0 pruned by a proven bound, 3 infeasible by their time bound;" in proven.notes[0]
+    assert "0 pruned by a proven bound, 3 infeasible by their bounds;" in proven.notes[0]

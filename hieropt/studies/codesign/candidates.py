@@ -282,6 +282,12 @@ class CodesignEnumeration:
         live = np.flatnonzero(((self._count[self._gkey] > 0) & same).ravel())
         return live[np.argsort(bound[live], kind="stable")]
 
+    def cost_floors(self) -> dict[str, tuple[int, float]]:
+        """Shape id -> (its NPUs, C_lb): the least network cost of any design of that shape
+        under the space's rows, $ (:func:`~hieropt.studies.codesign.bounds.cost_floor_usd`)."""
+        return {sid: (int(net.npus_total), float(c))
+                for (sid, net), c in zip(self.shapes, self._C, strict=True)}
+
     @property
     def frontier_bytes(self) -> int:
         """Bytes of the pair order, the one array whose size grows with the space (8 per (plan,

@@ -53,6 +53,7 @@ from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import client_address, paused_gc, run_admitted
 from ..explore.results import ResultSink, fingerprint, typed_row
 from ..explore.run import SOLVED
+from .budget import over_budget, refuse_below_every_shape
 from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
 from .rows import (
     ADDED_COLUMNS,
@@ -97,7 +98,7 @@ class Codesign:
             or infeasible by the time bound; the JSON's ``settled_without_solve``), read back.
         out: the results file, or None.
         infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target,
-            or infinite).
+            or infinite; the shape's cheapest network over the budget).
         dims_floor: dimension count -> the least proven bound of its candidates settled as pruned
             (absent: none pruned); the count's row in :meth:`by_dims` is proven its optimum when
             this is at least the row's best.
@@ -330,7 +331,8 @@ def codesign(
     with paused_gc():
         enum = enumerate_candidates(space)
     _no_plan(space, enum)
-    search = _Search(space, codesign_fingerprint(space), enum, keep, on_row, progress)
+    refuse_below_every_shape(space, enum, over := over_budget(space, enum))
+    search = _Search(space, codesign_fingerprint(space), enum, keep, on_row, progress, over)
     sink = (
         ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False, added=ADDED_COLUMNS)
         if out is not None
@@ -377,9 +379,11 @@ class _Search:
 
     def __init__(
         self, space: CodesignSpace, digest: str, enum: CodesignEnumeration, keep: int, on_row,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None, over: dict[str, str] | None = None,
     ):
         self.space, self.digest, self.enum, self.on_row = space, digest, enum, on_row
+        # shape id -> why its cheapest network is over the budget (settled infeasible)
+        self.over = over or {}
         self.progress = progress
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
@@ -430,11 +434,12 @@ class _Search:
             self.on_row(row)
 
     def infeasible(self, cand: CodesignCandidate) -> bool:
-        """Its time bound is above the time target or infinite (settled infeasible without a
-        solve)."""
+        """Its time bound is above the time target or infinite, or its shape's cheapest network
+        above the budget (settled infeasible without a solve)."""
         target = self.space.max_iteration_time_ns
         return (cand.compute_ns == float("inf") or cand.lower_bound == float("inf")
-                or (target is not None and cand.compute_ns > target))
+                or (target is not None and cand.compute_ns > target)
+                or cand.shape_id in self.over)
 
     def incumbent(self, cand: CodesignCandidate) -> float:
         """The best objective value found on the candidate's cluster size (inf: none yet)."""
@@ -483,7 +488,8 @@ class _Search:
                 and cand.compute_ns > target_ns
                 and cand.compute_ns < float("inf")
             )
-            why = INFEASIBLE_BY_BOUND if late else self.no_bandwidth
+            why = (INFEASIBLE_BY_BOUND if late else self.over.get(cand.shape_id)
+                   or self.no_bandwidth)
             return self.unsolved.row(cand, "infeasible", why)
         of = f" of {cand.network.npus_total} NPUs" if len(self.space.sizes) > 1 else ""
         return self.unsolved.row(
@@ -541,53 +547,9 @@ class _Search:
         self.by_bound += late + endless
 
 
-@dataclass(frozen=True)
-class Reach:
-    """How fast a co-design space can be, for a search with a time target no candidate meets
-    (:func:`fastest_reachable`).
-
-    Attributes:
-        bound_ns: the least proven time bound over every candidate, ns: no design of the space
-            has a shorter iteration time.
-        bound_of: the plan and shape of that bound (``"<plan> | <shape>"``).
-        row: the fastest candidate of the space searched without the time target (a row,
-            :data:`~hieropt.studies.codesign.rows.COLUMNS`; its ``iteration_time_ns`` the fastest
-            possible time, proven within the gap target), or None when none has a certified answer
-            without it either.
-    """
-
-    bound_ns: float
-    bound_of: str
-    row: dict[str, Any] | None
-
-
-def fastest_reachable(result: Codesign, workers: int | None = None,
-                      dask: Any = None) -> Reach | None:
-    """What the space of ``result`` reaches when its time target is too tight: the least proven
-    time bound over its candidates, and the space searched again for the least iteration time
-    without the target (:func:`codesign`, objective performance, pruned by the proven bounds on
-    ``workers`` processes or ``dask``; the network budget and the constraints kept): the fastest
-    possible design, as ``hieropt solve`` says "fastest possible is ...". None without a time
-    target or a candidate with a finite bound."""
-    space, enum = result.space, result.enumeration
-    if space.max_iteration_time_ns is None:
-        return None
-    least = enum.least_time_bound()
-    if least is None:
-        return None
-    t, pos = least
-    p, s = enum.pair(pos)
-    free = space.model_copy(update={"max_iteration_time_ns": None, "objective": "performance"})
-    fastest = codesign(free, "performance", workers=workers, dask=dask, prune=True, keep=1)
-    row = fastest.ranking[0] if fastest.ranking else None
-    return Reach(t, f"{enum.fitting[p].id} | {enum.shapes[s][0]}", row)
-
-
 __all__ = [
     "codesign",
     "Codesign",
-    "Reach",
-    "fastest_reachable",
     "COLUMNS",
     "OWN_COLUMNS",
     "UnsolvedRows",
