@@ -76,12 +76,13 @@ def check_fit_options(fit: list[str] | None, loss: str) -> tuple[str, ...] | Non
             "--loss", None, f"unknown loss {loss!r}", f"use one of {', '.join(LOSSES)}"
         )
     names = fit_names(fit)
-    known = [f.name for f in CALIBRATION_FIELDS] + [f.name for f in ROOFLINE_FIELDS]
-    unknown = [n for n in names or () if n not in known]
+    flat, roofline = ([f.name for f in fs] for fs in (CALIBRATION_FIELDS, ROOFLINE_FIELDS))
+    unknown = [n for n in names or () if n not in flat + roofline]
     if unknown:
         raise InputError(
             "--fit", None, f"unknown calibration field {', '.join(unknown)}",
-            f"name one or more of {', '.join(known)}",
+            f"name one or more of {', '.join(roofline)} (the roofline compute model of the "
+            f"catalog's accelerators), or {', '.join(flat)} (the flat compute model)",
         )
     return names
 

@@ -140,8 +140,8 @@ def tokens_excess_problem(tokens: float) -> str | None:
     if tokens <= MAX_RUN_TOKENS:
         return None
     return (
-        f"{tokens:,.6g} tokens is above 1,000T (1e15), about 28 x the largest "
-        "published pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388)"
+        f"{tokens:,.6g} tokens is above 1,000T (1e15), the limit (about 28 x the largest "
+        "published pre-training run, 36T tokens, Qwen3 Technical Report, arXiv:2505.09388)"
     )
 
 

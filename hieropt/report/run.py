@@ -379,7 +379,7 @@ class RunBand:
                  f", {fmt_money(self.run_cost_usd[0])} to {fmt_money(self.run_cost_usd[1])} "
                  "per run")
         way = "mostly too fast, so from the prediction up" if self.one_sided else "either way"
-        return (f"{self.days[0]:.1f} to {self.days[1]:.1f} days{money} at the calibration's "
+        return (f"{self.days[0]:,.1f} to {self.days[1]:,.1f} days{money} at the calibration's "
                 f"worst held-out error{self.scope} ({self.error:.1%}, {way})")
 
     def to_dict(self) -> dict[str, Any]:

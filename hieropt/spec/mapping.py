@@ -263,7 +263,8 @@ def check_npus(workload: Workload, npus: int) -> None:
     if "dp" in degrees and (npus * degrees["dp"]) % need == 0:
         fix = f"set dp = {npus * degrees['dp'] // need} in the workload model, or {fix}"
     elif not degrees:
-        fix = f"regenerate the workload for this network (e.g. --set dp=...), or {fix}"
+        fix = (f"plan the workload for this network (dp in its model file's [plan], or "
+               f"`hieropt workload transformer --set dp=...` for a generated one), or {fix}")
     raise ValueError(
         f"network: the workload {workload.name} is planned for {what}{need:,} NPUs but the "
         f"network has {npus:,} (its cost and power are for every NPU); fix: {fix}"

@@ -193,8 +193,9 @@ def test_a_network_larger_than_the_plan_is_refused_with_explicit_groups(tmp_path
     assert r.exit_code == 2
     assert error_line(r) == (
         f"error: {path}: network: the workload llama3-70b-stage3 is planned for 512 NPUs but the "
-        "network has 1,024 (its cost and power are for every NPU); fix: regenerate the workload "
-        "for this network (e.g. --set dp=...), or give a network of 512 NPUs"
+        "network has 1,024 (its cost and power are for every NPU); fix: plan the workload for "
+        "this network (dp in its model file's [plan], or `hieropt workload transformer --set "
+        "dp=...` for a generated one), or give a network of 512 NPUs"
     )
 
 

@@ -59,8 +59,8 @@ def test_tokens_in_an_instance_file(tmp_path):
 
 def test_an_absurd_budget_is_refused():
     assert MAX_RUN_TOKENS == 1e15  # about 28 x Qwen3's 36T tokens, the largest published run
-    problem = ("tokens is above 1,000T (1e15), about 28 x the largest published pre-training run "
-               "(36T tokens, Qwen3 Technical Report, arXiv:2505.09388)")
+    problem = ("tokens is above 1,000T (1e15), the limit (about 28 x the largest published "
+               "pre-training run, 36T tokens, Qwen3 Technical Report, arXiv:2505.09388)")
     assert error_line(run("solve", INST, "--tokens", "1e30")) == (
         f"error: --tokens: 1e+30 {problem}; fix: give the run's token budget, at most 1000T, "
         "e.g. --tokens 15T"
@@ -82,8 +82,9 @@ def test_an_absurd_budget_in_an_instance_file(tmp_path):
     path = tmp_path / "inst.toml"
     path.write_text(text)
     assert error_line(run("solve", path)) == (
-        f"error: {path}: tokens: 1e+30 tokens is above 1,000T (1e15), about 28 x the largest "
-        "published pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388); fix: "
+        f"error: {path}: tokens: 1e+30 tokens is above 1,000T (1e15), the limit (about 28 x the "
+        "largest published pre-training run, 36T tokens, Qwen3 Technical Report, "
+        "arXiv:2505.09388); fix: "
         "give the run's token budget, at most 1e15, e.g. tokens = 15e12"
     )
 

@@ -186,8 +186,9 @@ LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
     (15, "tokens: 15 tokens is below 1,000,000, fewer than one iteration of an LLM training: the "
          "budget is a plain token count; fix: give the run's token budget in tokens, e.g. "
          "tokens=15e12 for 15T (15 would be 15 tokens)"),
-    (1e30, "tokens: 1e+30 tokens is above 1,000T (1e15), about 28 x the largest published "
-           "pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388); fix: give the "
+    (1e30, "tokens: 1e+30 tokens is above 1,000T (1e15), the limit (about 28 x the largest "
+           "published pre-training run, 36T tokens, Qwen3 Technical Report, arXiv:2505.09388); "
+           "fix: give the "
            "run's token budget, at most 1000T, e.g. tokens=15e12"),
 ])
 def test_a_token_budget_in_another_unit_is_refused_as_the_command_line_does(inst, tokens,

@@ -96,8 +96,9 @@ def test_network_of_another_size(tmp_path):
         load_instance(path)
     assert str(e.value) == (
         f"{path}: network: the workload gpt3-175b-stage7 is planned for 4,096 NPUs but the network "
-        "has 2,048 (its cost and power are for every NPU); fix: regenerate the workload for this "
-        "network (e.g. --set dp=...), or give a network of 4,096 NPUs"
+        "has 2,048 (its cost and power are for every NPU); fix: plan the workload for this "
+        "network (dp in its model file's [plan], or `hieropt workload transformer --set dp=...` "
+        "for a generated one), or give a network of 4,096 NPUs"
     )
 
 

@@ -40,7 +40,7 @@ from .plan_rules import (
     check_pp,
     check_recompute,
     check_recompute_layers,
-    divisors,
+    divisor_list,
 )
 
 MAX_LAYERS = 10_000
@@ -156,7 +156,7 @@ class Architecture(_Frozen):
             raise ValueError(
                 f"kv_heads: {self.kv_heads} does not divide the {self.heads} heads (grouped-query "
                 f"attention shares each KV head among heads/kv_heads query heads); fix: use one of "
-                f"{divisors(self.heads)}"
+                f"{divisor_list(self.heads)}"
             )
         if self.head_dim is None and self.hidden_size % self.heads:
             raise ValueError(
@@ -552,7 +552,7 @@ def _check_tp(m: Architecture, p: Plan) -> None:
     if m.heads % t:
         raise ValueError(
             f"plan.tp: {t} does not divide the {m.heads} attention heads; fix: use one of "
-            f"{divisors(m.heads)}"
+            f"{divisor_list(m.heads)}"
         )
     if m.kv % t and t % m.kv:
         raise ValueError(
@@ -567,7 +567,7 @@ def _check_tp(m: Architecture, p: Plan) -> None:
         if w % t:
             raise ValueError(
                 f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of "
-                f"{', '.join(map(str, divisors(w)))}"
+                f"{divisor_list(w)}"
             )
     if p.sequence_parallel and m.sequence_length % t:
         raise ValueError(

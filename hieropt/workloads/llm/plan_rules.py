@@ -19,6 +19,11 @@ def divisors(n: int, limit: int = 128) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def divisor_list(n: int) -> str:
+    """:func:`divisors` of ``n`` as a fix names them: ``"1, 2, 4"``."""
+    return ", ".join(map(str, divisors(n)))
+
+
 def check_degrees(p: Plan) -> None:
     """plan.npus against the degrees' product; the interleaved schedule's chunks and stages; the
     overlap flags: ``overlap_sharded_comms`` needs ZeRO 2/3 and excludes ``overlap_grad_reduce``,
@@ -200,12 +205,13 @@ def check_moe(m: Architecture, p: Plan) -> None:
     if m.moe.experts % p.ep:
         raise ValueError(
             f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
-            f"{divisors(m.moe.experts)}"
+            f"{divisor_list(m.moe.experts)}"
         )
     if p.dp % p.ep:
         raise ValueError(
             f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
-            f"data-parallel group); fix: use an ep among {divisors(math.gcd(p.dp, m.moe.experts))}"
+            "data-parallel group); fix: use an ep among "
+            f"{divisor_list(math.gcd(p.dp, m.moe.experts))}"
         )
 
 
@@ -230,9 +236,9 @@ def algorithm_table_value(v: Any, groups: tuple[str, ...]) -> Any:
     )
 
 
-__all__ = ["algorithm_table_value", "divisors", "check_recompute_layers", "check_degrees",
-           "check_recompute", "check_pp",
-           "check_cp", "check_moe", "check_batch", "check_group"]
+__all__ = ["algorithm_table_value", "divisors", "divisor_list", "check_recompute_layers",
+           "check_degrees", "check_recompute", "check_pp", "check_cp", "check_moe", "check_batch",
+           "check_group"]
 
 
 SHORTEST_SEQUENCE = 128
