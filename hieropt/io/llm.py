@@ -192,6 +192,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
         raise InputError(
             source, "params", "missing", "add [params.model], [params.plan] and [params.npu]"
         )
+    _top_level_key_inside(source, params)
     npu = params.get("npu")
     if isinstance(npu, dict) and "flash_attention" in npu:
         raise InputError(
@@ -221,6 +222,25 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             problem = rest if sep and " " not in head else blamed.problem
             raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
+
+
+def _top_level_key_inside(source: str | Path, params: dict[str, Any]) -> None:
+    """Refuse ``npu_catalog`` or ``description`` written inside ``[params]`` or one of its tables
+    (in TOML a key below a ``[table]`` line belongs to that table): the fix moves it to the top.
+
+    Raises:
+        InputError: the key's path, where it belongs and the line to write.
+    """
+    tables = [("params", params)] + [(f"params.{k}", v) for k, v in params.items()
+                                     if isinstance(v, dict)]
+    for where, table in tables:
+        for key in ("npu_catalog", "description"):
+            if key in table:
+                raise InputError(
+                    source, f"{where}.{key}",
+                    f"unknown key: {key} is a top-level key of the model file, not a key of "
+                    f"[{where}] (a key written below a [table] line belongs to that table)",
+                    f"move {key} = {table[key]!r} above the first [table] line".replace("'", '"'))
 
 
 def _peak_format(own: dict[str, Any], merged: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..studies.explore import Exploration
+from .run import row_bw
 
 _UNIT_LABEL = {
     "performance": "time ms",
@@ -41,7 +42,8 @@ def _bw(row: dict[str, Any]) -> str:
 def explore_dict(result: Exploration, top: int) -> dict[str, Any]:
     """The sweep as JSON-ready data: space, counts, ``throughput`` (see
     :attr:`Exploration.throughput`), the best ``top`` ranked rows, the per-dimension-count summary
-    and the Pareto set (rows as in the results file)."""
+    and the Pareto set (rows as in the results file, but ``bw_gbps`` a list of GB/s per NPU per
+    dimension, not the file's ``;``-joined text)."""
     en = result.enumeration
     return {
         "space": result.space.name,
@@ -53,10 +55,15 @@ def explore_dict(result: Exploration, top: int) -> dict[str, Any]:
         "solved": len(en.candidates),
         "failed": len(result.failed),
         "throughput": result.throughput,
-        "ranking": result.ranking[:top],
+        "ranking": [_listed(r) for r in result.ranking[:top]],
         "by_dims": [{k: v for k, v in e.items()} for e in result.by_dims()],
-        "pareto": result.pareto,
+        "pareto": [_listed(r) for r in result.pareto],
     }
+
+
+def _listed(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its ``bw_gbps`` as a list of floats (:func:`hieropt.report.run.row_bw`)."""
+    return {**row, "bw_gbps": row_bw(row)} if "bw_gbps" in row else row
 
 
 def summary_lines(result: Exploration) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.run import RunFigures
+from ..studies.codesign.rows import json_flags
 from ..studies.sizing import SizeOutcome, Sizing
 from .committee_codesign import row_figures
 from .run import row_calibration, run_dict
@@ -27,7 +28,7 @@ def sizing_dict(s: Sizing) -> dict[str, Any]:
     def one(o: SizeOutcome) -> dict[str, Any]:
         fig = size_figures(s, o)
         return {"npus": o.npus, "bound": o.bound if o.bound != float("inf") else None,
-                "best": o.best, "note": o.note,
+                "best": None if o.best is None else json_flags(o.best), "note": o.note,
                 "run": None if fig is None else run_dict(fig, row_calibration(s.result.space,
                                                                               o.best))}
 

@@ -160,6 +160,7 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
     assert band["time_to_train_days"] == pytest.approx([t, t / (1 - 0.279)])
     assert band["one_sided"] is True and band["held_out_error"] == pytest.approx(0.279)
     assert out["run"]["band"]["time_to_train_days"][0] == out["run"]["time_to_train_days"]
+    assert chosen["best"]["sequence_parallel"] is True  # (JSON booleans, as the ranking's)
     assert "--sizes" in error_line(run("codesign", path, "--sizes", "1024,x"))
     assert (
         run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code

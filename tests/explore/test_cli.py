@@ -167,6 +167,10 @@ def test_cli_json_reports_throughput_per_core(tmp_path):
     assert tp["certified"] == 19 and tp["covered"] == 58
     assert tp["certified_per_s_per_core"] == pytest.approx(19 / tp["seconds"], rel=1e-12)
     assert [r["rank"] for r in data["ranking"]][0] == 1 and len(data["ranking"]) == 5
+    # (a list of GB/s per dimension, as every JSON has it; the results file joins them with ;)
+    best = data["ranking"][0]
+    assert isinstance(best["bw_gbps"], list) and len(best["bw_gbps"]) == best["n_dims"]
+    assert all(b > 0 for b in best["bw_gbps"])
     assert "candidates certified in" in res.stdout and "certified per second per core" in res.stdout
     to_stdout = runner.invoke(app, ["explore", str(space), "--workers", "1", "--json", "-"])
     assert to_stdout.exit_code == 0

@@ -272,3 +272,24 @@ def test_the_npu_count_fix_names_a_dp_that_exists():
     assert e.value.one_line().endswith(
         "is not the 8192 NPUs; fix: choose degrees whose product is 8192 (e.g. dp = 8192 / "
         "(tp x pp) = 256)")
+
+
+@pytest.mark.parametrize("table", ["[params.npu]", "[params.plan]", "[params]"])
+def test_a_top_level_key_below_a_table_says_where_it_belongs(tmp_path, table):
+    """``npu_catalog`` written below ``[params.npu]`` belongs to that table in TOML: the error
+    names the key's path and the fix moves it to the top."""
+    text = (MODELS / "llama3-405b.toml").read_text()
+    if table == "[params]":
+        top = '[params]\nnpu_catalog = "mine.toml"\n\n[params.model]'
+        text = text.replace("[params.model]", top, 1)
+    else:
+        text = text.replace(table, f'{table}\nnpu_catalog = "mine.toml"', 1)
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    where = table.strip("[]")
+    with pytest.raises(InputError) as e:
+        read_llm(path)
+    assert str(e.value) == (
+        f"{path}: {where}.npu_catalog: unknown key: npu_catalog is a top-level key of the model "
+        f"file, not a key of [{where}] (a key written below a [table] line belongs to that "
+        'table); fix: move npu_catalog = "mine.toml" above the first [table] line')
