@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS, close_name
 from ..spec.base import text_for_number
+from ..workloads.llm.links import check_bound_units
 from .common import (
     check_network_table,
     check_settings,
@@ -275,6 +276,10 @@ def load_instance(path: str | Path) -> Instance:
             check_plan_loop(job[0], loop, src)
     extra.update(ratios_entries(data, src, network.n_dims))  # ([heuristic_ratios], if given)
     extra.update(buyer_entries(data, src, (network.npus_total,), network.dims[0].npus))
+    bounds = _bounds(data.get("bounds"), src, network.n_dims)
+    if bounds is not None and (tr := workload.training) is not None:  # (TB/s: refused)
+        check_bound_units([(b.lower_gbps, b.upper_gbps) for b in bounds], tr.scaleup_gbps,
+                          tr.npu, src)
     return instance_from(
         src,
         name=str(data.get("name", path.stem)),
@@ -287,7 +292,7 @@ def load_instance(path: str | Path) -> Instance:
         **extra,
         cost=cost,
         constraints=constraints,
-        bounds=_bounds(data.get("bounds"), src, network.n_dims),
+        bounds=bounds,
         objective=objective,
         training_loop=loop,
         max_iteration_time_ns=data.get("max_iteration_time_ns"),

@@ -211,7 +211,7 @@ def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
         InputError: both given; ``nic_gbit_per_s`` not a number > 0; a ``nic_gbps`` equal to a
             NIC's rating in Gb/s (:func:`hieropt.units.gbit_rating_slip`, the catalog's rule:
             ``nic_gbps = 400`` would be a 3.2 Tb/s NIC), with the fix; a port slower than
-            1 Gb/s (:data:`LEAST_NIC_GBPS`).
+            1 GB/s (:data:`LEAST_NIC_GBPS`).
     """
     from ..units import gbit_rating_slip, gbit_to_gbyte
 
@@ -235,9 +235,11 @@ def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
     return {"nic_gbps": value}
 
 
-LEAST_NIC_GBPS = 0.125
-"""The slowest scale-out NIC port a space may give, GB/s per direction: one 1 Gb/s Ethernet port.
-A slower one is a unit slip (TB/s), and NIC counts divided by it overflow."""
+LEAST_NIC_GBPS = 1.0
+"""The slowest scale-out NIC port a space may give, GB/s per direction: 8 Gb/s, less than one 10
+Gb/s Ethernet port (no training cluster's scale-out is slower; the bandwidths' own floor,
+:data:`hieropt.workloads.llm.links.LEAST_GBPS`). A slower one is a unit slip (``0.4`` for 400 Gb/s
+written in Tb/s, ``0.05`` for 50 GB/s in TB/s), and the NIC counts divided by it are absurd."""
 
 
 def _check_nic_floor(gbps: float, src: str, field: str, given: float, unit: str) -> None:
@@ -248,9 +250,9 @@ def _check_nic_floor(gbps: float, src: str, field: str, given: float, unit: str)
         InputError: naming ``src`` and ``field``, with the fix."""
     if gbps >= LEAST_NIC_GBPS:
         return
-    raise InputError(src, field, f"{given:g} {unit} is slower than one 1 Gb/s port: a speed in "
-                     "TB/s, or a typo?", "give one NIC port's speed, e.g. nic_gbps = 50 (a 400 "
-                     "Gb/s port, GB/s per direction) or nic_gbit_per_s = 400")
+    raise InputError(src, field, f"{given:g} {unit} is slower than 1 GB/s (8 Gb/s): a speed in "
+                     "Tb/s or TB/s, or a typo?", "give one NIC port's speed, e.g. nic_gbps = 50 (a "
+                     "400 Gb/s port, GB/s per direction) or nic_gbit_per_s = 400")
 
 
 def _int(value: Any, src: str, field: str, fix: str) -> int:

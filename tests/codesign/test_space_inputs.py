@@ -95,13 +95,15 @@ def test_a_nic_is_given_in_gbit_or_as_gbps_that_is_no_rating(tmp_path, line, gbp
     ("nic_gbps = 5e-324", "nic_gbps", "4.94066e-324 GB/s"),  # (NIC counts / it overflowed)
     ("nic_gbps = 0.05", "nic_gbps", "0.05 GB/s"),  # (50 GB/s written in TB/s)
     ("nic_gbit_per_s = 0.4", "nic_gbit_per_s", "0.4 Gb/s"),
+    ("nic_gbps = 0.4", "nic_gbps", "0.4 GB/s"),  # (400 Gb/s written in Tb/s)
 ])
 def test_a_nic_slower_than_one_gigabit_port_is_refused(tmp_path, line, field, given):
     path = _files(tmp_path, SPACE.replace("nic_gbps = 1", line))
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == (
-        f"{path}: {field}: {given} is slower than one 1 Gb/s port: a speed in TB/s, or a typo?; "
+        f"{path}: {field}: {given} is slower than 1 GB/s (8 Gb/s): a speed in Tb/s or TB/s, or a "
+        "typo?; "
         "fix: give one NIC port's speed, e.g. nic_gbps = 50 (a 400 Gb/s port, GB/s per "
         "direction) or nic_gbit_per_s = 400")
 

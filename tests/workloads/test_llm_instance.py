@@ -119,3 +119,21 @@ def test_tp_workload_given_a_smaller_forward_group(tmp_path):
         "header says model_parallel_NPU_group = 16",
     ):
         load_instance(path)
+
+
+def test_bounds_in_tb_per_s_are_refused(tmp_path):
+    """Llama 3 405B's bounds written in TB/s (0.45 for 450 GB/s of NVLink): refused as --bw
+    0.45,0.05 is, with the bounds in GB/s."""
+    text = (REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text()
+    text = text.replace("lower_gbps = 50, upper_gbps = 450", "lower_gbps = 0.05, upper_gbps = 0.45")
+    text = text.replace("lower_gbps = 12.5, upper_gbps = 50",
+                        "lower_gbps = 0.0125, upper_gbps = 0.05")
+    path = tmp_path / "tb.toml"
+    path.write_text(text.replace('"../models/', f'"{REPO}/models/'))
+    with pytest.raises(InputError) as e:
+        load_instance(path)
+    assert str(e.value) == (
+        f"{path}: bounds: every upper_gbps below 1 GB/s per NPU (0.45, 0.05) on the H100-SXM, "
+        "whose scale-up alone has 450 GB/s per direction: looks like TB/s; fix: give GB/s per "
+        "NPU per direction (TB/s x 1,000) in lower_gbps and upper_gbps: upper_gbps = 450, "
+        "upper_gbps = 50 if every value is TB/s")

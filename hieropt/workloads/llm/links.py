@@ -253,7 +253,30 @@ def check_bandwidths(
     )
 
 
+def check_bound_units(bounds: Sequence[tuple[float, float | None]], scaleup: float | None,
+                      npu: str, where: str) -> None:
+    """Refuse an instance's bounds (``(lower_gbps, upper_gbps)`` per dimension, GB/s per NPU per
+    direction; None: no upper bound) whose upper bounds are all below :data:`LEAST_GBPS` on a known
+    accelerator (``scaleup``: its scale-up GB/s per direction, None: not checked): TB/s, as
+    :func:`check_bandwidths` refuses ``--bw 0.45,0.05``.
+
+    Raises:
+        InputError: ``where: bounds``, the upper bounds and the same bounds in GB/s.
+    """
+    uppers = [u for _, u in bounds if u is not None]
+    if scaleup is None or not uppers or max(uppers) >= LEAST_GBPS:
+        return
+    raise InputError(
+        where, "bounds",
+        f"every upper_gbps below {LEAST_GBPS:g} GB/s per NPU "
+        f"({', '.join(f'{u:g}' for u in uppers)}) on the {npu}, whose scale-up alone has "
+        f"{scaleup:g} GB/s per direction: looks like TB/s",
+        "give GB/s per NPU per direction (TB/s x 1,000) in lower_gbps and upper_gbps: "
+        + ", ".join(f"upper_gbps = {u * 1000:g}" for u in uppers) + " if every value is TB/s")
+
+
 __all__ = [
+    "check_bound_units",
     "domain_caveats",
     "BANDWIDTH_FACTOR",
     "LEAST_GBPS",
