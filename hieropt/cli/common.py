@@ -164,7 +164,7 @@ def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
     run = current_outputs()
     outputs = [p for p in [run.json, *(a[0] for a in run.answers)] if p is not None]
     done = bool(outputs) and all(written(p) for p in outputs)
-    where = run.where or (
+    where = (run.where() if callable(run.where) else run.where) or (
         f"after writing its answer to {', '.join(map(str, outputs))}" if done
         else "the run ended before its answer; rerun the same command"
     )

@@ -207,7 +207,8 @@ class RunOutputs:
     when the run ends without writing it. ``answers``: (output file, how to remove an earlier run's
     output there, the suffixes it writes there: empty, any) declared by the command
     (:func:`answer_outputs`). ``where``: what the line of an interrupted run says after
-    ``interrupted:`` (None: that the run has no answer). ``inputs_known``: whether every input
+    ``interrupted:``, or a function that says it when the run is interrupted (None: that the run
+    has no answer). ``inputs_known``: whether every input
     file of the run is known (:func:`inputs_read`): until then an output may be a file the run
     would have read, and nothing is removed or replaced but files that cannot be one."""
 
@@ -215,7 +216,7 @@ class RunOutputs:
     answers: list[tuple[Path, Callable[[Path], None] | None, tuple[str, ...]]] = field(
         default_factory=list
     )
-    where: str | None = None
+    where: str | Callable[[], str] | None = None
     inputs_known: bool = False
 
 
@@ -296,20 +297,27 @@ def document_over(path: Path) -> bool:
     return isinstance(data, dict) and ("status" in data or _RUN.get() is not None)
 
 
-def interrupt_note(where: str) -> None:
+def interrupt_note(where: str | Callable[[], str]) -> None:
     """What the line of the running command, when interrupted, says after ``interrupted:`` (a
-    sweep: where its rows so far are)."""
+    sweep: where its rows so far are), or a function saying it at that moment."""
     run = _RUN.get()
     if run is not None:
         run.where = where
 
 
-def sweep_where(out: Path | None) -> str:
+def sweep_where(out: Path | None) -> Callable[[], str]:
     """What the line of an interrupted sweep (``explore``, ``codesign``) says after
-    ``interrupted:``: where its rows so far are (``out``, its ``--out`` rows file, which is kept:
-    rerunning resumes), or that it has no ``--out`` file."""
-    return f"the rows so far are in {out}; rerun the same command to resume" if out else (
-        "no --out file")
+    ``interrupted:``, when it is interrupted: where its rows so far are (``out``, its ``--out``
+    rows file, which is kept: rerunning resumes), that none was written yet (interrupted before
+    its first row, e.g. while enumerating), or that it has no ``--out`` file."""
+    def where() -> str:
+        if not out:
+            return "no --out file"
+        if not Path(out).is_file():
+            return f"no row was written to {out} yet; rerun the same command"
+        return f"the rows so far are in {out}; rerun the same command to resume"
+
+    return where
 
 
 def current_outputs() -> RunOutputs:

@@ -441,7 +441,8 @@ def pareto_command(
         int,
         typer.Option(
             "--points",
-            help="Number of budgets on the front (>= 2; from 1,000 a progress bar on stderr).",
+            help="Number of budgets on the front (2 to 100,000; from 1,000 a progress bar on "
+            "stderr).",
         ),
     ] = 50,
     spacing: Annotated[

@@ -465,8 +465,11 @@ def front_notes(instance: Any, front: Any) -> list[str]:
                 instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=top).caveats
             if c not in plan
         ]
-    shown = [run_notes(r, calibration) for r in runs]
-    return list(dict.fromkeys([*notes, *(n for ns in shown for n in ns if n not in notes)]))
+    # (the calibration's note once: it reads the accelerator catalog)
+    note = calibration_note(calibration) if any(
+        r.mfu is not None or r.time_to_train_days is not None for r in runs) else None
+    shown = [n for r in runs for n in r.caveats] + ([note] if note is not None else [])
+    return list(dict.fromkeys([*notes, *(n for n in shown if n not in notes)]))
 
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:

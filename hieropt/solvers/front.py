@@ -29,7 +29,7 @@ from .objectives import SolveOptions, solve
 from .portfolio import hours_weighted
 from .procurement import SUB_GAP, equally_fast, fastest_design, tie_break_target_ns
 
-__all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK"]
+__all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK", "MAX_POINTS"]
 
 SPACINGS = ("linear", "log")
 """How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (for a range
@@ -80,6 +80,12 @@ class Front:
     time_unit: str = "ns"
 
 
+MAX_POINTS = 100_000
+"""The most points a front may ask for: each is an exact solve and its verification (about 1 ms
+on a laptop-class core: 100,000 points take minutes; a million, most of an hour, and no front's
+shape needs them)."""
+
+
 @scoped
 def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
            spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
@@ -95,7 +101,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         cache: the memo tables the front's solves share (default: a new one for this call).
 
     Raises:
-        InputError: ``points`` not a whole number >= 2, or an unknown ``spacing``.
+        InputError: ``points`` not a whole number from 2 to :data:`MAX_POINTS`, or an unknown
+            ``spacing``.
         NoSolutionError: infeasible constraints.
         SolverError: a point failed independent verification.
     """
@@ -105,6 +112,10 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
     if points < 2:
         raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for "
                          "(a front has two ends)", "ask for at least 2 points")
+    if points > MAX_POINTS:
+        raise InputError("points", None, f"{points:,} points asked for, above {MAX_POINTS:,} "
+                         "(each an exact solve and a verification, about 1 ms: minutes to hours)",
+                         f"ask for at most {MAX_POINTS:,} points (a front's shape needs far fewer)")
     time_limit_s = check_time_limit(time_limit_s)
     if spacing not in SPACINGS:
         raise InputError("spacing", None, f"unknown spacing {spacing!r}",

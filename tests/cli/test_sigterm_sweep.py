@@ -51,3 +51,29 @@ def test_sigterm_to_a_serial_sweep_says_where_the_rows_are(tmp_path, command, sp
         f"terminated: the rows so far are in {out}; rerun the same command to resume"
     )
     assert "Traceback" not in r.stderr
+
+
+EARLY = """
+import os, signal, sys
+import hieropt.studies.codesign.search as m
+def enumerate_candidates(space):  # SIGTERM while enumerating: before the first row
+    os.kill(os.getpid(), signal.SIGTERM)
+m.enumerate_candidates = enumerate_candidates
+from hieropt.cli import main
+sys.argv = ["hieropt", {args}]
+main()
+"""
+
+
+def test_sigterm_before_the_first_row_says_none_was_written(tmp_path):
+    """Interrupted while enumerating: no rows file yet, and the line says so (not that the rows so
+    far are in it)."""
+    out = tmp_path / "rows.csv"
+    args = ", ".join(repr(str(a)) for a in ("codesign", REPO / "spaces" / "codesign-gpt3-4096.toml",
+                                            "--workers", "1", "--out", out))
+    r = subprocess.run([sys.executable, "-c", EARLY.format(args=args)], capture_output=True,
+                       text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 143, r.stderr[-2000:]
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"terminated: no row was written to {out} yet; rerun the same command")
+    assert not out.exists() and "Traceback" not in r.stderr

@@ -20,6 +20,7 @@ from hieropt import SolveOptions
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from hieropt.spec import Bound, Instance, LinearConstraint
 from hieropt.verify import verify
+from tests.cases import REPO
 from tests.solve.test_portfolio import random_portfolio
 
 
@@ -66,3 +67,17 @@ def test_front_points_meet_bounds_and_budget_exactly(seed):
         assert verify(inst, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd).ok
         bound = hieropt.solve(inst, options=SolveOptions(budget_usd=p.budget_usd)).objective_bound
         assert p.iteration_time_ns >= bound * (1 - 1e-12)
+
+
+def test_a_front_of_more_than_the_most_points_is_refused_before_solving():
+    """A million points (about an hour of exact solves) is refused with the limit, at once."""
+    from hieropt.solvers.front import MAX_POINTS
+
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.pareto(inst, points=1_000_000)
+    assert MAX_POINTS == 100_000
+    assert str(e.value) == (
+        "points: 1,000,000 points asked for, above 100,000 (each an exact solve and a "
+        "verification, about 1 ms: minutes to hours); fix: ask for at most 100,000 points (a "
+        "front's shape needs far fewer)")
