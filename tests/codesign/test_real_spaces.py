@@ -112,3 +112,24 @@ def test_down_sized_llama_space_prunes_to_the_brute_force_best():
             small.model_copy(update={"objective": objective})
         )
         assert pruned.pruned > 0 and {r["npus"] for r in brute.ranking} == {8, 16}
+
+
+def test_the_model_files_own_pipeline_layout_is_kept_for_its_own_pp_and_v():
+    """Llama 3 405B's model file states Meta's layout (16 stages of 8 chunks: 7, 8, ..., 8, 7
+    layers): a plan of that pp and v keeps it (a custom layout: 126 layers in 128 chunks, searched
+    with custom_layouts = true), another pp or v does not."""
+    from hieropt.studies.codesign.plans import custom_layout_reason
+
+    llama = load_codesign(SPACES / "codesign-llama3-405b.toml")
+    own = {"tp": 8, "pp": 16, "ep": 1, "zero_stage": 2, "recompute": "none",
+           "sequence_parallel": True, "virtual_stages": 8, "micro_batch_size": 1,
+           "overlap_grad_reduce": False}
+    p = plan_params(llama.base, 16384, own)
+    assert p.plan.stage_layers == (7,) + (8,) * 14 + (7,)
+    assert "custom_layouts = true" in custom_layout_reason(p)
+    e = enumerate_plans(llama.base, 16384, PlanChoices(tp=(8,), pp=(16,), virtual_stages=(8,),
+                                                       zero_stage=(2,), recompute=("none",),
+                                                       sequence_parallel=(True,)),
+                        custom_layouts=True)
+    assert e.combinations == 1 and not e.invalid and len(e.fitting) == 1
+    assert plan_params(llama.base, 16384, {**own, "virtual_stages": 2}).plan.stage_layers is None

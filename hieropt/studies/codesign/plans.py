@@ -129,7 +129,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     ZeRO 2/3 choice (ZeRO 0/1 have no per-micro-batch DP collectives to overlap), the base's
     ``recompute_layers`` only for a ``full`` recompute choice (it counts the blocks full recompute
     recomputes per chunk; a plan whose largest chunk holds fewer is invalid), and the base's
-    stage_layers replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b
+    stage_layers kept for the base's own pp and v (Llama 3 405B's 7, 8, ..., 8, 7 on 16 stages of
+    8 chunks), replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b
     plan whose pp does not divide the layers, else none (even stages).
 
     Raises:
@@ -145,7 +146,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
         plan["overlap_sharded_comms"] = False
     if plan["recompute"] != "full":  # (the base's recompute_layers: for its full recompute only)
         plan["recompute_layers"] = None
-    if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
+    same = (upd["pp"], upd["virtual_stages"]) == (base.plan.pp, base.plan.virtual_stages)
+    if not same and (upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp):
         plan["stage_layers"] = None
         if upd["virtual_stages"] == 1:
             plan["stage_layers"] = balanced_stage_layers(base.model.layers, upd["pp"])
