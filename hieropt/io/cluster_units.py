@@ -129,6 +129,13 @@ Below it a price looks like thousands of $ written as $k (``usd = 1.5`` for $1,5
 free) is accepted."""
 
 
+PART_USD_CEILING = 1e6
+"""The most $ a NIC or a switch port (a switch's price over its radix) of a catalog may cost unless
+the catalog says its figures are meant (``check_units = false``): the dearest are thousands of $
+(a ConnectX-8 NIC, a port of a 144 x 800G switch about $3,000). Above it the price is a slip (an
+exponent, cents, a cluster's total) and is named itself, not the part it is compared with."""
+
+
 def _num(x: float) -> str:
     """``x`` as a file would give it: 700, 33750, 11.7e6."""
     return f"{x / 1e6:g}e6" if x >= 1e6 else f"{x:g}"
@@ -259,6 +266,25 @@ def _class_slip(pc) -> tuple[str, str, str] | None:
     return None
 
 
+def _ceiling_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first NIC or switch of a class whose $ (per port for a switch)
+    is above :data:`PART_USD_CEILING`."""
+    parts = [(f"nics[{i}].usd", f"NIC '{n.name}'", n.usd) for i, n in enumerate(pc.nics)]
+    for j, sw in enumerate(pc.switches):
+        key = "usd_per_port" if sw.usd_per_port is not None else "usd_per_switch"
+        parts.append((f"switches[{j}].{key}", f"a port of switch '{sw.name}'", _port(sw)[0]))
+    for field, what, value in parts:
+        if value and value > PART_USD_CEILING:
+            key = field.rsplit(".", 1)[1]
+            return (field,
+                    f"{what} is {value:,.4g} $, above {PART_USD_CEILING:,.0f} $ (the dearest NIC "
+                    "or switch port of a training cluster costs thousands of $): a mistyped "
+                    "price",
+                    f"give {key} in $ per unit (a ConnectX-7 NIC about 12e3, a 64 x 400G switch "
+                    f"about 35e3; {MEANT.format(f'{value:,.4g} $')})")
+    return None
+
+
 def _floor_slip(pc) -> tuple[str, str, str] | None:
     """(field, problem, fix) of the first NIC or switch of a class whose $ (per port for a switch)
     is above 0 and below its :data:`PART_USD_FLOOR`."""
@@ -310,8 +336,9 @@ def _bandwidth_slip(pc) -> tuple[str, str, str] | None:
 
 def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     """Refuse a Switch class whose NIC and switch port differ in $ or W per port by more than
-    :data:`PORT_RATIO` (one of them is in $k or kW), or whose NIC or switch port costs less than
-    :data:`PART_USD_FLOOR` ($50: $k written for $), unless the catalog says its figures are meant
+    :data:`PORT_RATIO` (one of them is in $k or kW), or whose NIC or switch port costs more than
+    :data:`PART_USD_CEILING` ($1M) or less than :data:`PART_USD_FLOOR` ($50: $k written for $),
+    unless the catalog says its figures are meant
     (``check_units = false``); and, whatever it says, a part whose bandwidth per unit is above
     1e6 GB/s (bit/s or bytes/s written for Gb/s or GB/s).
 
@@ -326,10 +353,10 @@ def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     if not catalog.check_units:
         return
     for cname, pc in catalog.classes.items():
-        found = _class_slip(pc) or _floor_slip(pc)
+        found = _ceiling_slip(pc) or _class_slip(pc) or _floor_slip(pc)
         if found is not None:
             raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
 
 
-__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO", "PART_USD_FLOOR",
+__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO", "PART_USD_FLOOR", "PART_USD_CEILING",
            "unit_problem", "check_cluster_units", "check_servers", "check_catalog_units"]

@@ -157,10 +157,21 @@ watts = 2000
      "a port of switch 'sw-64x800G' is 0.03125 W, 800 x below NIC 'nic-400G' (25 W): looks like "
      "kW; fix: give watts in W, e.g. 2000 (if 0.03125 W is meant, write check_units = false "
      "at the top of the catalog)"),
-    ("usd = 1500,", "usd = 1500e3,", "switches[0].usd_per_switch",
-     "a port of switch 'sw-64x800G' is 3125 $, 480 x below NIC 'nic-400G' (1.5e+06 $): looks "
+    ("usd = 1500,", "usd = 1000e3,", "switches[0].usd_per_switch",
+     "a port of switch 'sw-64x800G' is 3125 $, 320 x below NIC 'nic-400G' (1e+06 $): looks "
      "like thousands of $; fix: give usd_per_switch in $, e.g. 200e6 (if 3125 $ is meant, "
      "write check_units = false at the top of the catalog)"),
+    # (a price above any part's names that part, not the one it is compared with)
+    ("usd = 1500,", "usd = 1500e3,", "nics[0].usd",
+     "NIC 'nic-400G' is 1.5e+06 $, above 1,000,000 $ (the dearest NIC or switch port of a "
+     "training cluster costs thousands of $): a mistyped price; fix: give usd in $ per unit (a "
+     "ConnectX-7 NIC about 12e3, a 64 x 400G switch about 35e3; if 1.5e+06 $ is meant, write "
+     "check_units = false at the top of the catalog)"),
+    ("usd_per_switch = 200000", "usd_per_switch = 35e9", "switches[0].usd_per_switch",
+     "a port of switch 'sw-64x800G' is 5.469e+08 $, above 1,000,000 $ (the dearest NIC or "
+     "switch port of a training cluster costs thousands of $): a mistyped price; fix: give "
+     "usd_per_switch in $ per unit (a ConnectX-7 NIC about 12e3, a 64 x 400G switch about 35e3; "
+     "if 5.469e+08 $ is meant, write check_units = false at the top of the catalog)"),
 ])
 def test_a_catalog_part_in_the_wrong_unit_is_refused(tmp_path, old, new, field, words):
     """A NIC and a port of the switch it plugs into cost and draw alike (within 2-4 x in the
