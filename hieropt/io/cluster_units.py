@@ -136,6 +136,12 @@ the catalog says its figures are meant (``check_units = false``): the dearest ar
 exponent, cents, a cluster's total) and is named itself, not the part it is compared with."""
 
 
+PART_GBPS_FLOOR = 1.0
+"""The slowest link port, NIC or switch port (GB/s per direction per unit, 8 Gb/s) a catalog may
+rate unless it says its figures are meant (``check_units = false``): no training cluster's network
+has a port slower than 10 Gb/s; a slower rating is in Tb/s or TB/s."""
+
+
 def _num(x: float) -> str:
     """``x`` as a file would give it: 700, 33750, 11.7e6."""
     return f"{x / 1e6:g}e6" if x >= 1e6 else f"{x:g}"
@@ -285,6 +291,30 @@ def _ceiling_slip(pc) -> tuple[str, str, str] | None:
     return None
 
 
+def _slow_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first link port, NIC or switch port of a class slower than
+    :data:`PART_GBPS_FLOOR` per unit (a rating in Tb/s or TB/s: ``gbit_per_s = 0.4`` for a 400 Gb/s
+    NIC, which no design can use without hundreds of them per NPU)."""
+    parts = [(f"{kind}[{i}]", f"{what} '{p.name}'", p)
+             for kind, what in (("links", "link port"), ("nics", "NIC"))
+             for i, p in enumerate(getattr(pc, kind))]
+    parts += [(f"switches[{j}]", f"a port of switch '{s.name}'", s)
+              for j, s in enumerate(pc.switches)]
+    for where, what, p in parts:
+        for key, unit, per in (("gbps", "GB/s", 1.0), ("gbit_per_s", "Gb/s", 8.0),
+                               ("port_gbps", "GB/s", 1.0), ("port_gbit_per_s", "Gb/s", 8.0)):
+            v = getattr(p, key, None)
+            if v and v / per < PART_GBPS_FLOOR:
+                big = "Tb/s" if unit == "Gb/s" else "TB/s"
+                return (f"{where}.{key}",
+                        f"{what} gives {v:g} {unit} per unit, slower than "
+                        f"{PART_GBPS_FLOOR * per:g} {unit} (less than one 10 Gb/s port): looks "
+                        f"like {big}",
+                        f"give {key} in {unit}: {v:g} {big} = {v * 1000:g} {unit} "
+                        f"({MEANT.format(f'{v:g} {unit}')})")
+    return None
+
+
 def _floor_slip(pc) -> tuple[str, str, str] | None:
     """(field, problem, fix) of the first NIC or switch of a class whose $ (per port for a switch)
     is above 0 and below its :data:`PART_USD_FLOOR`."""
@@ -353,10 +383,12 @@ def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     if not catalog.check_units:
         return
     for cname, pc in catalog.classes.items():
-        found = _ceiling_slip(pc) or _class_slip(pc) or _floor_slip(pc)
+        found = (_slow_slip(pc) or _ceiling_slip(pc) or _class_slip(pc)
+                 or _floor_slip(pc))
         if found is not None:
             raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
 
 
 __all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO", "PART_USD_FLOOR", "PART_USD_CEILING",
+           "PART_GBPS_FLOOR",
            "unit_problem", "check_cluster_units", "check_servers", "check_catalog_units"]

@@ -124,6 +124,13 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
             f"{hbm:g} GiB is the {a.name}'s {a.hbm_gib:g} GiB in {slip}, not GiB (another "
             "capacity is taken as a what-if; this one is the part's own in the wrong unit)",
             f"give GiB (2^30 bytes): hbm_gib = {a.hbm_gib:g}, or leave it out (the catalog's)")
+    if (_is_number(bw := npu.get("hbm_gbps")) and a.hbm_gbps
+            and 0.95 <= float(bw) * 1e3 / a.hbm_gbps <= 1.05):  # (3.35 for an H100's 3,350)
+        raise InputError(
+            source, "params.npu.hbm_gbps",
+            f"{bw:g} GB/s is the {a.name}'s {a.hbm_gbps:g} GB/s of HBM in TB/s, not GB/s",
+            f"give GB/s (1e9 bytes/s): hbm_gbps = {a.hbm_gbps:g}, or leave it out (the "
+            "catalog's)")
     if "efficiency" not in npu:
         calibration = a.calibration.in_format(str(fmt))
         filled.update({f: getattr(calibration, f) for f in CALIBRATION_NAMES})

@@ -167,6 +167,11 @@ watts = 2000
      "training cluster costs thousands of $): a mistyped price; fix: give usd in $ per unit (a "
      "ConnectX-7 NIC about 12e3, a 64 x 400G switch about 35e3; if 1.5e+06 $ is meant, write "
      "check_units = false at the top of the catalog)"),
+    # (a rating in Tb/s: 0.4 for a 400 Gb/s NIC)
+    ("gbit_per_s = 400", "gbit_per_s = 0.4", "nics[0].gbit_per_s",
+     "NIC 'nic-400G' gives 0.4 Gb/s per unit, slower than 8 Gb/s (less than one 10 Gb/s port): "
+     "looks like Tb/s; fix: give gbit_per_s in Gb/s: 0.4 Tb/s = 400 Gb/s (if 0.4 Gb/s is meant, "
+     "write check_units = false at the top of the catalog)"),
     ("usd_per_switch = 200000", "usd_per_switch = 35e9", "switches[0].usd_per_switch",
      "a port of switch 'sw-64x800G' is 5.469e+08 $, above 1,000,000 $ (the dearest NIC or "
      "switch port of a training cluster costs thousands of $): a mistyped price; fix: give "

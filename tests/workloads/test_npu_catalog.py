@@ -99,6 +99,11 @@ def test_a_valid_entry_loads(tmp_path):
             "(the catalog's are 156 to 4,500 TFLOP/s): looks like PFLOP/s; fix: give TFLOP/s "
             "(1e12 FLOP/s): 0.5 PFLOP/s = 500 TFLOP/s",
         ),
+        (
+            dict(peak="2.25"),  # (a B200's 2,250 TFLOP/s in PFLOP/s)
+            "accelerator[0]: peak_tflops.bf16: 2.25 TFLOP/s is below 10 TFLOP/s, less than any "
+            "accelerator's: looks like PFLOP/s; fix: give TFLOP/s: 2.25 PFLOP/s = 2250 TFLOP/s",
+        ),
         (dict(peak='"100"'), "accelerator[0].peak_tflops.bf16"),
     ],
 )
@@ -367,3 +372,17 @@ def test_fill_npu_takes_the_calibration_of_the_number_format(tmp_path):
     # a given field still wins over the format's calibration
     assert fill_npu({"accelerator": "H100", "number_format": "fp8", "matrix_efficiency": 0.45},
                     "m.toml")["matrix_efficiency"] == 0.45
+
+
+def test_a_model_files_hbm_bandwidth_in_tb_per_s_is_refused(tmp_path):
+    """``hbm_gbps = 3.35`` for an H100 named from the catalog (3,350 GB/s): its own figure in
+    TB/s, which would make every memory-bound kernel 1,000 x too slow."""
+    text = (ROOT / "models" / "llama3-405b.toml").read_text()
+    text = text.replace("[params.npu]", "[params.npu]\nhbm_gbps = 3.35", 1)
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        read_llm(path)
+    assert str(e.value) == (
+        f"{path}: params.npu.hbm_gbps: 3.35 GB/s is the H100-SXM's 3350 GB/s of HBM in TB/s, not "
+        "GB/s; fix: give GB/s (1e9 bytes/s): hbm_gbps = 3350, or leave it out (the catalog's)")

@@ -304,6 +304,7 @@ class Accelerator(StrictModel):
     def _checked(self) -> Accelerator:
         _check_peaks(self.peak_tflops)
         _check_units(self)
+        _check_part_floors(self)
         _check_sources(self)
         return self
 
@@ -457,6 +458,25 @@ def _check_units(a: Accelerator) -> None:
         slip = unit_slip(name, getattr(a, name))
         if slip is not None:
             raise ValueError(slip)
+
+
+CATALOG_FLOORS = (("peak_tflops", 10.0, "TFLOP/s", "PFLOP/s"), ("hbm_gbps", 100.0, "GB/s", "TB/s"))
+"""A catalog entry's dense peaks below 10 TFLOP/s and HBM bandwidth below 100 GB/s are refused as
+PFLOP/s and TB/s (2.25 for a B200's 2,250 TFLOP/s BF16, 8.0 for its 8,000 GB/s): every accelerator
+of a training cluster is above both many times over (the A100's 156 TFLOP/s in TF32, 1,555 GB/s).
+A model file's own ``[params.npu]`` may give a toy NPU below them."""
+
+
+def _check_part_floors(a: Accelerator) -> None:
+    """Refuse a figure of ``a`` below its :data:`CATALOG_FLOORS` entry (the larger unit)."""
+    figures = [(f"peak_tflops.{f}", v) for f, v in a.peak_tflops.items()]
+    figures.append(("hbm_gbps", a.hbm_gbps))
+    for field, v in figures:
+        _, least, unit, big = next(c for c in CATALOG_FLOORS if field.startswith(c[0]))
+        if 0 < v < least:
+            raise ValueError(
+                f"{field}: {v:g} {unit} is below {least:g} {unit}, less than any accelerator's: "
+                f"looks like {big}; fix: give {unit}: {v:g} {big} = {v * 1000:g} {unit}")
 
 
 def _check_sources(a: Accelerator) -> None:
