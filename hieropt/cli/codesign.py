@@ -93,7 +93,9 @@ def codesign_command(
             help="Cap on the whole cluster's capex in $ (2.5B): each cluster size's network gets "
             "what its accelerators, servers, racks and facility ([cluster]) leave, a network "
             "budget on that size (with --budget, the tighter); a size whose cluster alone costs "
-            "it all is infeasible. The space's max_total_capex_usd, replaced.",
+            "it all is infeasible; with --catalog each shortlisted design's parts and the "
+            "facility their power needs fit in it too. The space's max_total_capex_usd, "
+            "replaced.",
             show_default=False,
         ),
     ] = None,
@@ -499,6 +501,10 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
         console.print(provision_table(shortlist))
         for note in dict.fromkeys(r["note"] for r in shortlist if r.get("note")):
             console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        for r in shortlist:
+            if r.get("total_budget"):
+                console.print(f"note: bom rank {r['bom_rank']}: {r['total_budget']}",
+                              highlight=False, soft_wrap=True)
         if (problem := all_failed(shortlist)) is not None:
             error_line(err, problem)
             raise typer.Exit(3)

@@ -117,6 +117,9 @@ class Alternative:
             ``time_unit``, a network budget in $), None where there was none.
         calibration: the accelerator whose shipped default calibration timed it (its run's
             error band: :func:`hieropt.report.run.band_of`), None for none or unknown.
+        gap: the proven relative gap (value - bound) / value of the solve that gave it, for
+            ``gap_of`` (the objective of that solve: its own, or a co-design candidate's search
+            objective); None when unknown.
     """
 
     key: str
@@ -136,6 +139,8 @@ class Alternative:
     max_time_ns: float | None = None
     budget_usd: float | None = None
     calibration: str | None = None
+    gap: float | None = None
+    gap_of: str | None = None
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""
@@ -145,15 +150,23 @@ class Alternative:
                 "power_mw": r.power_mw, "mfu": r.mfu, "iteration_time_ns": self.iteration_time_ns,
                 "network_cost_usd": self.network_cost_usd, "tokens_per_s": r.tokens_per_s}
 
+    @property
+    def gap_word(self) -> str | None:
+        """The objective its ``gap`` is of: ``gap_of``, else its own ``objective`` (None without
+        a gap)."""
+        return None if self.gap is None else self.gap_of or self.objective
+
     def to_dict(self, fastest: Alternative | None = None) -> dict[str, Any]:
         """JSON-ready: key, label, how, the objective it is the optimum of and the targets it was
         solved under (``max_iteration_time_ns``, ``max_network_cost_usd``; null where none), the
-        headline figures, bandwidths, the network's power, every run figure (``run``) and
-        ``portfolio`` (:func:`workload_rows` against ``fastest``; null for one workload)."""
+        proven ``gap`` and the objective it is of (``gap_of``; null where unknown), the headline
+        figures, bandwidths, the network's power, every run figure (``run``) and ``portfolio``
+        (:func:`workload_rows` against ``fastest``; null for one workload)."""
         return {"key": self.key, "label": self.label, "how": self.how,
                 "objective": self.objective,
                 "targets": {"max_iteration_time_ns": self.max_time_ns,
                             "max_network_cost_usd": self.budget_usd},
+                "gap": self.gap, "gap_of": self.gap_word,
                 **self.figures(),
                 "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
                 "power_w": self.power_w, "run": run_dict(self.run, self.calibration),
@@ -525,12 +538,24 @@ def subject_lines(
 
 def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
     """Why figures are unknown, and what they leave out (``left out: ...``, e.g. the network's
-    power), each reason once."""
-    seen: list[str] = []
+    power), each reason once; one that only some columns have says which, naming the fewer: the
+    columns it concerns ("(columns: fastest; knee)"), or those it does not ("(every column but:
+    fastest in whole parts)", e.g. the network's power, which a design in a catalog's whole parts
+    counts)."""
+    seen: dict[str, list[str]] = {}
     for a in alternatives:
-        lines = [*a.run.unknown, *(f"left out: {x}" for x in a.run.left_out)]
-        seen += [u for u in lines if u not in seen]
-    return tuple(seen)
+        for u in [*a.run.unknown, *(f"left out: {x}" for x in a.run.left_out)]:
+            seen.setdefault(u, []).append(a.label)
+    out = []
+    for u, labels in seen.items():
+        others = [a.label for a in alternatives if a.label not in labels]
+        if not others:
+            out.append(u)
+        elif len(labels) <= len(others):
+            out.append(f"{u} (column{'s' if len(labels) > 1 else ''}: {'; '.join(labels)})")
+        else:
+            out.append(f"{u} (every column but: {'; '.join(others)})")
+    return tuple(out)
 
 
 

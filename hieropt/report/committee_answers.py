@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import HieroptError
-from ..model.run import run_figures
+from ..model.run import provisioned_run, run_figures
 from ..spec import Instance
 from ..studies.knee import knee_of
 from ..units import objective_unit
@@ -144,17 +144,30 @@ def alternative(
     objective: str | None = None,
     max_time_ns: float | None = None,
     budget_usd: float | None = None,
+    gap: float | None = None,
+    catalog: bool = False,
 ) -> Alternative:
     """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns or the
     hour-weighted ratio of workloads weighted by shares of hours, cost $), the optimum of
     ``objective`` under the targets ``max_time_ns`` (same unit as the time) and ``budget_usd``
-    ($)."""
+    ($), proven within the relative ``gap`` of it (None: unknown).
+
+    Its buyer's figures: :func:`hieropt.model.run.run_figures`; for a design in a catalog's whole
+    parts (``catalog``) those ``hieropt provision`` gives
+    (:func:`hieropt.model.run.provisioned_run`: the bill of materials' cost and its power
+    ``power_w``, W, in the MW, MWh, capex and $), its ``how`` followed by the line saying which
+    network power they count."""
     bw = tuple(float(b) for b in bw)
+    if catalog:
+        run, power_line = provisioned_run(instance, time_ns, cost_usd, power_w, bw)
+        how += "" if power_line is None else f"; {power_line}"
+    else:
+        run = run_figures(instance, time_ns, cost_usd, bw_gbps=bw)
     return Alternative(key, label, how, plan_text(instance), fabric_text(instance, bw),
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
-                       run_figures(instance, time_ns, cost_usd, bw_gbps=bw), power_w,
+                       run, power_w,
                        time_unit(instance), objective=objective, max_time_ns=max_time_ns,
-                       budget_usd=budget_usd, calibration=instance_calibration(instance))
+                       budget_usd=budget_usd, calibration=instance_calibration(instance), gap=gap)
 
 
 def time_unit(instance: Instance) -> str:
@@ -190,6 +203,7 @@ def _solved(instance: Instance, key: str, label: str, sol: Any, objective: str,
         objective=objective,
         max_time_ns=max_time_ns,
         budget_usd=budget_usd,
+        gap=sol.gap,
     )
 
 
@@ -284,6 +298,7 @@ def procurement_alternatives(
                 p.network_cost_usd,
                 objective="performance",
                 budget_usd=p.network_cost_usd,
+                gap=p.gap,
             )
         )
     else:
@@ -352,6 +367,8 @@ def _catalog(
             objective="performance",
             max_time_ns=cap,
             budget_usd=budget,
+            gap=p.gap,
+            catalog=True,
         )
     ]
     if within > 0:
@@ -378,7 +395,8 @@ def _catalog_knee(instance: Instance, catalog: Any, fastest: Any, within: float,
            f"({p.method}; the catalog's $, as its fastest column)")
     return [alternative(instance, "catalog_knee", name, how, p.bw_gbps, p.iteration_time_ns,
                         p.network_cost_usd, p.power_w, objective="min_cost",
-                        max_time_ns=k.fastest_ns * (1 + within), budget_usd=budget)]
+                        max_time_ns=k.fastest_ns * (1 + within), budget_usd=budget, gap=p.gap,
+                        catalog=True)]
 
 
 WORKLOADS_NOTE = (

@@ -153,12 +153,40 @@ def result_run(data: dict[str, Any], tokens: float | None = None) -> RunFigures 
 
 
 def _row_alt(
-    key: str, label: str, how: str, row: dict[str, Any], fig: RunFigures, npus: int
+    key: str, label: str, how: str, row: dict[str, Any], fig: RunFigures, npus: int,
+    gap: tuple[float | None, str | None] | None = None,
 ) -> Alternative:
+    """The :class:`Alternative` of a co-design row (or a design on its candidate); its proven gap
+    ``gap`` (value, the objective it is of), by default the row's own ``gap`` and ``gap_of`` (a
+    ranked row: its candidate's solve of the search's objective, named by
+    :func:`codesign_alternatives`)."""
     bw = tuple(float(b) for b in row["bw_gbps"] or ())
     fabric = f"{row['shape']}: {', '.join(f'{b:,.4g}' for b in bw)} GB/s"
+    value, of = gap if gap is not None else (row.get("gap"), row.get("gap_of"))
     return Alternative(key, label, how, row["plan"], fabric, int(row["npus"] or npus), bw,
-                       float(row["iteration_time_ns"]), float(row["network_cost_usd"]), fig)
+                       float(row["iteration_time_ns"]), float(row["network_cost_usd"]), fig,
+                       gap=value, gap_of=of)
+
+
+def least_of(rows: list[dict[str, Any]], field: str, then: Any) -> dict[str, Any]:
+    """The row of ``rows`` least in ``field`` with ties broken by ``then`` (a key of a row): the
+    rows within the gap target (relative :data:`~hieropt.solvers.procurement.FASTEST_SLACK`,
+    1e-8) of the least ``field`` are equally good, as the search ranks equal objectives
+    (:func:`hieropt.studies.explore.run.rank_rows`), and the least by ``then`` of them is chosen
+    (e.g. the fastest of the equally cheap networks, not the first in float order)."""
+    least = min(r[field] for r in rows)
+    return min((r for r in rows if r[field] <= least + FASTEST_SLACK * abs(least)), key=then)
+
+
+def _run_usd(fig: RunFigures) -> float:
+    """A design's $ per run for ordering (inf when unknown)."""
+    return float("inf") if fig.run_cost_usd is None else fig.run_cost_usd
+
+
+def _search_gap(data: dict[str, Any]) -> tuple[float | None, str | None]:
+    """The search's proven gap over every candidate (the JSON's ``gap``) and its objective."""
+    gap = data.get("gap")
+    return (float(gap) if isinstance(gap, int | float) else None), data.get("objective")
 
 
 def codesign_alternatives(
@@ -202,42 +230,48 @@ def codesign_alternatives(
                  f"({len(extra)} not ranked)")
         rows = [*rows, *extra]
     n, among = len(rows), f"among {pool}"
+    objective = data.get("objective")
     alts = [
         _row_alt(
             "best",
-            f"search's best ({data.get('objective')})",
+            f"search's best ({objective})",
             f"the exact optimum of the space's "
-            f"objective {data.get('objective')} over every candidate",
+            f"objective {objective} over every candidate",
             best,
             fig(best),
             npus,
+            _search_gap(data),
         )
     ]
     # (rows within the gap target of the least time are equally fast: the cheapest of them, as
     # the search ranks them)
-    least = min(r["iteration_time_ns"] for r in rows)
-    fastest = min((r for r in rows if r["iteration_time_ns"] <= least * (1 + FASTEST_SLACK)),
-                  key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
-    alts.append(
-        _row_alt(
-            "fastest", "fastest", f"the least iteration time {among}", fastest, fig(fastest), npus
-        )
-    )
+    fastest = least_of(rows, "iteration_time_ns",
+                       lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
+    # (the fastest over every candidate only when the search minimised the time: its best)
+    label = ("fastest" if objective == "performance"
+             else f"fastest of the {n} candidates on this page")
+    how = f"the least iteration time {among}" + ("" if objective == "performance" else (
+        f"; the search ranked them by {objective}: a candidate it did not rank can be faster "
+        "(codesign --objective performance finds the fastest over every candidate)"))
+    alts.append(_row_alt("fastest", label, how, fastest, fig(fastest), npus))
     # the designs the page considers: the ranked rows (each at its own optimum) and, with the
     # space, the knee's network solved for its least cost at the knee's time (cheaper than its row)
     considered, knee = list(rows), None
     if within > 0:  # (0: the knee turned off)
-        knee, how = _knee(rows, fastest, space, within, among)
+        knee, how_knee = _knee(rows, fastest, space, within, among)
         if not any(knee is r for r in rows):
             considered.append(knee)
     among_all = among if len(considered) == n else (
         f"among the designs on this page: {pool} and the knee's network solved for its least "
         "cost")
-    cheapest = min(considered, key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
+    # (networks within the gap target of the least capex are equally cheap: the fastest of them,
+    # then the least $ per run)
+    cheapest = least_of(considered, "network_cost_usd", lambda r: (
+        r["iteration_time_ns"], _run_usd(fig(r)), r["network_cost_usd"]))
     alts.append(
         _row_alt(
             "cheapest",
-            "cheapest network",
+            "cheapest network" if objective == "min_cost" else "cheapest network on this page",
             f"the least network capex {among_all}"
             + (" (the knee's design)" if cheapest is knee and knee is not None
                and len(considered) > n else ""),
@@ -247,7 +281,7 @@ def codesign_alternatives(
         )
     )
     if knee is not None:
-        alts.append(_row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how, knee,
+        alts.append(_row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how_knee, knee,
                              fig(knee), npus))
     missing = []
     figs = [(r, fig(r)) for r in rows]
@@ -275,6 +309,7 @@ def codesign_alternatives(
                 fb,
                 fr or row_figures(fb, fixed_space, tokens),
                 npus,
+                (fb.get("gap"), fixed.get("objective")),
             )
         )
     else:
@@ -285,6 +320,9 @@ def codesign_alternatives(
                 "no fixed-plan result given (--fixed-plan RESULT.json of a space with one plan)",
             )
         )
+    # (a ranked row's gap is its candidate's solve of the search's objective)
+    alts = [a if a.gap is None or a.gap_of else dataclasses.replace(a, gap_of=objective)
+            for a in alts]
     return alts, missing, [(r["iteration_time_ns"], r["network_cost_usd"], f) for r, f in figs]
 
 
@@ -317,7 +355,8 @@ def _knee(rows: list[dict[str, Any]], fastest: dict[str, Any], space: Any | None
     """The knee's row (with its design) and how it was found: with the space, each ranked candidate
     that reaches the time solved for its cheapest network within ``within`` of the fastest
     (:func:`hieropt.studies.codesign.export.codesign_knee`, the knee ``hieropt solve`` prints for
-    the fastest candidate's instance); without it, the cheapest of the ranked rows' designs."""
+    the fastest candidate's instance; its ``gap`` that min_cost solve's, ``gap_of`` min_cost);
+    without it, the cheapest of the ranked rows' designs."""
     pct = f"{within * 100:g} %"
     if space is not None:
         from ..studies.codesign.export import codesign_knee
@@ -328,7 +367,8 @@ def _knee(rows: list[dict[str, Any]], fastest: dict[str, Any], space: Any | None
             sol = k.knee
             design = {**row, "iteration_time_ns": sol.iteration_time_ns,
                       "network_cost_usd": sol.network_cost_usd,
-                      "bw_gbps": [float(b) for b in sol.bw_gbps]}
+                      "bw_gbps": [float(b) for b in sol.bw_gbps], "gap": sol.gap,
+                      "gap_of": "min_cost"}
             return design, (f"the cheapest network within {pct} of the fastest time: each ranked "
                             "candidate that reaches it solved for its cheapest network (min_cost "
                             "at that time, as hieropt solve's knee)")
@@ -362,6 +402,8 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
         "iteration_time_ns": p["iteration_time_ns"],
         "network_cost_usd": p["network_cost_usd"],
         "bw_gbps": p["bw_gbps"],
+        "gap": p.get("gap"),
+        "gap_of": p.get("provisioned_for"),
     }
     run = result_run({"run": p["run"]}, tokens) if p.get("run") else None
     alt = _row_alt(
@@ -484,6 +526,6 @@ def _limit_words(data: dict[str, Any]) -> str:
         "stopped at a solver limit)"
     )
 
-__all__ = ["codesign_committee", "codesign_alternatives", "sizing_lines", "row_figures",
+__all__ = ["codesign_committee", "codesign_alternatives", "sizing_lines", "row_figures", "least_of",
            "result_npus", "result_tokens", "result_run", "NO_SPACE", "PAGE_RUN_COST",
            "page_run_cost_why"]

@@ -91,8 +91,10 @@ def recommendation_html(c: Committee) -> str:
 
 
 def alternatives_html(c: Committee) -> str:
-    """The alternatives side by side: one column per alternative, one row per headline figure, then
-    how each was obtained; the missing alternatives listed with why."""
+    """The alternatives side by side: one column per alternative, one row per headline figure, the
+    network power of catalog designs and the proven gap of each (``data-gap``: its value, ``null``
+    where unknown) when any has them, then how each was obtained; the missing alternatives listed
+    with why."""
     alts = c.alternatives
     cls = ["recommended" if a.key == c.recommended else "" for a in alts]
     head = "".join(
@@ -118,6 +120,11 @@ def alternatives_html(c: Committee) -> str:
             )
             + "</tr>"
         )
+    if any(a.gap is not None for a in alts):
+        rows.append("<tr><th>proven gap</th>" + "".join(
+            f"<td class='num' data-alt='{a.key}' data-gap='{data_value(a.gap)}'>"
+            + ("-" if a.gap is None else html.escape(f"{a.gap:.1e} ({a.gap_word})")) + "</td>"
+            for a in alts) + "</tr>")
     rows.append(
         "<tr><th>how</th>" + "".join(f"<td>{html.escape(a.how)}</td>" for a in alts) + "</tr>"
     )

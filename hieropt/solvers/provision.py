@@ -19,6 +19,7 @@ from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
+from ..model.capex import TotalCapex, total_capex
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
@@ -34,6 +35,7 @@ from .provision_milp import (
     MILP_REL_GAP,
     PRIMARY,
     ProvisionSolver,
+    add_total_cap,
     catalog_for,
     check_power_figures,
     design_value,
@@ -43,6 +45,7 @@ from .provision_milp import (
     option_key,
     options_milp,
     tie_break,
+    total_note,
     verify_design,
 )
 
@@ -98,6 +101,8 @@ class Provisioning:
             bound; gap: (value - bound) / value.
         max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget
             applied (None: none).
+        total: the cap on the whole cluster's capex applied (None: none;
+            :class:`~hieropt.model.capex.TotalCapex`: the parts' $ and the facility for their W).
         bom: every bill-of-materials line.
         breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the
             instance's $/GB/s cost model, not the catalog; use ``design`` / ``bom`` for catalog
@@ -141,6 +146,7 @@ class Provisioning:
     method: str
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    total: TotalCapex | None = None
 
     @property
     def success(self) -> bool:
@@ -165,6 +171,7 @@ def provision(
     max_cost_usd: float | None = None,
     *,
     max_power_w: float | None = None,
+    max_total_capex_usd: float | None = None,
     compare: bool = True,
     time_limit_s: float = 60.0,
 ) -> Provisioning:
@@ -187,6 +194,12 @@ def provision(
             power) applies too: without ``network_w_per_npu`` as the row (fixed IT W + the parts'
             W) x PUE <= cap (:func:`hieropt.model.run.site_power`; ``watts`` needed on every
             part), with it as the check of :func:`hieropt.model.run.power_cap_problem`.
+        max_total_capex_usd: a cap on the whole cluster's capex, $ (``codesign --total-budget``;
+            needs the ``[cluster]`` capex): the parts' $ plus the facility their power needs
+            (``facility_usd_per_mw`` per MW of the parts' W, when the ``[cluster]`` gives no
+            ``network_w_per_npu``) <= the cap less the cluster's capex without its network
+            (:class:`hieropt.model.capex.TotalCapex`), a row of the MILP. A part without
+            ``watts`` counts 0 W there, as the run's figures leave an unknown power out.
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -196,9 +209,10 @@ def provision(
     Raises:
         InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
             a non-positive target or budget, a power objective, budget or site cap with a part that
-            has no power figure.
+            has no power figure, a total cap without the ``[cluster]`` capex.
         NoSolutionError: no catalog design meets the constraints, the time target, the budget,
-            the power budget or the site's power cap (its MW in the message) (exit code 3).
+            the power budget, the site's power cap (its MW in the message) or the total cap (the
+            total that buys the cheapest design in the message) (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
             3).
     """
@@ -206,6 +220,7 @@ def provision(
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
+    total = None if max_total_capex_usd is None else total_capex(instance, max_total_capex_usd)
     catalog = catalog_for(catalog, instance)
     if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
         raise NoSolutionError("infeasible", over)
@@ -234,10 +249,12 @@ def provision(
     _add_caps(m, tm, *limits)
     if site is not None:
         m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
+    if total is not None:
+        add_total_cap(m, total)
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(solver, instance, tm, options, *limits, site=site)
+        raise explain_infeasible(solver, instance, tm, options, *limits, site=site, total=total)
     limits = (max_iteration_time_ns, max_cost_usd, _power_limit(max_power_w, site))
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
@@ -247,18 +264,20 @@ def provision(
         tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
             final, claim = tie, "obj_cost" if objective == "performance" else "obj_time"
-    design, bd, value = verify_design(instance, tm, milp, objective, options, final, claim, *limits)
+    design, bd, value = verify_design(instance, tm, milp, objective, options, final, claim, *limits,
+                                      total=total)
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
              for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
+    notes += total_note(total, design)
     continuous, cnote, roundings = None, "not computed (compare=False)", ()
     if compare:
         continuous, cnote = _continuous(instance, options)
         if continuous is not None:
             roundings = _roundings(solver, objective, instance, catalog, tm, milp, options,
-                                   continuous.bw_gbps, value, limits)
+                                   continuous.bw_gbps, value, limits, total)
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
     message = ("optimal within the gap target" if status is Status.OPTIMAL else
                f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
@@ -275,7 +294,7 @@ def provision(
         milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
         method=_method(objective), notes=tuple(notes),
         extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(),
-               "columns": m.nvariables()})
+               "columns": m.nvariables()}, total=total)
 
 
 def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,
@@ -389,7 +408,8 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
 def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, catalog: Catalog,
                tm: TimeModel, milp: ProvisionMILP, options: list[list[Option]],
                bw_cont: np.ndarray, exact_value: float,
-               limits: tuple[float | None, float | None, float | None]) -> tuple[Rounding, ...]:
+               limits: tuple[float | None, float | None, float | None],
+               total: TotalCapex | None = None) -> tuple[Rounding, ...]:
     """Round the continuous optimum to whole units of each part line (down, up, either per
     dimension) and let the MILP pick the best part per dimension among those roundings."""
     index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
@@ -433,7 +453,7 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
             out.append(Rounding(name, text, False))
             continue
         design, bd, value = verify_design(instance, tm, milp, objective, options, run,
-                                          PRIMARY[objective], *limits)
+                                          PRIMARY[objective], *limits, total=total)
         saving = max(0.0, (value - exact_value) / value) if value > 0 else 0.0
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns,
                             milp.cost(run.choice), value, saving))

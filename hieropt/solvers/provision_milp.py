@@ -19,6 +19,7 @@ from ..cache import scoped
 from ..errors import InputError, NoSolutionError, SolverError
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
+from ..model.capex import TotalCapex
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
@@ -249,11 +250,13 @@ def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: 
 
 def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, objective: str,
                   options: list[list[Option]], run: MilpRun, name: str, max_time: float | None,
-                  max_cost: float | None,
-                  max_power: float | None = None) -> tuple[tuple[Option, ...], Breakdown, float]:
+                  max_cost: float | None, max_power: float | None = None, *,
+                  total: TotalCapex | None = None
+                  ) -> tuple[tuple[Option, ...], Breakdown, float]:
     """Re-check the design of a MILP solve ``run`` (its choice among ``options``) with the
     independent evaluator against the constraints, the MILP's claim (its incumbent of the objective
-    component ``name``, model units) and the limits (ns, $, W).
+    component ``name``, model units) and the limits (ns, $, W, and the cap on the whole cluster's
+    capex ``total``: the bill of materials' $ and W).
 
     Returns:
         The design (one option per dimension), the evaluator's breakdown and the exact objective
@@ -292,6 +295,9 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
         problems.append(f"cost ${C:,.2f} exceeds the budget ${max_cost:,.2f}")
     if max_power is not None and P > max_power * (1 + 1e-9):
         problems.append(f"power {P:,.1f} W exceeds the power budget {max_power:,.1f} W")
+    if total is not None and total.network_usd(C, P) > total.network_left_usd * (1 + 1e-9):
+        problems.append(f"the cluster's capex ${total.total_usd(C, P):,.2f} exceeds the total "
+                        f"budget ${total.cap_usd:,.2f}")
     if problems:
         raise SolverError("independent verification of the integer design failed: "
                           + "; ".join(problems))
@@ -301,10 +307,12 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
 def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeModel,
                        options: list[list[Option]], max_time: float | None,
                        max_cost: float | None, max_power: float | None = None, *,
-                       site: SitePower | None = None) -> NoSolutionError:
+                       site: SitePower | None = None,
+                       total: TotalCapex | None = None) -> NoSolutionError:
     """Why no design exists (to raise): the time target (ns), the budget ($), the power budget
-    (W) or the site's power cap (``site``, MW of the whole cluster), each with the best a design
-    achieves without it, else the design constraints with the bandwidths the parts give."""
+    (W), the site's power cap (``site``, MW of the whole cluster) or the cap on the whole cluster's
+    capex (``total``, :func:`total_cap_words`), each with the best a design achieves without it,
+    else the design constraints with the bandwidths the parts give."""
     budget = usd_cents(max_cost, up=False) if max_cost else ""
     m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
     for name, objective, why in (
@@ -334,11 +342,59 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                 power_hint=power_unit_hint(max_power, best) if max_power else "",
                 power_text=(f"{max_power:,.0f}" if max_power and max_power >= 100
                             else f"{max_power or 0:g}")))
+    if total is not None and hasattr(m, "total_cap"):
+        m.total_cap.deactivate()
+        run = solver.solve("obj_total")
+        m.total_cap.activate()
+        if run.choice is not None:
+            return NoSolutionError("infeasible", total_cap_words(
+                total, solver.milp.cost(run.choice), solver.milp.power(run.choice)))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (
         f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
         f"give {ranges} GB/s per NPU; change the constraints or the parts"))
+
+
+def add_total_cap(m: pyo.ConcreteModel, total: TotalCapex) -> None:
+    """Add to the provisioning MILP ``m`` the cap on the whole cluster's capex as the row parts' $
+    + ``usd_per_w`` x parts' W <= what the cap leaves the network
+    (:class:`~hieropt.model.capex.TotalCapex`; ``total_cap``, in M$), and the objective
+    ``obj_total`` (that share, inactive: :func:`explain_infeasible`'s least)."""
+    share = m.cost + (total.usd_per_w * KW / MUSD) * m.power
+    m.total_cap = pyo.Constraint(expr=share <= total.network_left_usd / MUSD)
+    m.obj_total = pyo.Objective(expr=share, sense=pyo.minimize)
+    m.obj_total.deactivate()
+
+
+def total_cap_words(total: TotalCapex, cost_usd: float, power_w: float) -> str:
+    """Why the cap on the whole cluster's capex ``total`` leaves no design: the cluster's capex
+    without its network, what it leaves the network, and the least network (its parts' $
+    ``cost_usd`` and ``power_w`` W) with the total that buys it."""
+    facility = ("" if total.usd_per_w == 0 else
+                f" and draws {power_w:,.0f} W, whose facility costs "
+                f"${usd_cents(total.usd_per_w * power_w, up=True)}")
+    return (f"total budget ${usd_cents(total.cap_usd, up=False)}: the cluster without its network "
+            f"costs ${usd_cents(total.fixed_usd, up=True)} (accelerators, servers, racks and "
+            f"facility), which leaves ${usd_cents(max(total.network_left_usd, 0.0), up=False)} "
+            f"for the network; the cheapest design from the catalog that meets the other limits "
+            f"costs ${usd_cents(cost_usd, up=True)} in parts{facility}: a total budget of at "
+            f"least ${usd_cents(total.total_usd(cost_usd, power_w), up=True)} buys it")
+
+
+def total_note(total: TotalCapex | None, design: tuple[Option, ...]) -> list[str]:
+    """The line saying how ``design`` meets the cap on the whole cluster's capex (none without
+    one): the cluster's capex with it, of the cap, and the facility its parts' power needs."""
+    if total is None:
+        return []
+    cost = float(sum(o.cost_usd for o in design))
+    watts = [line.watts for o in design for line in o.bom]
+    power = float(sum(w for w in watts if w is not None))
+    facility = (f" + ${total.usd_per_w * power:,.0f} of facility for their {power:,.0f} W"
+                if total.usd_per_w > 0 else "")
+    return [f"total budget ${total.cap_usd:,.0f}: the cluster costs "
+            f"${total.total_usd(cost, power):,.0f} with this network (${total.fixed_usd:,.0f} "
+            f"without it + its parts' ${cost:,.0f}{facility})"]
 
 
 def _values(opts: list[Option], show: int = 6) -> str:

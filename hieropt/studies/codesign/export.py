@@ -339,7 +339,8 @@ def provision_codesign(
 ) -> list[dict[str, Any]]:
     """Integer designs (whole parts of ``catalog``) of the ``top`` best candidates of ``result``,
     ranked by the provisioned objective (:func:`hieropt.solvers.provision.provision`, the space's
-    objective; its time target when min_cost), as ``explore --catalog`` does for shapes.
+    objective; its time target when min_cost; its total budget, ``max_total_capex_usd``, with the
+    facility the parts' power needs), as ``explore --catalog`` does for shapes.
 
     Returns:
         One dict per candidate, ranked ones first (``bom_rank`` 1, 2, ...; None when not
@@ -361,7 +362,8 @@ def provision_codesign(
     items = (({"id": row["id"], "continuous_rank": row["rank"],
                "continuous_objective": row["objective_value"], "bom_rank": None},
               candidate_instance(result, row)) for row in result.ranking[:top])
-    return provision_ranked(items, catalog, space.objective, target, "id")
+    return provision_ranked(items, catalog, space.objective, target, "id",
+                            space.max_total_capex_usd)
 
 
 __all__ = [

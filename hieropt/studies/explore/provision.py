@@ -23,6 +23,7 @@ from ...model.catalog import Catalog
 from ...model.run import provisioned_run
 from ...names import PROVISION_OBJECTIVES
 from ...solvers.provision import provision
+from ...solvers.provision_milp import total_note
 from ...spec import Instance
 from .enumerate import build_instance
 from .run import Exploration, rank_rows
@@ -112,7 +113,8 @@ def check_catalog_classes(space: Any, catalog: str | Path) -> None:
 
 def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                      catalog: Catalog | str | Path, objective: str,
-                     max_iteration_time_ns: float | None, id_key: str) -> list[dict[str, Any]]:
+                     max_iteration_time_ns: float | None, id_key: str,
+                     max_total_capex_usd: float | None = None) -> list[dict[str, Any]]:
     """Integer designs (whole parts of ``catalog``) of the given instances, ranked by the
     provisioned objective: the shared step of :func:`provision_shortlist` and
     :func:`hieropt.studies.codesign.export.provision_codesign`.
@@ -130,6 +132,10 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
             provisioning has no such objective (:func:`provisioned_objective`).
         max_iteration_time_ns: the time target in ns when ``objective`` is ``min_cost``, else None.
         id_key: the entry field that orders equal objectives of equal cost (or time).
+        max_total_capex_usd: a cap on the whole cluster's capex, $ (a co-design space's
+            ``max_total_capex_usd``), or None: each design's parts and the facility their power
+            needs within what the cap leaves the network
+            (:class:`hieropt.model.capex.TotalCapex`), so its run's capex is within the cap.
 
     Returns:
         One dict per item: the entry plus ``status``, ``message`` and, when provisioned,
@@ -140,7 +146,9 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         with the catalog's cost and the bill of materials' power, as ``hieropt provision`` gives
         them, :func:`hieropt.model.run.provisioned_run`), ``provisioned_for`` (the provisioning
         objective), ``note`` (only when that is not ``objective``) and ``network_power`` (the
-        line saying which network power they count, or None). Provisioned ones come first, by
+        line saying which network power they count, or None), with a total cap ``total_budget``
+        (the line saying the cluster's capex with the design, against the cap). Provisioned ones
+        come first, by
         objective value (within the gap target equal, then cheapest first with the performance
         objective, else fastest first: :func:`~hieropt.studies.explore.run.rank_rows`; for
         ``min_run_cost``: by $ per run when every one has it), with ``bom_rank`` 1, 2, ...; those
@@ -162,7 +170,8 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         )
         try:
             p = provision(inst, sub, objective=objective,
-                          max_iteration_time_ns=max_iteration_time_ns, compare=False)
+                          max_iteration_time_ns=max_iteration_time_ns,
+                          max_total_capex_usd=max_total_capex_usd, compare=False)
         except HieroptError as e:
             if src is not None and isinstance(e, InputError) and e.source == "catalog":
                 # (checked per shape on the catalog read once: its file is the source)
@@ -188,6 +197,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 "network_power": power_line,
                 "provisioned_for": objective,
                 **({"note": note} if note else {}),
+                **({"total_budget": total_note(p.total, p.design)[0]} if p.total else {}),
             }
         )
     done = [e for e in out if "objective_value" in e]
