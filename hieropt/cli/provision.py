@@ -19,7 +19,7 @@ from .numbers import (
     parse_within,
     with_run_tokens,
 )
-from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
+from .options import BudgetOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 
 def _named(e, catalog: Path):
@@ -71,6 +71,7 @@ def provision_command(
     ] = None,
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
+    total_budget: TotalBudgetOpt = None,
     tokens: TokensOpt = None,
     within: WithinOpt = "1%",
     max_power_w: Annotated[
@@ -114,8 +115,9 @@ def provision_command(
     Prints per dimension the part, parts per NPU and in the cluster, switches and fabric, bandwidth
     and cost; the bill of materials with power; the proven gap; and the comparison with the
     continuous optimum (a lower bound on time) and with its roundings to whole units. Exit 3 when no
-    catalog design meets the constraints, the time target, the budget, the power budget or the
-    site's power cap ([cluster] max_power_mw, MW with the parts' power).
+    catalog design meets the constraints, the time target, the budget, the total budget (the
+    whole cluster's capex with the facility its parts' power needs) the power budget or the site's
+    power cap ([cluster] max_power_mw, MW with the parts' power).
     """
     from ..errors import HieroptError
     from ..io.instance import load_instance
@@ -139,10 +141,11 @@ def provision_command(
         out.print(report_provision.tradeoff_table(tr))
         raise typer.Exit(0)
     try:
-        max_time_ns, max_cost_usd, max_power = (
+        max_time_ns, max_cost_usd, max_power, total_usd = (
             parse_time_ns(max_time, "--max-time"),
             parse_amount(budget, "--budget"),
             parse_power_w(max_power_w, "--max-power-w"),
+            parse_amount(total_budget, "--total-budget"),
         )
         inst = load_instance(instance)
         inst = with_run_tokens(inst, parse_tokens(tokens))
@@ -152,7 +155,8 @@ def provision_command(
         from ..solvers.provision import provision
 
         result = provision(inst, parts, objective=objective, max_iteration_time_ns=max_time_ns,
-                           max_cost_usd=max_cost_usd, max_power_w=max_power, compare=compare)
+                           max_cost_usd=max_cost_usd, max_power_w=max_power, compare=compare,
+                           max_total_capex_usd=total_usd)
         knee = None
         if (
             slack is not None

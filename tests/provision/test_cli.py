@@ -504,3 +504,25 @@ def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
         "round up, dim 0 down to the unit limit")
     assert rounding_label(p, r("best", [375.0, 50.0, 25.0])) == "round best"
     assert rounding_label(p, r("down", None)) == "round down"
+
+
+@pytest.mark.heavy
+def test_provision_keeps_a_total_budget_on_the_command_line():
+    """``--total-budget``: 16,384 H100s at Meta's figures cost $797,368,320 without their network;
+    the fastest design of catalogs/nvl72-infiniband.toml needs $248,206,800 of parts and the
+    facility for their 1,256,264 W at $11.7 per W ($14,698,288.80): $1,060,273,408.80 in all."""
+    from tests.cli.util import run
+
+    args = ("provision", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--catalog",
+            REPO / "catalogs" / "nvl72-infiniband.toml", "--objective", "performance")
+    assert 248_206_800 + 1_256_264 * 11.7 + 797_368_320 == pytest.approx(1_060_273_408.80)
+    r = run(*args, "--total-budget", "1.08B")
+    assert r.exit_code == 0, r.output
+    assert ("note: total budget $1,080,000,000: the cluster costs $1,060,273,409 with this network "
+            "($797,368,320 without it + its parts' $248,206,800 + $14,698,289 of facility for "
+            "their 1,256,264 W)") in r.stdout
+    short = run(*args, "--total-budget", "1.0B")
+    assert short.exit_code == 3
+    last = short.stderr.strip().splitlines()[-1]  # (after the catalog's notes)
+    assert last.startswith("error: infeasible: total budget $1,000,000,000.00: ")
+    assert last.endswith("a total budget of at least $1,060,273,408.80 buys it")
