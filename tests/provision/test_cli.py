@@ -509,8 +509,9 @@ def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
 @pytest.mark.heavy
 def test_provision_keeps_a_total_budget_on_the_command_line():
     """``--total-budget``: 16,384 H100s at Meta's figures cost $797,368,320 without their network;
-    the fastest design of catalogs/nvl72-infiniband.toml needs $248,206,800 of parts and the
-    facility for their 1,256,264 W at $11.7 per W ($14,698,288.80): $1,060,273,408.80 in all."""
+    the cheapest design of catalogs/nvl72-infiniband.toml needs $248,206,800 of parts and the
+    facility for their 1,256,264 W at $11.7 per W ($14,698,288.80): $1,060,273,408.80 in all,
+    which $1.08B buys and $1.0B does not."""
     from tests.cli.util import run
 
     args = ("provision", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--catalog",
