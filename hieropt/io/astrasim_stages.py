@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
+from ..model.pipeline import chunks_of
 from ..spec import Collective, Instance, Job, Workload
 
 _STAGE_NAME = re.compile(r"-stage(\d+)$")
-_ROW = re.compile(r"^(.*)\+\d+$")
 
 
 def stage_workloads(
@@ -65,33 +65,13 @@ def stage_workloads(
 def chunks(workload: Workload, v: int, source: str = "ASTRA-sim export") -> list[list[list[int]]]:
     """The rows of ``workload`` as v chunks, each a list of layers, each the rows of one layer (a
     layer's further collectives sit on rows named ``<layer>+k``): a chunk ends after a layer with a
-    forward ``P2P`` and starts at one with an input-gradient ``P2P``.
+    forward ``P2P`` and starts at one with an input-gradient ``P2P``
+    (:func:`hieropt.model.pipeline.chunks_of`, as the time model's schedule graph cuts them).
 
     Raises:
         InputError: the sends do not split the stage into ``v`` chunks.
     """
-    t = workload.table
-    names = (
-        workload.layers.names
-        if hasattr(workload.layers, "names")
-        else [x.name for x in workload.layers]
-    )
-    ops: list[list[int]] = []
-    for i, name in enumerate(names):
-        m = _ROW.match(name)
-        if ops and m is not None and names[ops[-1][0]] == m[1]:
-            ops[-1].append(i)
-        else:
-            ops.append([i])
-    p2p = t.collective == Collective.P2P
-    out: list[list[list[int]]] = [[]]
-    for op in ops:
-        if out[-1] and any(p2p[i, 1] for i in op):
-            out.append([])
-        out[-1].append(op)
-        if any(p2p[i, 0] for i in op):
-            out.append([])
-    out = [c for c in out if c]
+    out = chunks_of(workload)
     if len(out) != v:
         raise InputError(
             source,

@@ -44,6 +44,7 @@ into each NPU's absolute peer."""
 from __future__ import annotations
 
 from ..errors import InputError
+from ..model.schedule_dag import stage_tasks
 from ..spec import PHASES, Collective, Instance, Job, Workload
 from .astrasim_groups import PIPELINE
 from .astrasim_network import SimNetwork
@@ -56,27 +57,9 @@ Deps = list[int]
 
 def order(p: int, m: int, v: int, r: int, n: int | None = None) -> list[tuple[str, int, int]]:
     """Stage r's tasks ("F" / "B", micro-batch, chunk j) in the order it runs them (module
-    docstring); ``n``: the interleaved schedule's micro-batch group (default p)."""
-    if v == 1:
-        warm = min(p - r - 1, m)
-        tasks = [("F", i, 0) for i in range(warm)]
-        for i in range(m - warm):
-            tasks += [("F", warm + i, 0), ("B", i, 0)]
-        return tasks + [("B", m - warm + i, 0) for i in range(warm)]
-    n = n or p
-    total = m * v
-    warm = min((p - r - 1) * 2 + (v - 1) * n, total)
-    # (micro-batch, chunk) of the k-th forward: groups of n micro-batches per chunk
-    table = [(i, j) for g in range(0, m, n) for j in range(v) for i in range(g, min(g + n, m))]
-
-    def task(k: int, forward: bool) -> tuple[str, int, int]:
-        i, j = table[k]
-        return ("F" if forward else "B", i, j if forward else v - 1 - j)
-
-    tasks = [task(k, True) for k in range(warm)]
-    for k in range(total - warm):
-        tasks += [task(warm + k, True), task(k, False)]
-    return tasks + [task(k, False) for k in range(total - warm, total)]
+    docstring; :func:`hieropt.model.schedule_dag.stage_tasks`, the order the time model's graph
+    runs); ``n``: the interleaved schedule's micro-batch group (default p)."""
+    return [("B" if bwd else "F", i, j) for bwd, i, j in stage_tasks(p, m, v, r, n)]
 
 
 class StageTrace:

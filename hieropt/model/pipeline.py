@@ -1,15 +1,19 @@
-"""The iteration of a pipelined workload (loop ``step``) from its stages: a 1F1B schedule of at most
-:data:`DAG_OPS` operations by its graph (:mod:`hieropt.model.schedule_dag`: exact), other schedules
-by the closed composition below of the stages' micro-batch slots.
+"""The iteration of a pipelined workload (loop ``step``) from its stages: a schedule of at most
+:data:`DAG_OPS` operations by its graph (:mod:`hieropt.model.schedule_dag`: exact for 1F1B and the
+interleaved schedule, each model chunk's forward and backward an operation), larger ones (and
+own-stream collectives, chunks the sends do not delimit) by the closed composition below of the
+stages' micro-batch slots.
 
-With p stages, m micro-batches and v model chunks per stage, stage r's micro-batch slot
-t_r = sum_l (C_f + T_f + C_ig + T_ig + C_wg) (one micro-batch's forward and backward on it, its
-own pipeline sends included, each over the dimensions its boundary crosses:
-:mod:`hieropt.model.sends`) and the per-iteration tail W = sum_l T_wg + U of the first stage (its
-last backward ends the iteration; another stage's ends at least one stage's backward earlier), 1F1B
-with blocking sends takes
+**The graph.** With v model chunks per stage, stage r's chunk j takes f_(r,j) = sum_l (C_f + T_f)
+forwards and b_(r,j) = sum_l (C_ig + T_ig + C_wg) backwards over the chunk's layers l (its own
+pipeline send included, over the dimensions its boundary crosses: :mod:`hieropt.model.sends`); a
+stage's chunks are its layers cut after each forward send and before each input-gradient send
+(:func:`chunk_rows`, as the ASTRA-sim export cuts them). T = the graph's length + W_0, W the
+per-iteration tail sum_l T_wg + U of the first stage (its last backward ends the iteration).
 
-    T = c sum_r t_r + (m - c) max_r t_r + W
+**The closed composition.** With t_r = sum_j (f_(r,j) + b_(r,j)) stage r's micro-batch slot,
+
+    T = c sum_r t_r + (m - c) max_r t_r + W_0
 
 with c = 1/v for v equal chunks (v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that
 enters first passes every stage once on its way forward and once back (the fill and drain: sum_r
@@ -17,26 +21,31 @@ t_r, each stage at its own pace; with v chunks a chunk's share t_r / v), and the
 micro-batches follow at the pace of the slowest stage. With unequal chunks (a stage's blocks that v
 does not divide) the fill and drain run at the largest chunk's pace: c is its share of the slowest
 stage's slot (:attr:`hieropt.spec.StepSchedule.fill_share`; 5 blocks in chunks of 2, 1, 1, 1: c =
-2/5, which the simulator's per-chunk traces confirm, where 1/4 is 8 % fast). The composition is
-exact when the last stage is the slowest (for 1F1B the graph is exact always: stages after a slower
-middle one hide in its steady state). With equal stages it is
-Narayanan et al.'s (m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at
-the slowest stage's pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the
-per-iteration collectives on their own stream (:func:`hieropt.model.loops.cross_backward`): its
-slot's backward b_0 is replaced by that pass X_0, T = sum_(r != 0) t_r + f_0 + X_0 + (m - 1) max_r
-t_r + U_0; with v > 1 the tail is not overlapped (W above). T is a non-negative sum of stage terms
-and a max over stages, each convex and piecewise linear in 1/B.
+2/5). For 1F1B it is exact when the last stage is the slowest (stages after a slower middle one
+hide in its steady state); for the interleaved schedule it approximates the graph, off by up to 17
+% either way at m = p (stages of 3, 2, 2, 1 blocks in 2 chunks: +17.3 %, the simulator confirming
+the graph), by -0.08 % .. +0.94 % on the shipped interleaved validation plans (m = 16 to 1,120)
+and by -0.3 % .. +3.0 % on uneven layouts at and just past the graph's size (docs/llm-training.md;
+tests/solve/test_interleaved_graph.py). With equal stages it is Narayanan et al.'s
+(m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at the slowest stage's
+pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the per-iteration
+collectives on their own stream (:func:`hieropt.model.loops.cross_backward`): its backward b_0 is
+replaced by that pass X_0 (graph), T = sum_(r != 0) t_r + f_0 + X_0 + (m - 1) max_r t_r + U_0
+(composition); with v > 1 the tail is not overlapped (W above). T is a non-negative sum of stage
+terms and maxima, each convex and piecewise linear in 1/B.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
 
-from ..spec import Instance, Job
+from ..cache import Same, current
+from ..spec import Collective, Instance, Job, LayerTable, Workload
 from .overlap import slot_time
-from .schedule_dag import one_f_one_b, schedule_length
+from .schedule_dag import Op, schedule_graph, schedule_length
 from .stages import add_slowest_stage
 from .terms import Piece, TermBuilder
 
@@ -64,17 +73,83 @@ def composition(
 
 
 DAG_OPS = 4096
-"""Up to this many operations (2 p m), a 1F1B pipeline is timed by its schedule's graph
-(:mod:`hieropt.model.schedule_dag`: exact); above, and for the interleaved schedule, by the
-composition of the module docstring."""
+"""Up to this many operations (2 p m v), a pipeline is timed by its schedule's graph
+(:mod:`hieropt.model.schedule_dag`: exact); above, by the composition of the module docstring."""
+
+_ROW = re.compile(r"^(.*)\+\d+$")
 
 
-def uses_graph(instance: Instance) -> bool:
-    """Whether the pipeline is timed by its schedule's graph (1F1B, at most :data:`DAG_OPS`
-    operations)."""
+def graph_fits(p: int, m: int, v: int, group: int, own_stream: bool) -> bool:
+    """Whether a schedule of ``p`` stages, ``m`` micro-batches, ``v`` chunks per stage and
+    micro-batch group ``group`` is timed by its graph: at most :data:`DAG_OPS` operations, no
+    own-stream collectives (``own_stream``), and an order that does not deadlock
+    (:func:`hieropt.model.schedule_dag.schedule_graph`; Megatron-LM's bounds on the group ensure
+    it). The workload's chunks must be found too (:func:`graph_chunks`)."""
+    if own_stream or 2 * p * m * v > DAG_OPS:
+        return False
+    return v == 1 or schedule_graph(p, m, v, group) is not None
+
+
+def layer_rows(names: list[str]) -> list[list[int]]:
+    """The rows of a workload grouped by layer: a layer's further collectives sit on the rows right
+    after it named ``<layer>+k`` (:mod:`hieropt.workloads.llm.lower`)."""
+    ops: list[list[int]] = []
+    for i, name in enumerate(names):
+        m = _ROW.match(name)
+        if ops and m is not None and names[ops[-1][0]] == m[1]:
+            ops[-1].append(i)
+        else:
+            ops.append([i])
+    return ops
+
+
+def chunks_of(w: Workload) -> list[list[list[int]]]:
+    """The rows of stage workload ``w`` as its model chunks, each a list of layers, each the rows of
+    one layer (:func:`layer_rows`): a chunk ends after a layer with a forward ``P2P`` send and
+    starts at one with an input-gradient ``P2P`` send (the sends between chunks of an interleaved
+    stage). However many chunks the sends give."""
+    t = w.table
+    names = w.layers.names if isinstance(w.layers, LayerTable) else [x.name for x in w.layers]
+    p2p = t.collective[:, :2] == Collective.P2P
+    out: list[list[list[int]]] = [[]]
+    for op in layer_rows(names):
+        if out[-1] and p2p[op, 1].any():
+            out.append([])
+        out[-1].append(op)
+        if p2p[op, 0].any():
+            out.append([])
+    return [c for c in out if c]
+
+
+def chunk_rows(w: Workload, v: int) -> tuple[slice, ...] | None:
+    """The rows of stage workload ``w``'s ``v`` chunks (:func:`chunks_of`), one slice each; None
+    when its sends do not cut it into ``v`` chunks. Kept in the active cache by the table."""
+    def build() -> tuple[slice, ...] | None:
+        found = chunks_of(w)
+        if len(found) != v:
+            return None
+        return tuple(slice(c[0][0], c[-1][-1] + 1) for c in found)
+
+    if v == 1:
+        return (slice(0, len(w.table.compute_ns)),)
+    return current().memo("chunk_rows", (Same(w.table), v), build, 1024)
+
+
+def graph_chunks(instance: Instance, job: Job) -> tuple[tuple[slice, ...], ...] | None:
+    """When the pipeline of ``job`` (composed: :func:`composition`) is timed by its schedule's graph
+    (:func:`graph_fits`, and every entry of the workload's stages cut into its v chunks): per entry
+    of :attr:`~hieropt.spec.Workload.stages`, its chunks' rows (:func:`chunk_rows`); else None."""
     st = instance.step
-    small = 2 * st.stages * st.microbatches <= DAG_OPS
-    return st.virtual_stages == 1 and not st.overlap_groups and small
+    v = st.virtual_stages
+    if not graph_fits(st.stages, st.microbatches, v, st.group, bool(st.overlap_groups)):
+        return None
+    out = tuple(chunk_rows(w, v) for w in job.workload.stages)
+    return None if any(x is None for x in out) else out
+
+
+def uses_graph(instance: Instance, job: Job) -> bool:
+    """Whether the pipeline of ``job`` is timed by its schedule's graph (:func:`graph_chunks`)."""
+    return graph_chunks(instance, job) is not None
 
 
 def overlapped(instance: Instance) -> bool:
@@ -94,12 +169,11 @@ def add_composed(
     last: Callable[[int, float], None],
     weight: float,
 ) -> None:
-    """Add ``weight`` x T of the module docstring to ``b``: ``slot(s, w)`` adds w x t_s of stage
-    entry s, ``tail`` w x W_s, ``last`` w x (f_s + X_s + U_s) (the overlapped last micro-batch)."""
+    """Add ``weight`` x T of the closed composition (module docstring) to ``b``: ``slot(s, w)``
+    adds w x t_s of stage entry s, ``tail`` w x W_s, ``last`` w x (f_s + X_s + U_s) (the
+    overlapped last micro-batch)."""
     m, c = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
-    if uses_graph(instance):
-        raise ValueError("a 1F1B pipeline timed by its graph: hieropt.model.pipeline.add_graph")
     for s, n in enumerate(counts):
         n -= 1 if over and s == first else 0
         if n:
@@ -109,28 +183,44 @@ def add_composed(
     (last if over else tail)(first, weight)
 
 
+def graph_ops(instance: Instance) -> tuple[Op, ...]:
+    """The schedule graph of ``instance.step`` (:func:`hieropt.model.schedule_dag.schedule_graph`),
+    for a schedule :func:`graph_fits` admits.
+
+    Raises:
+        ValueError: the schedule's order deadlocks (:func:`graph_fits` is False).
+    """
+    st = instance.step
+    ops = schedule_graph(st.stages, st.microbatches, st.virtual_stages, st.group)
+    if ops is None:
+        raise ValueError(f"the schedule of {st.stages} stages, {st.microbatches} micro-batches "
+                         f"and {st.virtual_stages} chunks deadlocks: timed by its composition")
+    return ops
+
+
 def add_graph(
     b: TermBuilder,
     instance: Instance,
     first: int,
     entry: tuple[int, ...],
-    durations: list[tuple[tuple[float, list], tuple[float, list]]],
+    durations: list[list[tuple[tuple[float, list], tuple[float, list]]]],
     tail: Callable[[int, float], None],
     last: Callable[[int, float], None],
     weight: float,
 ) -> None:
-    """Add ``weight`` x the length of the 1F1B graph (:mod:`hieropt.model.schedule_dag`) plus stage
-    0's tail to ``b``: one max node per operation, ``durations[s]`` = ((const, refs) of entry s's
-    forward, of its backward); with ``overlap_dp`` stage 0's last backward is ``last`` (f + X + U
-    less the forward: its start node plus the overlapped pass)."""
-    ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
+    """Add ``weight`` x the length of the schedule's graph (:mod:`hieropt.model.schedule_dag`)
+    plus stage 0's tail to ``b``: one max node per operation, ``durations[s][j]`` = ((const, refs)
+    of entry s's chunk j's forward, of its backward); with ``overlap_dp`` (v = 1) stage 0's last
+    backward is ``last`` (f + X + U less the forward: its start node plus the overlapped pass)."""
+    ops = graph_ops(instance)
     over = overlapped(instance)
     # (each duration's references made once, as TermBuilder.node makes them: the graph's nodes
     # share them)
-    made = [tuple((float(c), b.refs_of(refs)) for c, refs in pair) for pair in durations]
+    made = [[tuple((float(c), b.refs_of(refs)) for c, refs in pair) for pair in chunks]
+            for chunks in durations]
     nodes: list[int] = []
     for j, op in enumerate(ops):
-        const, refs = made[entry[op.stage]][1 if op.backward else 0]
+        const, refs = made[entry[op.stage]][op.chunk][1 if op.backward else 0]
         preds = [q for q in (op.prev, op.dep) if q >= 0]
         if over and j == len(ops) - 1:
             b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
@@ -150,32 +240,33 @@ def graph_time(
     instance: Instance,
     first: int,
     entry: tuple[int, ...],
-    fwd: list[float],
-    bwd: list[float],
+    fwd: list[list[float]],
+    bwd: list[list[float]],
     tails: list[float],
-    lasts: list[float],
+    lasts: list[float | None],
 ) -> float:
-    """The length of the 1F1B graph with entry s's forward ``fwd[s]`` and backward ``bwd[s]`` ns,
-    plus stage 0's tail (or, with ``overlap_dp``, its last backward replaced by the overlapped pass
-    ``lasts[first]``, which includes the forward and the optimizer step: f + X + U)."""
-    ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
-    f = [fwd[entry[r]] for r in range(instance.step.stages)]
-    bw = [bwd[entry[r]] for r in range(instance.step.stages)]
-    end = schedule_length(ops, f, bw)
+    """The length of the schedule's graph with entry s's chunk j's forward ``fwd[s][j]`` and
+    backward ``bwd[s][j]`` ns, plus stage 0's tail (or, with ``overlap_dp``, its last backward
+    replaced by the overlapped pass ``lasts[first]``, which includes the forward and the optimizer
+    step: f + X + U)."""
+    st = instance.step
+    f = [x for r in range(st.stages) for x in fwd[entry[r]]]
+    bw = [x for r in range(st.stages) for x in bwd[entry[r]]]
+    end = schedule_length(graph_ops(instance), f, bw, st.virtual_stages)
     if overlapped(instance):
-        return end - bw[0] + lasts[first] - fwd[first]
+        return end - bw[0] + lasts[first] - fwd[first][0]
     return end + tails[first]
 
 
 def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
-                  slots: list[float], tails: list[float], lasts: list[float], fwds: list[float],
-                  bwds: list[float]) -> float:
+                  slots: list[float], tails: list[float], lasts: list[float | None],
+                  fwds: list[list[float]], bwds: list[list[float]], graph: bool = False) -> float:
     """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last
-    pass f_s + X_s + U_s, forward f_s and backward b_s: the schedule's graph (:func:`uses_graph`) or
-    the composition of the module docstring."""
-    m, c = instance.step.microbatches, instance.step.fill_share
-    if uses_graph(instance):
+    pass f_s + X_s + U_s, and its chunks' forwards f_(s,j) and backwards b_(s,j): the schedule's
+    graph (``graph``: :func:`uses_graph`) or the composition of the module docstring."""
+    if graph:
         return graph_time(instance, first, entry, fwds, bwds, tails, lasts)
+    m, c = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
     total = sum(
         (n - (1 if over and s == first else 0)) * t * c
@@ -186,27 +277,38 @@ def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry
 
 
 def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float] | None,
-                own: tuple | None = None) -> tuple[float | None, ...]:
-    """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f
-    + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T
-      (L, 3)
-    compute and collective ns; ``cross()`` the backward pass X with the per-iteration collectives on
-    their own stream (:func:`hieropt.model.loops.cross_time`; None: no overlapped last pass is
-    asked for, :func:`overlapped`, and that entry is None); ``own``: (per_dim, own-stream phases
-    or None, serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`;
-    f = t, b = 0: no schedule graph then)."""
+                own: tuple | None = None, chunks: tuple[slice, ...] | None = None) -> tuple:
+    """(t, W, f + X + U, [f_j], [b_j]) of one stage, numerically: the slot t = f + b (forward f =
+    sum_l (C_f + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, the overlapped last
+    pass, and the forward and backward of each of its ``chunks`` (rows; None: the whole stage, one
+    chunk); C, T (L, 3) compute and collective ns; ``cross()`` the backward pass X with the
+    per-iteration collectives on their own stream (:func:`hieropt.model.loops.cross_time`; None: no
+    overlapped last pass is asked for, :func:`overlapped`, and that entry is None); ``own``:
+    (per_dim, own-stream phases or None, serial): the slot with own-stream collectives
+    (:func:`hieropt.model.overlap.slot_time`; f = t, b = 0: no schedule graph then)."""
     if own is not None and own[1] is not None:
         f, b = slot_time(C, T, own[0], own[1], own[2]), 0.0
     else:
         f = float(C[:, 0].sum() + T[:, 0].sum())
         b = float(C[:, 1:].sum() + T[:, 1].sum())
     last = None if cross is None else f + float(cross() + U)
-    return f + b, float(T[:, 2].sum() + U), last, f, b
+    if chunks is None or len(chunks) == 1:
+        fs, bs = [f], [b]
+    else:
+        fs = [float(C[q, 0].sum() + T[q, 0].sum()) for q in chunks]
+        bs = [float(C[q, 1:].sum() + T[q, 1].sum()) for q in chunks]
+    return f + b, float(T[:, 2].sum() + U), last, fs, bs
 
 
 __all__ = [
     "composition",
     "overlapped",
+    "graph_fits",
+    "graph_chunks",
+    "graph_ops",
+    "chunk_rows",
+    "chunks_of",
+    "layer_rows",
     "uses_graph",
     "add_composed",
     "add_graph",

@@ -3,11 +3,12 @@ collectives of every parallel group with their bytes (what ``hieropt workload pl
 
 Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for
 the stage with the most compute (``slowest_stage``: the slowest when communication is free) the
-iteration's compute m (F + B), the pipeline bubble: the rest of the 1F1B schedule's length with free
-communication (:mod:`hieropt.model.schedule_dag`; the interleaved schedule: (1/v) sum_r (F_r + B_r)
-- (1/v) (F + B), :mod:`hieropt.model.pipeline`; with equal stages both are Narayanan et al. 2021
-  §2.2's (p - 1) /
-v (F + B)) and the first stage's optimizer step (its last backward ends the iteration);
+iteration's compute m (F + B), the pipeline bubble: the rest of the schedule's length with free
+communication (its graph, :mod:`hieropt.model.schedule_dag`, each model chunk's forward and
+backward an operation; beyond the graph's size or with own-stream collectives the composition of
+:mod:`hieropt.model.pipeline`, (c sum_r (F_r + B_r) - c (F + B), c = 1/v for equal chunks); with
+equal stages and chunks Narayanan et al. 2021 §2.2's (p - 1) / v (F + B)) and the first stage's
+optimizer step (its last backward ends the iteration);
 ``ideal_iteration_ns`` is their sum, the iteration time with free communication. With communication
 the slowest stage depends on the bandwidths: a stage with less compute but more collectives can be
 slower (``hieropt solve`` times every distinct stage and names the slowest).
@@ -22,13 +23,25 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..workloads.llm.comms import own_stream_groups
 from ..workloads.llm.flops import model_flops_per_iteration, model_parameters
 from ..workloads.llm.layout import chunk_share
 from ..workloads.llm.params import LLMParams
-from ..workloads.llm.step import Step, build_step
+from ..workloads.llm.step import Step, build_step, chunk_layers
 from .memory import MemoryReport, gemm_input_bytes, memory
-from .pipeline import DAG_OPS
-from .schedule_dag import one_f_one_b, schedule_time
+from .pipeline import graph_fits
+from .schedule_dag import schedule_graph, schedule_time
+
+
+def _ops_ns(step: Step, ops) -> tuple[float, float]:
+    """(forward, backward with recompute) compute of the layers ``ops`` for one micro-batch, ns, as
+    :meth:`~hieropt.workloads.llm.step.Step.compute_ns` adds a stage's."""
+    if step.params.npu.roofline:
+        return sum([op.compute_ns[0] for op in ops]), sum(
+            [op.compute_ns[1] + op.compute_ns[2] for op in ops])
+    rate = step.params.npu.flops_per_ns
+    return (sum([op.flops[0] for op in ops]) / rate,
+            sum([op.flops[1] + op.flops[2] + op.recompute_flops for op in ops]) / rate)
 
 
 @dataclass(frozen=True)
@@ -66,11 +79,19 @@ class PlanFigures:
         fb = s["forward_ns"] + s["backward_ns"]
         m = self.step.microbatches
         compute = m * fb
-        # the schedule's graph
-        if pl.pp > 1 and pl.virtual_stages == 1 and 2 * pl.pp * m <= DAG_OPS:
-            end, _ = schedule_time(one_f_one_b(pl.pp, m), [x["forward_ns"] for x in stages],
-                                   [x["backward_ns"] for x in stages])
-            bubble = end - compute
+        # the schedule's graph, each chunk's forward and backward an operation
+        v = pl.virtual_stages
+        if pl.pp > 1 and graph_fits(pl.pp, m, v, pl.group_size, bool(own_stream_groups(pl))):
+            fwd, bwd = [], []
+            for st, counts in zip(self.step.stages, chunk_layers(self.params), strict=True):
+                start = 0
+                for n in counts:
+                    f, b = _ops_ns(self.step, st.ops[start:start + n])
+                    fwd.append(f)
+                    bwd.append(b)
+                    start += n
+            ops = schedule_graph(pl.pp, m, v, pl.group_size)
+            bubble = schedule_time(ops, fwd, bwd, v)[0] - compute
         else:
             share = chunk_share(self.params)  # (the largest chunk's share; None: 1 / v)
             bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) * (

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
-from .pipeline import composition, overlapped, uses_graph
-from .schedule_dag import one_f_one_b, schedule_time
+from .pipeline import composition, graph_chunks, graph_ops, overlapped
+from .schedule_dag import schedule_time
 from .sends import placed_job
 from .stages import stage_jobs
 from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
@@ -50,6 +50,9 @@ class JobArrays:
     composed: tuple | None = None
     """(stage counts, index of the first stage) of :func:`hieropt.model.pipeline.composition`, or
     None."""
+    chunks: tuple | None = None
+    """Per stage (this one, then :attr:`more`) its chunks' rows when the schedule's graph times the
+    pipeline (:func:`hieropt.model.pipeline.graph_chunks`), else None."""
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -59,7 +62,9 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
         job = placed_job(instance, job)  # (each pipeline send on the dimensions it crosses)
         first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
         out.append(
-            replace(first, more=tuple(more), composed=composition(instance, job)) if more else first
+            replace(first, more=tuple(more), composed=(comp := composition(instance, job)),
+                    chunks=graph_chunks(instance, job) if comp is not None else None)
+            if more else first
         )
     return out
 
@@ -231,34 +236,39 @@ def time_piece(
 
 def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
     """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's
-    forward, backward, tail or overlapped last pass as affine pieces; the schedule graph's critical
-    path at ``t`` (or the slowest slot of the composition) selected for its maxima."""
+    (each chunk's) forward, backward, tail or overlapped last pass as affine pieces; the schedule
+    graph's critical path at ``t`` (or the slowest slot of the composition) selected for its
+    maxima."""
     counts, first, entry = job.composed
     m, share = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
-    fwd, bwd = [], []
+    chunks = job.chunks
+    fwd, bwd = [], []  # (per entry, per chunk: (const, grad))
     end = (0.0, np.zeros(t.size))
     for k, st in enumerate((job, *job.more)):
         co = _job_collectives(st, t, model_mode(instance))
         C = st.compute
-        fwd.append((float(C[:, 0].sum() + co.const[:, 0].sum()), co.grad(0)))
-        bwd.append((float(C[:, 1:].sum() + co.const[:, 1].sum()), co.grad(1)))
+        fwd.append([(float(C[q, 0].sum() + co.const[q, 0].sum()), co.grad(0, q))
+                    for q in (chunks[k] if chunks is not None else (slice(None),))])
+        bwd.append([(float(C[q, 1:].sum() + co.const[q, 1].sum()), co.grad(1, q))
+                    for q in (chunks[k] if chunks is not None else (slice(None),))])
         if k == first and over:
             bc, bg = _cross(st, co, t)
             end = (float(bc + st.update_ns), bg)  # (the overlapped backward and the optimizer step)
         elif k == first:
             end = (float(co.const[:, 2].sum() + st.update_ns), co.grad(2))
     const, grad = end
-    if uses_graph(instance):
-        ops = one_f_one_b(instance.step.stages, m)
-        value = [[c + float(g @ t) for c, g in fb] for fb in (fwd, bwd)]
-        _, path = schedule_time(ops, [value[0][entry[r]] for r in range(len(entry))],
-                                [value[1][entry[r]] for r in range(len(entry))])
+    if chunks is not None:
+        ops, v = graph_ops(instance), instance.step.virtual_stages
+        value = [[[c + float(g @ t) for c, g in x] for x in fb] for fb in (fwd, bwd)]
+        _, path = schedule_time(
+            ops, *[[x for r in range(len(entry)) for x in value[i][entry[r]]] for i in (0, 1)], v)
         # (overlapped: stage 0's last backward is the pass above)
         for j in path[1:] if over else path:
-            c, g = (bwd if ops[j].backward else fwd)[entry[ops[j].stage]]
+            c, g = (bwd if ops[j].backward else fwd)[entry[ops[j].stage]][ops[j].chunk]
             const, grad = const + c, grad + g
         return const, grad
+    fwd, bwd = [x[0] for x in fwd], [x[0] for x in bwd]
     slots = [(f[0] + b[0], f[1] + b[1]) for f, b in zip(fwd, bwd, strict=True)]
     if over:
         const, grad = const + fwd[first][0], grad + fwd[first][1]

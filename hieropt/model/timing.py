@@ -57,12 +57,13 @@ latency term is n times larger (the bandwidth terms do not change).
 
 Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct
 stages, each one stage for one micro-batch): under loop ``step`` with the stages each entry stands
-for known (:attr:`hieropt.spec.Workload.pipeline_stages`), the 1F1B schedule's graph of every
-stage's forward and backward (:mod:`hieropt.model.schedule_dag`: each operation after its stage's
-previous one and the neighbour's blocking send) plus W_0, the first stage's per-iteration tail, or
-for the interleaved schedule and large schedules the composition T = (1/v) sum_r t_r + (m - 1/v)
-max_r t_r + W_0 of the stages' slots t_r (:mod:`hieropt.model.pipeline`; with ``overlap_dp`` the
-first stage's last backward overlapped); otherwise a workload's T is the largest of its stages' T by
+for known (:attr:`hieropt.spec.Workload.pipeline_stages`), the schedule's graph of every stage's
+forward and backward, each model chunk's with the interleaved schedule
+(:mod:`hieropt.model.schedule_dag`: each operation after its stage's previous one and the blocking
+send it waits for) plus W_0, the first stage's per-iteration tail, or for large schedules (and
+own-stream collectives) the composition T = c sum_r t_r + (m - c) max_r t_r + W_0 of the stages'
+slots t_r (c = 1/v for equal chunks; :mod:`hieropt.model.pipeline`; with ``overlap_dp`` the first
+stage's last backward overlapped); otherwise a workload's T is the largest of its stages' T by
 the formulas above (every stage as if the pipeline were made of it; a stage with less compute but
 more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth).
 Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima
@@ -94,9 +95,9 @@ from .pipeline import (
     add_graph,
     composed_time,
     composition,
+    graph_chunks,
     overlapped,
     stage_parts,
-    uses_graph,
 )
 from .sends import placed_job
 from .stages import add_slowest_stage, stage_rows
@@ -257,15 +258,19 @@ def _add_job(
         sub = part(s, w, (1.0, 0.0, 0.0), float(C[:, 0].sum() + table.update_ns[r].sum()))
         cross_backward(b, C, sub, w, instance, DimRefs(b, traffic[r], latency[r]))
 
-    if not uses_graph(instance):
+    chunks = graph_chunks(instance, original)
+    if chunks is None:
         add_composed(b, instance, *comp, slot, tail, last, weight)
         return
     durations = []
     for s in range(len(rows)):
-        sub = PhaseRefs(k=refs.k[rows[s]], a=refs.a[rows[s]])
-        C = table.compute_ns[rows[s]]
-        durations.append(((float(C[:, 0].sum()), phase_terms(sub, 0)),
+        start, parts = rows[s].start, []
+        for q in chunks[s]:  # (the entry's chunks, rows of its own table)
+            r = slice(start + q.start, start + q.stop)
+            sub, C = PhaseRefs(k=refs.k[r], a=refs.a[r]), table.compute_ns[r]
+            parts.append(((float(C[:, 0].sum()), phase_terms(sub, 0)),
                           (float(C[:, 1:].sum()), phase_terms(sub, 1))))
+        durations.append(parts)
 
     # (the overlapped backward and the optimizer step, not the forward)
     def last_pass(s: int, w: float) -> None:
@@ -361,12 +366,13 @@ def _evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdow
         # the slowest stage (the first of equals): every figure is its
         r = max(runs, key=lambda x: x.T)
         comp = composition(instance, job)
-        # the exact 1F1B composition of every stage's slot (hieropt.model.pipeline)
+        # the stages composed by the schedule (hieropt.model.pipeline): its graph or closed form
         if comp is not None:
+            chunks = graph_chunks(instance, job)
             r = replace(
                 r,
-                T=_composed(instance, comp, runs, False),
-                ideal_ns=_ideal_ns(instance, i, comp, runs),
+                T=_composed(instance, comp, runs, False, chunks),
+                ideal_ns=_ideal_ns(instance, i, comp, runs, chunks),
                 compute_ns=instance.step.microbatches * max(float(x.C.sum()) for x in runs)
                 + runs[comp[1]].U,
             )
@@ -450,28 +456,33 @@ class _Run:
     """(L, 3) the phases on their own stream (:mod:`hieropt.model.overlap`), None for none."""
 
 
-def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: bool) -> float:
-    """A workload's T composed from its stages' runs (:func:`hieropt.model.pipeline.composed_time`);
-    with ``compute_only`` every collective taking no time."""
+def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: bool,
+              chunks: tuple | None = None) -> float:
+    """A workload's T composed from its stages' runs (:func:`hieropt.model.pipeline.composed_time`;
+    ``chunks``: each run's chunk rows when the schedule's graph times it,
+    :func:`hieropt.model.pipeline.graph_chunks`); with ``compute_only`` every collective taking no
+    time."""
     parts = []
     over = overlapped(instance)  # (else no stage's overlapped last pass is read: not computed)
-    for x in runs:
+    for s, x in enumerate(runs):
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
         own = (per_dim, x.own, instance.collectives_in_flight == 1)
         cross = partial(cross_time, x.C, T, per_dim, instance) if over else None
-        parts.append(stage_parts(x.C, T, x.U, cross, own))
-    return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
+        parts.append(stage_parts(x.C, T, x.U, cross, own, None if chunks is None else chunks[s]))
+    return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)),
+                         graph=chunks is not None)
 
 
-def _ideal_ns(instance: Instance, i: int, comp: tuple, runs: list[_Run]) -> float:
+def _ideal_ns(instance: Instance, i: int, comp: tuple, runs: list[_Run],
+              chunks: tuple | None = None) -> float:
     """Job ``i``'s T composed from its stages' ``runs`` with every collective taking no time
     (:func:`_composed`, ``compute_only``): its compute and bubble, which no bandwidth changes (the
     runs' compute, optimizer step and own-stream phases are the job's arrays,
     :func:`~hieropt.model.traffic.job_arrays`), kept on the instance by the same fields (an
     evaluation at another bandwidth, of a copy with another objective or target too, finds it)."""
     return instance.memo_by_value("_ideal_ns", model_fields(instance), i,
-                                  lambda: _composed(instance, comp, runs, True))
+                                  lambda: _composed(instance, comp, runs, True, chunks))
 
 
 def _stage_runs(

@@ -138,14 +138,16 @@ class StepSchedule(Frozen):
         virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
             is (p - 1) c micro-batch slots, c = :attr:`fill_share`.
         chunk_share: the largest model chunk's share of the slowest stage's micro-batch slot,
-            when the chunks are not equal (None: equal chunks, 1 / v): the interleaved schedule's
+            when the chunks are not equal (None: equal chunks, 1 / v): the closed composition's
             fill and drain run at that chunk's pace (a stage of 5 layers in chunks of 2, 1, 1, 1:
-            2 / 5, not 1 / 4).
+            2 / 5, not 1 / 4); a schedule timed by its graph (:mod:`hieropt.model.pipeline`)
+            times every chunk itself.
         microbatch_group: the interleaved schedule's N, micro-batches a stage runs back to back on
             one chunk (default: ``stages``; Megatron-LM's ``microbatch_group_size_per_vp_stage``):
-            the order the ASTRA-sim traces run (:mod:`hieropt.io.astrasim_step`). Within its
-            bounds, stages <= N <= microbatches with microbatches mod N = 0 or >= stages, the
-            schedule has no dependency stalls and the iteration time does not depend on it.
+            the order the ASTRA-sim traces and the schedule's graph run
+            (:mod:`hieropt.model.schedule_dag`). Within its bounds, stages <= N <= microbatches
+            with microbatches mod N = 0 or >= stages, the schedule has no dependency stalls: with
+            equal chunks the iteration time does not depend on it.
         overlap_dp: the per-iteration collectives run on their own stream during the last
             micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
             of after it.

@@ -114,7 +114,7 @@ def test_a_max_time_tighter_than_the_deadline_is_named_as_the_target():
     line = error_line(r)
     assert ("; the iteration-time target is 5,000.0 ms (--max-time: the deadline of 30 days for "
             "300B tokens, 95,367 iterations of 3,145,728 tokens, allows 27,179.1 ms); no "
-            "candidate is faster than 4,874.2 ms = 5.38 days for 300B tokens") in line, line
+            "candidate is faster than 4,874.7 ms = 5.381 days for 300B tokens") in line, line
     assert line.endswith("the space searched without the target): give a time target of at "
                          "least 5,488.8 ms"), line
     assert "deadline of at least" not in line

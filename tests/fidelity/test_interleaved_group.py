@@ -1,11 +1,12 @@
 """The interleaved schedule's micro-batch group N through ASTRA-sim 2.0: one plan (GPT-3's
 architecture with 8 layers, TP 2 x PP 2 x DP 16 on FullyConnected 8 x Switch 8, v = 2, m = 4)
 exported with N = 2 (= p, depth-first) and N = 4 (= m, breadth-first); the traces run each
-stage's chunks in the group order (hieropt/io/astrasim_step.py). Within Megatron-LM's bounds the
-group moves no work onto the critical path: the two simulated iterations differ by 0.24 %
-(measured: 1,287.11 and 1,290.16 ms) and each is within 0.5 % (0.18 % and 0.42 %) of Σ_r t_r / v
-+ (m - 1/v) max_r t_r + W = 1,284.81 ms, the composition hieropt prices for every N (TP's pair and
-DP's 4 on part of the FullyConnected 8 by the links they reach, 1/7 and 3/7 of its B)."""
+stage's chunks in the group order (hieropt/io/astrasim_step.py). The group moves little work onto
+the critical path: the two simulated iterations differ by 0.23 % (measured: 1,344.21 and 1,347.26
+ms), and hieropt's schedule graph, which runs the same orders (hieropt/model/schedule_dag.py),
+follows each to 0.002 % (1,344.19 and 1,347.23 ms); the closed composition Σ_r t_r / v + (m - 1/v)
+max_r t_r + W = 1,341.90 ms, the same for every N, is 0.17 % and 0.40 % fast (TP's pair and DP's 4
+on part of the FullyConnected 8 by the links they reach, 1/7 and 3/7 of its B)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _instance(folder: Path, group: int):
          f'schedule = "interleaved"\nvirtual_stages = 2\nmicrobatch_group_size = {group}')))
 
 
-def test_group_does_not_change_the_simulated_iteration(tmp_path, astra_sim):
+def test_the_graph_follows_the_group(tmp_path, astra_sim):
     sims = []
     for n in (2, 4):
         path = _instance(tmp_path / f"n{n}", n)
@@ -53,5 +54,6 @@ def test_group_does_not_change_the_simulated_iteration(tmp_path, astra_sim):
         sims.append(float(max(cycles)))
         expected = composed(inst, bw)
         assert abs(sims[-1] - expected) <= 5e-3 * sims[-1], (n, sims[-1], expected)
-        assert abs(sims[-1] - float(evaluate(inst, bw).iteration_time_ns)) <= 0.03 * sims[-1]
-    assert abs(sims[0] - sims[1]) <= 3e-3 * sims[0], sims
+        predicted = float(evaluate(inst, bw).iteration_time_ns)
+        assert abs(sims[-1] - predicted) <= 5e-5 * sims[-1], (n, sims[-1], predicted)
+    assert 1e-3 < sims[1] / sims[0] - 1 < 3e-3, sims

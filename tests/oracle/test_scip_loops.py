@@ -36,7 +36,8 @@ z >= each argument for every max (convex, minimised, so z is the max at the opti
   their own stream, O; the others M) each slot is max(sum_l (C_f + C_ig + C_wg) + sum_M (T_f +
   T_ig), sum_O (T_f + T_ig), sum_(l, j<2) S_ljd for every dimension d both streams use) (one
   collective in flight: sum_(l, j<2) T_lj instead of the last), the pipeline composed from these
-  slots (no graph);
+  slots (no graph); otherwise a pipeline of known stages by its schedule's graph (1F1B, or
+  interleaved with each model chunk's forward and backward an operation: :func:`graph_end`);
 
 and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline
 stages (``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters
@@ -262,71 +263,118 @@ def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[
     return mx([r, y] + list(Z.values()))
 
 
-def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None):
+def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None, cuts=None):
     """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the
     pipeline's composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W
-    = sum_l T_wg + U, and the overlapped last micro-batch f + X + U: the loop with one micro-batch,
-    one stage and overlap_dp)."""
+    = sum_l T_wg + U, the overlapped last micro-batch f + X + U: the loop with one micro-batch, one
+    stage and overlap_dp, and the forward sum_l (C_f + T_f) and backward sum_l (C_ig + T_ig + C_wg)
+    of each of its chunks, ``cuts`` their (first, end) rows (default: one chunk, the stage))."""
     L = len(T)
     whole = loop_time(instance, C, T, p2p, mx, S, U, own)
     if instance.training_loop != "step":
         return whole, None
     if own is not None and own.any():  # (no graph, no overlap_dp: the composition reads the slot)
         slot = own_slot(instance, C, T, mx, S, own)
-        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, slot, 0.0)
-    fwd = sum(C[lay, 0] + T[lay][0] for lay in range(L))
-    bwd = sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
+        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, [slot], [0.0])
+    cuts = cuts or [(0, L)]
+    fwd = [sum(C[lay, 0] + T[lay][0] for lay in range(a, b)) for a, b in cuts]
+    bwd = [sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(a, b)) for a, b in cuts]
     tail = sum(T[lay][2] for lay in range(L)) + U
     one = instance.model_copy(
         update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)}
     )
-    return whole, (fwd + bwd, tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
+    return whole, (sum(fwd) + sum(bwd), tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
 
 
-def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
-    """PipeDream-Flush (1F1B) order of stage r: min(p - r - 1, m) forwards, then F and B in turn,
-    then B."""
-    ops = [("F", i) for i in range(min(p - r - 1, m))]
-    while len([o for o in ops if o[0] == "B"]) < m:
-        nf = len([o for o in ops if o[0] == "F"])
-        if nf < m:
-            ops.append(("F", nf))
-        ops.append(("B", len([o for o in ops if o[0] == "B"])))
+def chunk_cuts(w) -> list[tuple[int, int]]:
+    """The (first, end) rows of each model chunk of stage workload ``w``: a layer (its row and the
+    rows ``<name>+k`` after it) with a forward point-to-point send ends a chunk, one with an
+    input-gradient send starts one (the sends between an interleaved stage's chunks)."""
+    kind = w.table.collective
+    names = list(w.layers.names) if hasattr(w.layers, "names") else [x.name for x in w.layers]
+    starts = [i for i, n in enumerate(names) if not (i and n.startswith(names[i - 1].split("+")[0]
+                                                                   + "+"))]
+    layers = [(a, b) for a, b in zip(starts, starts[1:] + [len(names)], strict=True)]
+    cuts, first = [], 0
+    for a, b in layers:
+        sends = [kind[i, j] == Collective.P2P for i in range(a, b) for j in (0, 1)]
+        if any(sends[1::2]) and a > first:
+            cuts.append((first, a))
+            first = a
+        if any(sends[0::2]):
+            cuts.append((first, b))
+            first = b
+    return cuts + ([(first, len(names))] if first < len(names) else [])
+
+
+def flush_order(p: int, m: int, r: int, v: int = 1, n: int = 0) -> list[tuple[str, int, int]]:
+    """Stage r's operations (F / B, micro-batch, chunk j). 1F1B (PipeDream-Flush): min(p - r - 1,
+    m) forwards, then F and B in turn, then B. Interleaved (v chunks; Megatron-LM's
+    forward_backward_pipelining_with_interleaving): the k-th forward runs micro-batch and chunk of
+    row k of the table of groups of n micro-batches (the last group the rest) through chunks 0 ..
+    v - 1, the k-th backward that row with its chunk reversed; 2 (p - r - 1) + (v - 1) n forwards
+    first (at most m v), then F and B in turn, then B."""
+    if v == 1:
+        ops = [("F", i, 0) for i in range(min(p - r - 1, m))]
+        while len([o for o in ops if o[0] == "B"]) < m:
+            nf = len([o for o in ops if o[0] == "F"])
+            if nf < m:
+                ops.append(("F", nf, 0))
+            ops.append(("B", len([o for o in ops if o[0] == "B"]), 0))
+        return ops
+    rows = []
+    for g in range(0, m, n):
+        top = m if g + n >= m else g + n
+        rows += [(i, j) for j in range(v) for i in range(g, top)]
+    warm = min(m * v, 2 * (p - r - 1) + (v - 1) * n)
+    ops = [("F", *rows[k]) for k in range(warm)]
+    for k in range(m * v):
+        if warm + k < m * v:
+            ops.append(("F", *rows[warm + k]))
+        ops.append(("B", rows[k][0], v - 1 - rows[k][1]))
     return ops
 
 
-def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
+def graph_end(p: int, m: int, fwd: list, bwd: list, mx, v: int = 1, n: int = 0):
     """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the
-    stage's previous operation, e of the neighbour's send) + duration over the 1F1B orders (blocking
-    sends)."""
-    orders = [flush_order(p, m, r) for r in range(p)]
+    stage's previous operation, e of the send it waits for) + duration over the stages' orders
+    (:func:`flush_order`; blocking sends): a forward of model chunk c = j p + r waits for the
+    forward of chunk c - 1, a backward for that of chunk c + 1; ``fwd[r][j]``, ``bwd[r][j]`` the
+    durations of stage r's chunk j. None when the orders deadlock."""
+    orders = [flush_order(p, m, r, v, n) for r in range(p)]
     end: dict = {}
     start0 = None
     pending = {r: 0 for r in range(p)}
     while any(pending[r] < len(orders[r]) for r in range(p)):
+        moved = False
         for r in range(p):
             while pending[r] < len(orders[r]):
-                kind, i = orders[r][pending[r]]
-                src = r - 1 if kind == "F" else r + 1
-                if 0 <= src < p and (src, kind, i) not in end:
+                kind, i, j = orders[r][pending[r]]
+                c = j * p + r + (-1 if kind == "F" else 1)
+                src = (c % p, kind, i, c // p) if 0 <= c < p * v else None
+                if src is not None and src not in end:
                     break
                 before = [end[(r, *orders[r][pending[r] - 1])]] if pending[r] else []
-                if 0 <= src < p:
-                    before.append(end[(src, kind, i)])
+                if src is not None:
+                    before.append(end[src])
                 start = mx(before) if len(before) > 1 else (before[0] if before else 0.0)
                 if r == 0 and pending[r] == len(orders[r]) - 1:
                     start0 = start
-                end[(r, kind, i)] = start + (fwd[r] if kind == "F" else bwd[r])
+                end[(r, kind, i, j)] = start + (fwd[r][j] if kind == "F" else bwd[r][j])
                 pending[r] += 1
+                moved = True
+        if not moved:
+            return None
     return end[(0, *orders[0][-1])], start0
 
 
 def compose(instance: Instance, workload, times: list, mx):
     """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop
-    ``step`` with the workload's pipeline stages known: for 1F1B (up to 4096 operations) the
-    schedule's graph (:func:`graph_end`) plus stage 0's tail W_0, else the composition (1/v) sum_r
-    t_r + (m - 1/v) max_r t_r + W_0 (hieropt/model/pipeline.py docstring); with overlap_dp and v = 1
-    stage 0's last backward overlapped."""
+    ``step`` with the workload's pipeline stages known: up to 4096 operations (2 p m v), without
+    own-stream collectives and with every stage cut into its v chunks by its sends, the schedule's
+    graph (:func:`graph_end`, 1F1B or interleaved) plus stage 0's tail W_0, else the composition c
+    sum_r t_r + (m - c) max_r t_r + W_0, c = ``step.fill_share`` (hieropt/model/pipeline.py
+    docstring); with overlap_dp and v = 1 stage 0's last backward overlapped."""
     ids = workload.pipeline_stages
     st_ = instance.step
     if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
@@ -335,20 +383,24 @@ def compose(instance: Instance, workload, times: list, mx):
     m, v = st_.microbatches, st_.virtual_stages
     over = st_.overlap_dp and v == 1
     first = next(k for k, members in enumerate(ids) if 0 in members)
-    graph = v == 1 and not st_.overlap_groups and 2 * st_.stages * m <= 4096
-    if graph:  # the schedule's graph (hieropt/model/schedule_dag.py)
-        entry = {r: k for k, members in enumerate(ids) for r in members}
-        p = st_.stages
-        end, start0 = graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
-                                [times[entry[r]][1][4] for r in range(p)], mx)
+    graph = (not st_.overlap_groups and 2 * st_.stages * m * v <= 4096
+             and all(len(parts[3]) == v for _, parts in times))
+    entry = {r: k for k, members in enumerate(ids) for r in members}
+    p = st_.stages
+    ends = graph and graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
+                               [times[entry[r]][1][4] for r in range(p)], mx, v,
+                               st_.microbatch_group or p)
+    if ends:  # the schedule's graph (hieropt/model/schedule_dag.py)
+        end, start0 = ends
         if over:  # stage 0's last backward overlapped: its start, then f + X + U less the forward
-            return start0 + times[first][1][2] - times[first][1][3]
+            return start0 + times[first][1][2] - times[first][1][3][0]
         return end + times[first][1][1]
     total = 0.0
     for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
         n = len(members) - (1 if over and k == first else 0)
-        total = total + (n / v) * parts[0]
-    total = total + (m - 1 / v) * mx([parts[0] for _, parts in times])
+        total = total + n * st_.fill_share * parts[0]
+    c = st_.fill_share
+    total = total + (m - c) * mx([parts[0] for _, parts in times])
     return total + (times[first][1][2] if over else times[first][1][1])
 
 
@@ -381,7 +433,8 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
                          for g, sizes in placed.items() for j in (0, 1)}
                 traffic, latency, sums = restated_rows(instance, w, job.mapping, sends)
                 stages.append((traffic, latency, w.table.compute_ns,
-                               float(w.table.update_ns.sum()), sums, _own(instance, w.table.group)))
+                               float(w.table.update_ns.sum()), sums, _own(instance, w.table.group),
+                               chunk_cuts(w)))
             each = SimpleNamespace(pipeline_stages=tuple((r,) for r in range(p)))
             out.append((job.weight, stages, each))
             continue
@@ -389,7 +442,7 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             own = _own(instance, w.table.group)
             stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()),
-                           sums, own))
+                           sums, own, chunk_cuts(w)))
         out.append((job.weight, stages, job.workload))
     return out  # (per workload: weight, stages, the workload)
 
@@ -457,7 +510,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     pd, pb, pl = _p2p(instance)
     for w, stages, workload in stage_rows(instance):
         times = []
-        for traffic, latency, C, U, sums, own in stages:
+        for traffic, latency, C, U, sums, own, cuts in stages:
             T = [
                 [
                     _collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j]))
@@ -468,7 +521,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(stage_time(instance, C, T, p2p, max, S, U, own))
+            times.append(stage_time(instance, C, T, p2p, max, S, U, own, cuts))
         total += w * compose(instance, workload, times, max)
     return total
 
@@ -504,7 +557,7 @@ def _scip_once(
         ub = t0 / w
         mx = _max_var(m, counter, ub)
         times = []
-        for traffic, latency, C, U, sums, own in stages:
+        for traffic, latency, C, U, sums, own, cuts in stages:
             L = traffic.shape[0]
             T = [[_collective_var(m, t, counter, traffic[lay, j] / unit_bytes,
                                   latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
@@ -528,7 +581,8 @@ def _scip_once(
                 ]
                 for lay in range(L)
             ]
-            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own))
+            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own,
+                                    cuts))
         objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)

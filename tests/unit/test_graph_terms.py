@@ -61,5 +61,14 @@ def test_a_stage_without_its_overlapped_last_pass_by_hand():
     # C = (1, 2, 3), T = (4, 5, 6) ns, U = 7: f = 1 + 4 = 5, b = 2 + 3 + 5 = 10, t = 15,
     # W = 6 + 7 = 13; the last pass f + X + U = 5 + 20 + 7 = 32 with X = 20, None without it
     C, T = np.array([[1.0, 2.0, 3.0]]), np.array([[4.0, 5.0, 6.0]])
-    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, 5.0, 10.0)
-    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, 5.0, 10.0)
+    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, [5.0], [10.0])
+    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, [5.0], [10.0])
+
+
+def test_a_stage_in_chunks_by_hand():
+    # two chunks of two rows each: C = (1, 2, 3), (2, 3, 4) | (3, 4, 5), (4, 5, 6), T = 0.5 C;
+    # chunk 0 f = 1.5 (1 + 2) = 4.5, b = (2 + 3 + 3 + 4) + 0.5 (2 + 3) = 14.5; chunk 1 f = 1.5 (3 +
+    # 4) = 10.5, b = (4 + 5 + 5 + 6) + 0.5 (4 + 5) = 24.5; t = 54, W = 0.5 (3 + 4 + 5 + 6) + 1 = 10
+    C = np.array([[1.0, 2.0, 3.0], [2.0, 3.0, 4.0], [3.0, 4.0, 5.0], [4.0, 5.0, 6.0]])
+    parts = stage_parts(C, 0.5 * C, 1.0, None, None, (slice(0, 2), slice(2, 4)))
+    assert parts == (54.0, 10.0, None, [4.5, 10.5], [14.5, 24.5])

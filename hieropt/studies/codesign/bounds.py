@@ -42,13 +42,14 @@ import numpy as np
 
 from ...cache import Same
 from ...model.cost import unit_costs
-from ...model.pipeline import DAG_OPS
+from ...model.pipeline import graph_fits
 from ...spec import Network
 from ...spec.space import constraint_for
 from ...workloads.llm.comms import own_stream_groups
 from ...workloads.llm.lower import bottleneck_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
+from ...workloads.llm.step import chunk_layers
 
 
 def plan_compute_ns(p: LLMParams, step, stage: int | None = None) -> float:
@@ -98,11 +99,16 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     the most compute first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p >
     1, every stage's slot t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its
     per-micro-batch volume) and stage 0's tail W_0 >= U_0 + Vi_0 / S_cap (its optimizer step and
-    per-iteration volume; 0 with ``overlap_dp``). A 1F1B schedule timed by its graph
-    (:mod:`hieropt.model.pipeline`) is at least the path through stage s's 2 m operations, sum_(r<s)
-    t_r + m t_s + W_0: T0_s = sum_(r<s) C_r + m C_s + U_0, V_s = sum_(r<s) Vm_r + m Vm_s + Vi_0; the
-    composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 gives T0_s = (1/v) sum_r C_r + (m - 1/v)
-    C_s + U_0 and V_s likewise."""
+    per-iteration volume; 0 with ``overlap_dp``). A schedule timed by its graph
+    (:mod:`hieropt.model.pipeline`: 1F1B, or interleaved with v chunks per stage) is at least the
+    path that takes micro-batch 0 forward through the first chunks of stages 0 .. s - 1, then every
+    one of stage s's 2 m v operations (its first is that micro-batch's forward of its first chunk,
+    its last the last micro-batch's backward of it), then that backward back through the first
+    chunks of stages s - 1 .. 0 (stage 0's last operation) and W_0: sum_(r<s) t_r0 + m t_s + W_0,
+    t_r0 the slot of stage r's first chunk (the whole stage for v = 1), at least C0_r + Vm0_r /
+    S_cap over its layers: T0_s = sum_(r<s) C0_r + m C_s + U_0, V_s = sum_(r<s) Vm0_r + m Vm_s +
+    Vi_0; the composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 (c >= 1/v for unequal chunks
+    only adds) gives T0_s = (1/v) sum_r C_r + (m - 1/v) C_s + U_0 and V_s likewise."""
     pl = p.plan
     if pl.pp == 1:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
@@ -120,16 +126,25 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
                                  sum([x for it, x in vols if it]))
         return hit
 
-    C, Vm = [], []
+    graph = graph_fits(pl.pp, m, v, pl.group_size, bool(own))
+    heads = [n[0] for n in chunk_layers(p)] if graph and v > 1 else None
+    C, Vm, C0, Vm0 = [], [], [], []
     for r, stage in enumerate(step.stages):
         C.append(sum(step.compute_ns(r)))
-        Vm.append(sum([volumes(op)[0] for op in stage.ops]))
+        vols = [volumes(op)[0] for op in stage.ops]
+        Vm.append(sum(vols))
+        if heads is not None:  # (its first chunk's layers)
+            C0.append(sum([_op_ns(step, op) for op in stage.ops[:heads[r]]]))
+            Vm0.append(sum(vols[:heads[r]]))
+        else:  # (v = 1: the whole stage)
+            C0.append(C[-1])
+            Vm0.append(Vm[-1])
     vi0 = 0.0 if overlap and v == 1 else sum([volumes(op)[1] for op in step.stages[0].ops])
     r0 = bottleneck_stage(step)
-    # the schedule's graph: the path through stage s's 2 m operations
-    if v == 1 and 2 * pl.pp * m <= DAG_OPS:
+    # the schedule's graph: the path through stage s's 2 m v operations
+    if graph:
         pairs = [
-            (sum(C[:s]) + m * C[s] + step.update_ns(0), sum(Vm[:s]) + m * Vm[s] + vi0)
+            (sum(C0[:s]) + m * C[s] + step.update_ns(0), sum(Vm0[:s]) + m * Vm[s] + vi0)
             for s in range(len(C))
         ]
     else:
@@ -144,6 +159,15 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
         if (t, vol) != first and vol > max((o[1] for o in out if o[0] >= t), default=-1.0):
             out.append((t, vol))
     return tuple(out)
+
+
+def _op_ns(step, op) -> float:
+    """One layer's compute per micro-batch (forward and backward with recompute), ns: as
+    :meth:`~hieropt.workloads.llm.step.Step.compute_ns` adds it."""
+    if step.params.npu.roofline:
+        return sum(op.compute_ns)
+    return (op.flops[0] + op.flops[1] + op.flops[2] + op.recompute_flops) / (
+        step.params.npu.flops_per_ns)
 
 
 def time_bound_ns(bounds: tuple[tuple[float, float], ...], cap: float) -> float:

@@ -220,8 +220,8 @@ class Plan(_Frozen):
             ``microbatch_group_size_per_vp_stage``; the N that Llama 3's schedule makes tunable,
             Llama Team 2024, arXiv 2407.21783, §3.3.2). Default (None): pp, the depth-first
             schedule of Narayanan et al. 2021. From pp to m with m mod N = 0 or >= pp (Megatron-LM's
-            bounds: no dependency stalls, so the iteration time does not depend on N); a larger N
-            keeps more micro-batches in flight (:func:`hieropt.workloads.llm.step.in_flight`).
+            bounds: no stalls, so equal chunks take the same time for every N); a larger N keeps
+            more micro-batches in flight (:func:`hieropt.workloads.llm.step.in_flight`).
         stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer
             on the first and the last stage; with the interleaved schedule split over each stage's v
             chunks, the first stage's first chunk and the last stage's last chunk allowed to hold no

@@ -499,6 +499,16 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     return Step(p, tuple(stages), pl.microbatches)
 
 
+def chunk_layers(p: LLMParams) -> list[list[int]]:
+    """How many of each stage's layers (:func:`build_step`'s order) each of its v chunks holds,
+    ``out[r][j]``: the embedding in model chunk 0, two layers per block, the output layer in the
+    model's last chunk."""
+    pl = p.plan
+    last = pl.pp * pl.virtual_stages - 1
+    return [[(j * pl.pp + r == 0) + 2 * len(blocks) + (j * pl.pp + r == last)
+             for j, blocks in enumerate(chunks)] for r, chunks in enumerate(_chunks(p))]
+
+
 def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     """The layers of every stage of :func:`build_step` counted, not built (for
     :func:`hieropt.model.memory.memory`): per stage, (layer, how many) in order of first appearance,
@@ -557,6 +567,7 @@ __all__ = [
     "Stage",
     "Step",
     "build_step",
+    "chunk_layers",
     "stage_layers",
     "without_recompute",
     "layer_sources",
