@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from .io import arguments
-from .io.catalog import read_catalog as load_catalog
+from .io.catalog import read_catalog as _read_catalog
 from .io.instance import as_instance, load_instance
 from .io.libra_instance import load_libra as _load_libra
 from .io.llm import read_llm
@@ -28,15 +28,17 @@ from .model import timing
 from .model.catalog import Catalog
 from .model.memory import memory as _memory
 from .model.plan import plan_figures as _plan_figures
-from .model.run import RunFigures, network_budget_usd
+from .model.run import RunFigures
 from .model.run import iteration_target_ns as _iteration_target_ns
+from .model.run import network_budget_usd as _network_budget_usd
 from .model.run import run_figures as _model_run_figures
-from .model.timing import Breakdown, TimeModel, build_time_model
+from .model.timing import Breakdown, TimeModel
+from .model.timing import build_time_model as _build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
 from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP, SolveOptions
-from .solvers.portfolio import hours_weighted
+from .solvers.portfolio import hours_weighted as _hours_weighted
 from .spec import Instance
 from .spec.overrides import is_real
 from .verify import Certificate
@@ -219,6 +221,15 @@ def _fit_needs_its_runs(given: dict[str, Any]) -> None:
             )
 
 
+def _time_in_ns(given: dict[str, Any]) -> None:
+    """``run_figures``: an iteration time in ns of at least 1 us
+    (:func:`hieropt.io.arguments.iteration_time_argument`), unless the instance weighs its
+    workloads by shares of hours: its time is then their hour-weighted ratio (1.05), no ns."""
+    inst = given.get("instance")
+    if inst is not None and not inst.relative_time:
+        arguments.iteration_time_argument(given["iteration_time_ns"], "iteration_time_ns")
+
+
 def _tokens_for_an_iteration(given: dict[str, Any]) -> None:
     """``run_figures``: a token budget of at least one iteration's tokens, as the command line's
     ``--tokens`` and an instance file's ``tokens`` (:func:`hieropt.spec.training.tokens_problem`;
@@ -238,7 +249,7 @@ def _bw_in_gbps(given: dict[str, Any]) -> None:
     dimension in GB/s per NPU; a value above 1e6 (bytes/s written for GB/s) is refused unless the
     values meet the instance's design rows and bounds, as the command line's ``--bw`` is
     (:func:`hieropt.model.bandwidths.check_bw_in_gbps`, the one check of both)."""
-    from .model.bandwidths import check_bw, check_bw_in_gbps
+    from .model.bandwidths import check_bw, check_bw_for_npus, check_bw_in_gbps
 
     inst, bw = given.get("instance"), given.get("bw_gbps")
     if inst is None or bw is None:
@@ -246,6 +257,7 @@ def _bw_in_gbps(given: dict[str, Any]) -> None:
     values = check_bw(inst.network.n_dims, bw)
     check_bw_in_gbps(inst, values, "bw_gbps",
                      lambda v: f"bw_gbps=[{', '.join(f'{x:g}' for x in v)}]")
+    check_bw_for_npus(inst, values, "bw_gbps", ", ")
 
 
 def _budget_named(fn: Any, old: str) -> Any:
@@ -345,7 +357,7 @@ def _options(value: Any, name: str) -> SolveOptions:
 def _weighted_instance(value: Any, name: str) -> Instance:
     """:func:`_instance` with its jobs' shares of hours as weights (:func:`hours_weighted`), as
     ``solve`` times them: the one objective of every command."""
-    return hours_weighted(_instance(value, name))[0]
+    return _hours_weighted(_instance(value, name))[0]
 
 
 _INSTANCE: dict[str, _Kind] = {"instance": _instance}
@@ -369,7 +381,7 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     },
     "run_figures": {
         "instance": _instance,
-        "iteration_time_ns": arguments.iteration_time_argument,
+        "iteration_time_ns": _number("a number > 0", arguments.ITERATION_TIME_FIX),
         "network_cost_usd": _number(
             "a number >= 0", "give the network's cost in $ (None: unknown)", allow_none=True,
             positive=False,
@@ -399,7 +411,15 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
         ),
         "time_limit_s": arguments.time_limit_argument,
         "compare": arguments.switch_argument,
+        "max_total_capex_usd": _number(
+            "a number > 0", "give the whole cluster's capex cap in $, e.g. 700e6 (None: none)",
+            allow_none=True),
     },
+    "network_budget_usd": {"instance": _instance, "total_usd": _number(
+        "a number > 0", "give the whole cluster's capex cap in $, e.g. 700e6")},
+    "build_time_model": _INSTANCE,
+    "hours_weighted": {"instance": _instance, "time_limit_s": arguments.time_limit_argument},
+    "load_catalog": {"instance": arguments.optional_instance_argument},
     "codesign": {
         "space": arguments.space_argument,
         "max_iteration_time_ns": arguments.iteration_target_argument,
@@ -423,7 +443,8 @@ _ARGUMENTS: dict[str, dict[str, _Kind]] = {
     },
     "provision_tradeoff": {"instance": _instance, "catalog": arguments.catalog_argument,
                            "time_limit_s": arguments.time_limit_argument},
-    "export_astrasim": {"instance": _instance, "folder": arguments.folder_argument},
+    "export_astrasim": {"instance": _instance, "folder": arguments.folder_argument,
+                        "chunks": arguments.chunks_argument},
     "simulate": {
         "instance": _instance,
         "binary": arguments.binary_argument,
@@ -441,7 +462,7 @@ instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list
 given by the user that looks like another unit is refused (``run_figures``'s ``iteration_time_ns``
 below 1 us, a ``deadline_ns`` below one hour: :mod:`hieropt.io.arguments`)."""
 _RULES: dict[str, tuple[_Rule, ...]] = {
-    "run_figures": (_tokens_for_an_iteration,),
+    "run_figures": (_time_in_ns, _tokens_for_an_iteration),
     "validate": (_fit_needs_its_runs,),
     "evaluate": (_bw_in_gbps,),
     "verify": (_bw_in_gbps,),
@@ -463,13 +484,15 @@ _BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"
 """Names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
 
 if TYPE_CHECKING:  # the docs (mkdocstrings) and type checkers see the implementations
+    from .io.catalog import read_catalog as load_catalog
     from .io.libra_instance import load_libra
     from .io.llm import read_llm as load_llm
     from .model.memory import memory
     from .model.plan import plan_figures
-    from .model.run import iteration_target_ns, run_figures
-    from .model.timing import evaluate
+    from .model.run import iteration_target_ns, network_budget_usd, run_figures
+    from .model.timing import build_time_model, evaluate
     from .solvers.objectives import solve
+    from .solvers.portfolio import hours_weighted
     from .verify import verify
 else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it names)
     solve = _facade("solve", objectives.solve)
@@ -481,6 +504,10 @@ else:  # (a name imported inside `if TYPE_CHECKING` is documented as what it nam
     load_libra = _facade("load_libra", _load_libra)
     plan_figures = _facade("plan_figures", _plan_figures)
     memory = _facade("memory", _memory)
+    load_catalog = _facade("load_catalog", _read_catalog)
+    network_budget_usd = _facade("network_budget_usd", _network_budget_usd)
+    build_time_model = _facade("build_time_model", _build_time_model)
+    hours_weighted = _facade("hours_weighted", _hours_weighted)
 
 _LAZY: dict[str, tuple[str, str]] = {
     "pareto": ("solvers.front", "pareto"),

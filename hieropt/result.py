@@ -131,8 +131,10 @@ class Solution:
                            bw_gbps=self.bw_gbps)
 
     def to_dict(self, instance: Instance | None = None) -> dict[str, Any]:
-        """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes
-        (status, bandwidths, times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio,
+        """The solution as JSON-ready data: the keys ``hieropt solve --json`` writes (the command
+        adds the ``knee``, the run's error band ``run.band`` and the default-calibration note to
+        ``notes``: :func:`hieropt.report.dicts.solution_dict`; status, bandwidths, times, bound,
+        gap, cost, statistics, breakdown, sensitivity, portfolio,
         the buyer's figures ``run`` (:class:`hieropt.model.run.RunFigures`), and the instance echo
         of ``instance`` or of the instance it was solved for; None when neither is known). Without a
         design (:attr:`has_design`): only status, message, objective, its unit, the solve time and

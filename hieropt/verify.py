@@ -82,6 +82,14 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
         iteration_time_ns: the solver's reported iteration time (ns), or None to skip that check.
         budget_usd: a budget the design must meet ($), or None.
         target_ns: an iteration-time target the design must meet (ns), or None.
+
+    Returns:
+        a :class:`Certificate`: ``ok``, the breakdown at ``bw_gbps``, the largest violation of a
+        design row or bound and every problem in words (a failed check is no exception).
+
+    Raises:
+        InputError: ``bw_gbps`` not one finite number per dimension (through
+            :func:`hieropt.model.timing.evaluate`).
     """
     bd = evaluate(instance, bw_gbps)
     violations = constraint_violations(instance, bw_gbps)
@@ -95,7 +103,9 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
                 f"{bd.iteration_time_ns:.12g} ns (relative difference {rel:.3g})"
             )
     if target_ns is not None and bd.iteration_time_ns > target_ns * (1 + TIME_TOL):
-        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
+        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target "
+                        f"{target_ns:.12g} ns")
     if budget_usd is not None and bd.network_cost_usd > budget_usd * (1 + TIME_TOL):
-        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget")
+        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget "
+                        f"${budget_usd:.12g}")
     return Certificate(ok=not problems, breakdown=bd, max_violation=viol, problems=tuple(problems))

@@ -99,19 +99,10 @@ def check_bw_units(inst, values: list[float]) -> None:
     Raises:
         InputError: (exit 2) ``--bw``, the dimension, the conversion and the values to write.
     """
-    from ..model.bandwidths import in_design_space
-    from ..units import MAX_PLAUSIBLE_BW_GBPS
-    from ..workloads.llm.links import check_bandwidths
+    from ..model.bandwidths import check_bw_for_npus
 
-    outer = len(values) - 1 if len(values) >= 2 else None
-    if in_design_space(inst, values):
-        return
     check_bw_bytes_per_second(inst, values)
-    for job in inst.jobs:
-        tr = job.workload.training
-        if tr is not None:
-            check_bandwidths(values, tr.scaleup_gbps, tr.npu, "--bw", outer, None, ",",
-                             MAX_PLAUSIBLE_BW_GBPS)
+    check_bw_for_npus(inst, values, "--bw", ",")
 
 
 def check_bw_bytes_per_second(inst, values: list[float]) -> None:

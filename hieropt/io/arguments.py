@@ -349,6 +349,21 @@ def keep_argument(value: Any, name: str) -> Any:
     return value
 
 
+def chunks_argument(value: Any, name: str) -> int:
+    """A number of chunks per collective: a whole number >= 1."""
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+        raise InputError(name, None, f"{value!r} is not a whole number >= 1",
+                         f"give the chunks per collective, e.g. {name}=4 (1: hieropt's model)")
+    return int(value)
+
+
+def optional_instance_argument(value: Any, name: str) -> Any:
+    """An :class:`~hieropt.spec.Instance`, the path of an instance file (read), or None."""
+    from .instance import as_instance
+
+    return None if value is None else as_instance(value, name)
+
+
 def cache_argument(value: Any, name: str) -> Any:
     """A :class:`~hieropt.cache.Cache` shared between calls, or None (the call's own)."""
     if value is not None and not isinstance(value, Cache):

@@ -50,7 +50,30 @@ def as_bw(bw_gbps, D: int) -> np.ndarray:
     return bw
 
 
-__all__ = ["check_bw", "as_bw"]
+def check_bw_for_npus(instance, values: list[float], name: str, sep: str) -> None:
+    """Refuse bandwidths ``values`` (GB/s per NPU, one per dimension of ``instance``) that look
+    like a unit slip for a workload's NPU whose scale-up bandwidth is known (the datasheet's
+    bidirectional figure, Gb/s, TB/s: :func:`hieropt.workloads.llm.links.check_bandwidths`), unless
+    they meet the instance's own design rows and bounds (:func:`in_design_space`); 1e6, the
+    what-if of a dimension with no limit, is not checked. The one check of the command line's
+    ``--bw`` and the library's ``bw_gbps`` (``name``; ``sep``: how the fix joins the values).
+
+    Raises:
+        InputError: (exit 2) naming ``name``: the dimension, the figure converted and the fix.
+    """
+    from ..units import MAX_PLAUSIBLE_BW_GBPS
+    from ..workloads.llm.links import check_bandwidths
+
+    if in_design_space(instance, values):
+        return
+    outer = len(values) - 1 if len(values) >= 2 else None
+    for job in instance.jobs:
+        tr = job.workload.training
+        if tr is not None:
+            check_bandwidths(values, tr.scaleup_gbps, tr.npu, name, outer, None, sep,
+                             MAX_PLAUSIBLE_BW_GBPS)
+
+
 
 
 def in_design_space(instance, bw_gbps, rel: float = 1e-3) -> bool:
@@ -63,6 +86,12 @@ def in_design_space(instance, bw_gbps, rel: float = 1e-3) -> bool:
     if dm.max_violation(bw) > rel:
         return False
     return bool(np.all(bw >= dm.bw_lower * (1 - rel)) and np.all(bw <= dm.bw_upper * (1 + rel)))
+
+
+def _shown(v: float) -> str:
+    """``v`` to 6 significant digits when that is ``v`` itself (``1e+09``), else to 10
+    (``1000001``, not the limit's ``1e+06``)."""
+    return f"{v:g}" if float(f"{v:g}") == v else f"{v:.10g}"
 
 
 def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
@@ -94,8 +123,12 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
     fixed = [v / GB if v > MAX_PLAUSIBLE_BW_GBPS else v for v in values]
     raise InputError(
         name, None,
-        f"dimension {d}: {values[d]:g} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s per "
-        "NPU (a thousand times the fastest scale-up link): looks like bytes/s",
-        f"give GB/s per NPU (1 GB = 1e9 bytes): {values[d]:g} bytes/s = {values[d] / GB:g} GB/s: "
+        f"dimension {d}: {_shown(values[d])} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s "
+        "per NPU (a thousand times the fastest scale-up link): looks like bytes/s",
+        f"give GB/s per NPU (1 GB = 1e9 bytes): {_shown(values[d])} bytes/s = "
+        f"{values[d] / GB:g} GB/s: "
         f"write {write(fixed)} (1e6 is the most {name} takes: a dimension with no limit)",
     )
+
+
+__all__ = ["check_bw", "as_bw", "in_design_space", "check_bw_in_gbps", "check_bw_for_npus"]

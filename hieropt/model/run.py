@@ -210,7 +210,8 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
                 bw_gbps: Sequence[float] | None = None) -> RunFigures:
     """The buyer's figures (module docstring) of ``instance`` at iteration time
     ``iteration_time_ns`` (ns) with a network of ``network_cost_usd`` $ (None: unknown) and a run of
-    ``tokens`` tokens (default: the instance's ``tokens``; None: no run figures), the design's
+    ``tokens`` tokens (None, the default: the instance's ``tokens``; an instance without one has
+    no run figures), the design's
     bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: not checked) for the caveats on
     what its NPU cannot have. Several workloads on one fabric: their weighted time is no one run's,
     so the tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are

@@ -496,3 +496,52 @@ def test_a_codesign_time_target_in_seconds_is_refused_with_its_ns():
                        match=r"max_iteration_time_ns: -1 is not a number > 0; fix: give the "
                        r"iteration-time target in ns, e.g. 1.3e9 for 1.3 s"):
         hieropt.codesign(space, max_iteration_time_ns=-1)
+
+
+CLUSTER = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: hieropt.network_budget_usd(CLUSTER, "x"),
+     "total_usd: 'x' is not a number; fix: give the whole cluster's capex cap in $, e.g. 700e6"),
+    (lambda: hieropt.network_budget_usd(CLUSTER, float("nan")), "total_usd: nan is not a number"),
+    (lambda: hieropt.network_budget_usd(CLUSTER, -5), "total_usd: -5 is not a number > 0"),
+    (lambda: hieropt.provision(CLUSTER, REPO / "catalogs" / "nvl72-ethernet.toml",
+                               objective="performance", max_total_capex_usd=float("nan")),
+     "max_total_capex_usd: nan is not a number"),
+    (lambda: hieropt.build_time_model({}), "instance: expected an Instance or the path"),
+    (lambda: hieropt.hours_weighted({}), "instance: expected an Instance or the path"),
+    (lambda: hieropt.load_catalog(REPO / "catalogs" / "example-4d.toml", {}),
+     "instance: expected an Instance or the path"),
+    (lambda: hieropt.export_astrasim(INSTANCE, [250, 125, 75, 50], "unused", chunks="4"),
+     "chunks: '4' is not a whole number >= 1"),
+])
+def test_every_public_function_checks_its_arguments(call, message):
+    """No raw TypeError, AttributeError or Pyomo error: an InputError naming the argument."""
+    with pytest.raises(hieropt.InputError) as e:
+        call()
+    assert str(e.value).startswith(message)
+
+
+def test_a_path_stands_for_an_instance_in_the_model_functions():
+    """16,384 H100s at Meta's figures cost $797,368,320 without their network: $2B leaves
+    $1,202,631,680; the time model of a path is the instance's."""
+    assert hieropt.network_budget_usd(CLUSTER, 2e9) == pytest.approx(2e9 - 797_368_320)
+    by_path = hieropt.build_time_model(INSTANCE)
+    loaded = hieropt.build_time_model(hieropt.load_instance(INSTANCE))
+    assert by_path.compute_ns == loaded.compute_ns
+
+
+def test_run_figures_take_an_hour_weighted_ratio_as_it_is(tmp_path):
+    """Workloads weighted by shares of hours: their time is the hour-weighted ratio (1.22 at the
+    optimum of :data:`tests.cases.HOURS_PAIR_TOML`), no ns, so no 'looks like seconds' refusal;
+    a single workload's 1.22 ns still is refused."""
+    from tests.cases import hours_pair
+
+    pair = hieropt.load_instance(hours_pair(tmp_path))
+    s = hieropt.solve(pair)
+    assert s.iteration_time_ns == pytest.approx(1.22, rel=1e-6)
+    fig = hieropt.run_figures(pair, s.iteration_time_ns, s.network_cost_usd)
+    assert fig.iteration_time_ns == s.iteration_time_ns and fig.time_to_train_days is None
+    with pytest.raises(hieropt.InputError, match="looks like seconds"):
+        hieropt.run_figures(INSTANCE, 1.22)
