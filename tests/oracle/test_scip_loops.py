@@ -36,7 +36,11 @@ z >= each argument for every max (convex, minimised, so z is the max at the opti
   their own stream, O; the others M) each slot is max(sum_l (C_f + C_ig + C_wg) + sum_M (T_f +
   T_ig), sum_O (T_f + T_ig), sum_(l, j<2) S_ljd for every dimension d both streams use) (one
   collective in flight: sum_(l, j<2) T_lj instead of the last), the pipeline composed from these
-  slots (no graph);
+  slots (no graph); the weight-gradient all-gathers (ZeRO's updated parameters) never on the
+  overlap_dp stream but after U, or with overlap_gather (v = 1) hidden behind the first forward,
+  which then takes G: the overlapped backward pass above on the mirrored layers (compute C_f, the
+  forward collectives as the input-gradient ones, each gather on the row it gates: its own, or for
+  a compute-free row the nearest earlier row with compute), in place of one f;
 
 and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline
 stages (``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters
@@ -158,9 +162,11 @@ def loop_time(
     S: list[list],
     U: float = 0.0,
     own: np.ndarray | None = None,
+    A: np.ndarray | None = None,
 ):
     """One workload's iteration time, straight from the formulas of the hieropt.model.timing
-    docstring (``U``: the workload's optimizer step, loop ``step`` only).
+    docstring (``U``: the workload's optimizer step, loop ``step`` only; ``A``: (L,) its
+    weight-gradient all-gathers, :func:`_gathers`).
 
     ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective
     keeps dimension d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP
@@ -198,10 +204,19 @@ def loop_time(
         if own is not None and own.any():
             tail = sum(T[lay][wg] for lay in range(L)) + U
             return F * own_slot(instance, C, T, mx, S, own) + tail
+        A = np.zeros(L, dtype=bool) if A is None else A
+        hide = bool(A.any()) and st_.overlap_gather and st_.virtual_stages == 1
+        gathers = sum(T[lay][wg] for lay in range(L) if A[lay])
+        after = 0.0 if hide else gathers  # (after the optimizer step)
+        first = (F - 1) * forward + _gathered_forward(C, T, S, mx, D, serial, A) if hide \
+            else F * forward
         if not st_.overlap_dp:
-            return F * (forward + backward) + sum(T[lay][wg] for lay in range(L)) + U
-        cross = _cross_backward(C, T, S, mx, D, serial)
-        return F * forward + (F - 1) * backward + cross + U
+            return first + F * backward + sum(T[lay][wg] for lay in range(L) if not A[lay]) \
+                + after + U
+        T2 = [[T[lay][0], T[lay][1], 0.0 if A[lay] else T[lay][2]] for lay in range(L)]
+        S2 = [[S[lay][0], S[lay][1], [0.0] * D if A[lay] else S[lay][2]] for lay in range(L)]
+        cross = _cross_backward(C, T2, S2, mx, D, serial)
+        return first + (F - 1) * backward + cross + U + after
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = (
@@ -210,6 +225,28 @@ def loop_time(
         )
         return (pp.microbatches + pp.stages - 1) * per_micro + sum(T[lay][wg] for lay in range(L))
     raise AssertionError(f"unknown loop {loop}")
+
+
+def _gathered_forward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[list], object],
+                      D: int, serial: bool, A: np.ndarray):
+    """The first forward with the gathers ``A`` on their own stream: the overlapped backward pass
+    (:func:`_cross_backward`) of the mirrored layers (module docstring, step)."""
+    L = len(T)
+    at = {}  # gathered row -> the row it gates
+    for i in np.flatnonzero(A).tolist():
+        j = i
+        while j > 0 and C[j].sum() == 0:
+            j -= 1
+        if j != i and (A[j] or j in at.values()):
+            j = i
+        at[i] = j
+    gate = {j: i for i, j in at.items()}
+    C2 = np.zeros_like(C)
+    C2[:, 2] = C[:, 0]
+    T2 = [[0.0, T[lay][0], T[gate[lay]][2] if lay in gate else 0.0] for lay in range(L)]
+    S2 = [[[0.0] * D, S[lay][0], S[gate[lay]][2] if lay in gate else [0.0] * D]
+          for lay in range(L)]
+    return _cross_backward(C2, T2, S2, mx, D, serial)
 
 
 def _busy(x) -> bool:
@@ -262,25 +299,30 @@ def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[
     return mx([r, y] + list(Z.values()))
 
 
-def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None):
+def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None, A=None):
     """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the
     pipeline's composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W
-    = sum_l T_wg + U, and the overlapped last micro-batch f + X + U: the loop with one micro-batch,
-    one stage and overlap_dp)."""
+    = sum_l T_wg + U (the gathers ``A`` left out when they hide behind the first forward), the
+    overlapped last micro-batch f + X + U (+ the gathers; G for f when they hide): the loop with one
+    micro-batch, one stage and overlap_dp, f, b, and G: the loop with one micro-batch and the
+    backward taken out, or None)."""
     L = len(T)
-    whole = loop_time(instance, C, T, p2p, mx, S, U, own)
+    whole = loop_time(instance, C, T, p2p, mx, S, U, own, A)
     if instance.training_loop != "step":
         return whole, None
     if own is not None and own.any():  # (no graph, no overlap_dp: the composition reads the slot)
         slot = own_slot(instance, C, T, mx, S, own)
-        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, slot, 0.0)
+        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, slot, 0.0, None)
     fwd = sum(C[lay, 0] + T[lay][0] for lay in range(L))
     bwd = sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
-    tail = sum(T[lay][2] for lay in range(L)) + U
-    one = instance.model_copy(
-        update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)}
-    )
-    return whole, (fwd + bwd, tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
+    st_ = instance.step
+    hide = A is not None and A.any() and st_.overlap_gather and st_.virtual_stages == 1
+    tail = sum(T[lay][2] for lay in range(L) if not (hide and A[lay])) + U
+    one = instance.model_copy(update={"step": StepSchedule(
+        microbatches=1, stages=1, overlap_dp=True, overlap_gather=st_.overlap_gather)})
+    G = _gathered_forward(C, T, S, mx, instance.network.n_dims,
+                          instance.collectives_in_flight == 1, A) if hide else None
+    return whole, (fwd + bwd, tail, loop_time(one, C, T, p2p, mx, S, U, None, A), fwd, bwd, G)
 
 
 def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
@@ -295,10 +337,10 @@ def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
     return ops
 
 
-def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
+def graph_end(p: int, m: int, fwd: list, bwd: list, mx, first=None):
     """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the
     stage's previous operation, e of the neighbour's send) + duration over the 1F1B orders (blocking
-    sends)."""
+    sends); ``first``: stage 0's first forward's duration when not fwd[0] (the gathered one)."""
     orders = [flush_order(p, m, r) for r in range(p)]
     end: dict = {}
     start0 = None
@@ -316,7 +358,10 @@ def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
                 start = mx(before) if len(before) > 1 else (before[0] if before else 0.0)
                 if r == 0 and pending[r] == len(orders[r]) - 1:
                     start0 = start
-                end[(r, kind, i)] = start + (fwd[r] if kind == "F" else bwd[r])
+                took = bwd[r] if kind == "B" else fwd[r]
+                if first is not None and (r, kind, i) == (0, "F", 0):
+                    took = first
+                end[(r, kind, i)] = start + took
                 pending[r] += 1
     return end[(0, *orders[0][-1])], start0
 
@@ -326,7 +371,7 @@ def compose(instance: Instance, workload, times: list, mx):
     ``step`` with the workload's pipeline stages known: for 1F1B (up to 4096 operations) the
     schedule's graph (:func:`graph_end`) plus stage 0's tail W_0, else the composition (1/v) sum_r
     t_r + (m - 1/v) max_r t_r + W_0 (hieropt/model/pipeline.py docstring); with overlap_dp and v = 1
-    stage 0's last backward overlapped."""
+    stage 0's last backward overlapped; with gathers hidden stage 0's first forward takes G."""
     ids = workload.pipeline_stages
     st_ = instance.step
     if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
@@ -340,14 +385,19 @@ def compose(instance: Instance, workload, times: list, mx):
         entry = {r: k for k, members in enumerate(ids) for r in members}
         p = st_.stages
         end, start0 = graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
-                                [times[entry[r]][1][4] for r in range(p)], mx)
+                                [times[entry[r]][1][4] for r in range(p)], mx, times[first][1][5])
         if over:  # stage 0's last backward overlapped: its start, then f + X + U less the forward
-            return start0 + times[first][1][2] - times[first][1][3]
+            # (G + X + U less G when the gathers hide: the graph's first forward took G already)
+            forward = times[first][1][5] if times[first][1][5] is not None else times[first][1][3]
+            return start0 + times[first][1][2] - forward
         return end + times[first][1][1]
     total = 0.0
+    G = times[first][1][5]  # (the gathered first forward, or None)
     for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
-        n = len(members) - (1 if over and k == first else 0)
+        n = len(members) - (1 if (over or G is not None) and k == first else 0)
         total = total + (n / v) * parts[0]
+    if G is not None and not over:  # (stage 0's first slot: G + b)
+        total = total + G + times[first][1][4]
     total = total + (m - 1 / v) * mx([parts[0] for _, parts in times])
     return total + (times[first][1][2] if over else times[first][1][1])
 
@@ -381,7 +431,8 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
                          for g, sizes in placed.items() for j in (0, 1)}
                 traffic, latency, sums = restated_rows(instance, w, job.mapping, sends)
                 stages.append((traffic, latency, w.table.compute_ns,
-                               float(w.table.update_ns.sum()), sums, _own(instance, w.table.group)))
+                               float(w.table.update_ns.sum()), sums, _own(instance, w.table.group),
+                               _gathers(instance, w.table)))
             each = SimpleNamespace(pipeline_stages=tuple((r,) for r in range(p)))
             out.append((job.weight, stages, each))
             continue
@@ -389,7 +440,7 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             own = _own(instance, w.table.group)
             stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()),
-                           sums, own))
+                           sums, own, _gathers(instance, w.table)))
         out.append((job.weight, stages, job.workload))
     return out  # (per workload: weight, stages, the workload)
 
@@ -415,6 +466,14 @@ def _send_groups(instance: Instance, job) -> dict:
                     if math.prod(sizes) == st_.stages and sum(x > 1 for x in sizes) > 1:
                         out[g] = sizes
     return out
+
+
+def _gathers(instance: Instance, table) -> np.ndarray | None:
+    """(L,) bool: under loop ``step`` the layers whose weight-gradient collective is an all-gather
+    (ZeRO's updated parameters: after the optimizer step), None otherwise."""
+    if instance.training_loop != "step":
+        return None
+    return np.array([c is Collective.ALL_GATHER for c in table.collective[:, 2]], dtype=bool)
 
 
 def _own(instance: Instance, groups: np.ndarray) -> np.ndarray:
@@ -457,7 +516,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     pd, pb, pl = _p2p(instance)
     for w, stages, workload in stage_rows(instance):
         times = []
-        for traffic, latency, C, U, sums, own in stages:
+        for traffic, latency, C, U, sums, own, A in stages:
             T = [
                 [
                     _collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j]))
@@ -468,7 +527,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(stage_time(instance, C, T, p2p, max, S, U, own))
+            times.append(stage_time(instance, C, T, p2p, max, S, U, own, A))
         total += w * compose(instance, workload, times, max)
     return total
 
@@ -504,7 +563,7 @@ def _scip_once(
         ub = t0 / w
         mx = _max_var(m, counter, ub)
         times = []
-        for traffic, latency, C, U, sums, own in stages:
+        for traffic, latency, C, U, sums, own, A in stages:
             L = traffic.shape[0]
             T = [[_collective_var(m, t, counter, traffic[lay, j] / unit_bytes,
                                   latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
@@ -528,7 +587,8 @@ def _scip_once(
                 ]
                 for lay in range(L)
             ]
-            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own))
+            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own,
+                                    A))
         objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)

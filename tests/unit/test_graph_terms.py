@@ -61,5 +61,12 @@ def test_a_stage_without_its_overlapped_last_pass_by_hand():
     # C = (1, 2, 3), T = (4, 5, 6) ns, U = 7: f = 1 + 4 = 5, b = 2 + 3 + 5 = 10, t = 15,
     # W = 6 + 7 = 13; the last pass f + X + U = 5 + 20 + 7 = 32 with X = 20, None without it
     C, T = np.array([[1.0, 2.0, 3.0]]), np.array([[4.0, 5.0, 6.0]])
-    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, 5.0, 10.0)
-    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, 5.0, 10.0)
+    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, 5.0, 10.0, None)
+    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, 5.0, 10.0, None)
+    # the 6 an all-gather after the optimizer step: in W still, and after U in the last pass (X
+    # without it: 20), 5 + 20 + 7 + 6 = 38; hidden behind the first forward (G = 9): W = 7, 32
+    gather = np.array([True])
+    assert stage_parts(C, T, 7.0, lambda: 20.0, None, gather) == (15.0, 13.0, 38.0, 5.0, 10.0,
+                                                                   None)
+    assert stage_parts(C, T, 7.0, lambda: 20.0, None, gather, lambda: 9.0) == (
+        15.0, 7.0, 32.0, 5.0, 10.0, 9.0)
