@@ -25,15 +25,19 @@ What a stage runs (the workload is one stage for one micro-batch,
   the input-gradient collective (the gradient send to chunk c - 1's stage), C_wg.
 - **The per-iteration tail**: the tied-embedding exchange's send (the first and the last stage send
   each other their embedding gradient), the weight-gradient collectives in backward layer order
-  (gradient all-reduce or reduce-scatter, ZeRO's parameter all-gather), the exchange's receive, then
-  the optimizer step (``update_ns`` of the stage's layers) as compute. The send goes first and the
+  (gradient all-reduce or reduce-scatter), the exchange's receive, the optimizer step (``update_ns``
+  of the stage's layers) as compute, then ZeRO's all-gathers of the updated parameters (the
+  weight-gradient all-gathers, :mod:`hieropt.model.gathers`) in backward layer order. With
+  ``overlap_gather`` (v = 1) these run instead at the trace's start on a stream of their own, in
+  forward layer order, and the first micro-batch's forward of each layer waits for its own (the
+  previous iteration's gathers, hidden behind this one's first forward). The send goes first and the
   receive last so that neither end waits for the other's tail (the last stage finishes its backward
   passes first), as hieropt counts one send per end. With ``overlap_dp`` each weight-gradient
-  collective starts after its layer's last C_wg, on a stream of its own in backward order (loop
-  ``tp_dp_overlap_cross``), and the step after both streams; the stream starts after the stage's
-  last input-gradient send, which the simulator would otherwise queue behind the collectives the
-  last backward pass issued (whatever their dimension), holding the previous stage, which waits
-  for it, by the stage's whole gradient reduction.
+  collective but the all-gathers starts after its layer's last C_wg, on a stream of its own in
+  backward order (loop ``tp_dp_overlap_cross``), and the step after both streams; the stream starts
+  after the stage's last input-gradient send, which the simulator would otherwise queue behind the
+  collectives the last backward pass issued (whatever their dimension), holding the previous stage,
+  which waits for it, by the stage's whole gradient reduction.
 
 Every node of a stage waits for the one before it in that order (one stream): a receive blocks the
 stage until its bytes arrive, a send blocks it for the transfer (ASTRA-sim's sends, measured: hops x
@@ -43,7 +47,10 @@ into each NPU's absolute peer."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InputError
+from ..model.gathers import gathered
 from ..model.schedule_dag import stage_tasks
 from ..spec import PHASES, Collective, Instance, Job, Workload
 from .astrasim_groups import PIPELINE
@@ -89,6 +96,12 @@ class StageTrace:
         self.open: int | None = None  # the compute node further compute on the stream joins
         self.specs: dict[tuple[int, int], tuple | None] = {}
         self.C = self.t.compute_ns.tolist()
+        # the all-gathers after the optimizer step (hieropt.model.gathers), and with
+        # overlap_gather the gather each layer's first forward waits for
+        self.gathers = {int(i) for i in np.flatnonzero(self.t.collective[:, 2] ==
+                                                        Collective.ALL_GATHER)}
+        self.hide = gathered(instance)
+        self.ready: dict[tuple[int, int], Deps] = {}
 
     def add(self, node: EtNode, deps: Deps) -> Deps:
         """Append ``node`` waiting for the nodes ``deps`` (its id is its position); returns
@@ -219,7 +232,9 @@ class StageTrace:
                 ),
                 deps,
             )
-        for op in self.chunks[j]:
+        for k, op in enumerate(self.chunks[j]):
+            if mb == 0 and (k, j) in self.ready:  # (its gather, with overlap_gather)
+                deps = sorted(set(deps) | set(self.ready[(k, j)]))
             for row in op:
                 deps = self.coll(row, 0, self.comp(self.C[row][0], deps), tag)
         size = self.sends[self.r][0][j]
@@ -286,19 +301,28 @@ class StageTrace:
     def build(self) -> list[EtNode]:
         """Every node of the stage's trace: its tasks in :func:`order`, then the per-iteration
         tail (module docstring): sends first, the weight-gradient collectives (on their own
-        stream with ``overlap_dp``), the tied-embedding receive, the optimizer step.
+        stream with ``overlap_dp``), the tied-embedding receive, the optimizer step, the all-gathers
+        of the updated parameters (with ``overlap_gather``: first, on their own stream).
 
         Raises:
             InputError: a send on a group other than ``pp``.
         """
         deps: Deps = []
+        if self.hide:  # (the gathers first, on their own stream, in forward order)
+            stream: Deps = []
+            for j, chunk in enumerate(self.chunks):
+                for k, op in enumerate(chunk):
+                    for row in (x for x in op if x in self.gathers):
+                        stream = self.ready[(k, j)] = self.coll(row, 2, stream, "")
         for kind, mb, j in order(self.p, self.m, self.v, self.r, self.inst.step.group):
             deps = self.forward(mb, j, deps) if kind == "F" else self.backward(mb, j, deps)
         rows = [
             row for chunk in reversed(self.chunks) for op in reversed(chunk) for row in reversed(op)
         ]
         sends = self.t.collective[:, 2] == Collective.P2P
-        rows = [row for row in rows if sends[row]] + [row for row in rows if not sends[row]]
+        after = [row for row in rows if row in self.gathers]
+        rows = [row for row in rows if sends[row]] + [
+            row for row in rows if not sends[row] and row not in self.gathers]
         if self.inst.step.overlap_dp:
             # (after the stage's last backward send: the simulator queues a send behind the
             # collectives issued before it, and the previous stage waits for that send)
@@ -314,7 +338,10 @@ class StageTrace:
             deps = self.add(
                 EtNode(0, "tie.recv", "recv", comm_bytes=size, peer=other, tag=self.tie_tag), deps
             )
-        self.comp(float(self.t.update_ns.sum()), deps)
+        deps = self.comp(float(self.t.update_ns.sum()), deps)
+        if not self.hide:  # (the updated parameters' all-gathers: after the optimizer step)
+            for row in after:
+                deps = self.coll(row, 2, deps, "")
         return self.nodes
 
 

@@ -366,6 +366,7 @@ def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
     if sch is None:
         return
     flag = ("overlap_grad_reduce" if sch.overlap_dp
+            else "overlap_param_gather" if sch.overlap_gather
             else own_stream_flags(sch.overlap_groups) if sch.overlap_groups else "")
     also = f"; it cannot run the plan's {flag} (collectives on their own stream)" if flag else ""
     raise InputError(
@@ -381,8 +382,8 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's plan
     (:attr:`hieropt.spec.Workload.schedule`, an LLM model file's: micro-batches, stages, virtual
     stages, the micro-batch group and its own-stream collectives, ``overlap_dp`` /
-    ``overlap_groups``), else from its header (``ga``: micro-batches, ``pp``: stages, ``vpp``:
-    virtual stages) and its training facts (the micro-batch group).
+    ``overlap_gather`` / ``overlap_groups``), else from its header (``ga``: micro-batches,
+    ``pp``: stages, ``vpp``: virtual stages) and its training facts (the micro-batch group).
 
     Raises:
         InputError: not a table, or the micro-batch count neither given nor in the header.
@@ -392,9 +393,10 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     out = dict(value or {})
     if workload.schedule is not None:
         plan = workload.schedule.model_dump()
-        if "overlap_dp" in out or "overlap_groups" in out:  # the file's overlap replaces the plan's
-            plan.pop("overlap_dp")
-            plan.pop("overlap_groups")
+        overlaps = ("overlap_dp", "overlap_gather", "overlap_groups")
+        if any(k in out for k in overlaps):  # the file's overlap replaces the plan's
+            for k in overlaps:
+                plan.pop(k)
         out = {**plan, **out}
     h = workload.header
     for key, attr in (("microbatches", "ga"), ("stages", "pp"), ("virtual_stages", "vpp")):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..spec import Instance
 from .algorithms import p2p_links
+from .gathers import gathered, only, reversed_forward, reversed_refs, without
 from .overlap import add_slot, slot_time
 from .terms import PhaseRefs, Ref, TermBuilder
 
@@ -82,7 +83,7 @@ def _node_ref(v: int | None) -> list[tuple[int, float]]:
     return [] if v is None else [(v, 1.0)]
 
 
-def _cross_serial(b: TermBuilder, C: np.ndarray, rows: list, w: float) -> None:
+def _cross_serial(b: TermBuilder, C: np.ndarray, rows: list, w: float) -> int:
     """One collective at a time: going backwards, ig(l) starts at max(compute position + C_ig, slot
     free) and blocks compute; wg(l) starts at max(compute position after C_wg, slot free)."""
     # compute position, collective slot free (nodes; None = start of the backward pass)
@@ -107,7 +108,7 @@ def _cross_serial(b: TermBuilder, C: np.ndarray, rows: list, w: float) -> None:
             )
         R = b.node([(off, [], _node_ref(base))], 0.0)
     end = [(0.0, [], _node_ref(R))] + ([(0.0, [], _node_ref(S))] if S is not None else [])
-    b.node(end, w)
+    return b.node(end, w)
 
 
 def _loop_tp_dp_overlap_cross(
@@ -125,18 +126,17 @@ def _loop_tp_dp_overlap_cross(
 
 
 def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                   dims: DimRefs) -> None:
+                   dims: DimRefs) -> int | None:
     """Add w x one backward pass with the weight-gradient collectives on their own stream (loop
     ``tp_dp_overlap_cross``, and the last micro-batch of loop ``step`` with ``overlap_dp``): its
     compute and input-gradient collectives as max nodes (not as constant and terms); concurrent
     collectives share every dimension's bandwidth, or run one at a time when
-    ``instance.collectives_in_flight == 1``."""
+    ``instance.collectives_in_flight == 1``. Returns the pass's end node (None without layers)."""
     rows = refs.rows()
     if not rows:
-        return
+        return None
     if instance.collectives_in_flight == 1:
-        _cross_serial(b, C, rows, w)
-        return
+        return _cross_serial(b, C, rows, w)
     L = len(rows)
     shared = np.flatnonzero(np.any([dims.busy(lay, 1) for lay in range(L)], axis=0)
                             & np.any([dims.busy(lay, 2) for lay in range(L)], axis=0))
@@ -169,7 +169,18 @@ def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
         [(0.0, [], [(y_prev, 1.0)])] if y_prev is not None else []
     )
     end += [(0.0, [], [(z, 1.0)]) for z in Z.values()]
-    b.node(end, w)
+    return b.node(end, w)
+
+
+def gather_forward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
+                   dims: DimRefs, gathers: np.ndarray) -> int | None:
+    """Add w x the first forward pass with the all-gathers of ``gathers`` (bool (L,)) on their own
+    stream (:mod:`hieropt.model.gathers`: the backward pass of :func:`cross_backward` it mirrors);
+    returns its end node."""
+    C2, tr = reversed_forward(C, dims.traffic, gathers)
+    lat = reversed_forward(C, dims.latency, gathers)[1]
+    return cross_backward(b, C2, reversed_refs(refs, C, gathers), w, instance,
+                          DimRefs(b, tr, lat))
 
 
 def p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +208,8 @@ def _loop_pipeline(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
 
 
 def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-               dims: DimRefs, update_ns: float = 0.0, own: np.ndarray | None = None) -> None:
+               dims: DimRefs, update_ns: float = 0.0, own: np.ndarray | None = None,
+               gathers: np.ndarray | None = None) -> None:
     st = instance.step
     F = st.slots
     b.constant += w * update_ns
@@ -205,13 +217,20 @@ def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instanc
         b.add_all(refs, np.array([0.0, 0.0, w]))
         add_slot(b, C, refs, dims, own, w * F, instance.collectives_in_flight == 1)
         return
+    # (the all-gathers after the optimizer step: hieropt.model.gathers)
+    hide = gathers is not None and gathered(instance)
+    first = F - 1 if hide else F
+    if hide:
+        gather_forward(b, C, refs, w, instance, dims, gathers)
     if not st.overlap_dp:
-        b.constant += w * F * float(C.sum())
-        b.add_all(refs, np.array([w * F, w * F, w]))
+        b.constant += w * (first * float(C[:, 0].sum()) + F * float(C[:, 1:].sum()))
+        b.add_all(without(refs, gathers if hide else None), np.array([w * first, w * F, w]))
         return
-    b.constant += w * (F * float(C[:, 0].sum()) + (F - 1) * float(C[:, 1:].sum()))
-    b.add_all(refs, np.array([w * F, w * (F - 1), 0.0]))
-    cross_backward(b, C, refs, w, instance, dims)
+    b.constant += w * (first * float(C[:, 0].sum()) + (F - 1) * float(C[:, 1:].sum()))
+    b.add_all(refs, np.array([w * first, w * (F - 1), 0.0]))
+    if gathers is not None and not hide:
+        b.add_all(only(refs, gathers), np.array([0.0, 0.0, w]))
+    cross_backward(b, C, without(refs, gathers), w, instance, dims)
 
 
 LOOPS: dict[str, Callable[..., None]] = {
@@ -258,6 +277,15 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
     return max(compute_at, comm_free, max(Z) if D else 0.0)
 
 
+def gather_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, gathers: np.ndarray,
+                serial: bool) -> float:
+    """The first forward pass with the all-gathers of ``gathers`` (bool (L,)) on their own stream,
+    numerically, ns (:mod:`hieropt.model.gathers`): the mirrored backward pass of
+    :func:`_cross_time`."""
+    C2, T2 = reversed_forward(C, T, gathers)
+    return _cross_time(C2, T2, reversed_forward(C, per_dim, gathers)[1], serial)
+
+
 def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Instance) -> float:
     """The backward pass of ``tp_dp_overlap_cross`` (the per-iteration collectives on their own
     stream), numerically, ns: C, T (L, 3) compute and collective ns, ``per_dim`` (L, 3, D) busy ns
@@ -267,12 +295,14 @@ def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Inst
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
               per_dim: np.ndarray | None = None, update_ns: float = 0.0,
-              own: np.ndarray | None = None) -> float:
+              own: np.ndarray | None = None, gathers: np.ndarray | None = None) -> float:
     """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T:
     (L, 3) compute and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension
     busy, needed by the overlap loops and ``step`` with ``overlap_dp`` or own-stream collectives;
     ``update_ns``: the workload's optimizer step, counted by loop ``step``; ``own``: (L, 3) the
-    phases on their own stream, :mod:`hieropt.model.overlap`)."""
+    phases on their own stream, :mod:`hieropt.model.overlap`; ``gathers``: (L,) the layers whose
+    weight-gradient collective is an all-gather after the optimizer step,
+    :mod:`hieropt.model.gathers`)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))
@@ -300,13 +330,19 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         F = st.slots
         if own is not None:
             return float(F * slot_time(C, T, per_dim, own, serial) + T[:, 2].sum() + update_ns)
-        if not st.overlap_dp:
-            return float(F * (C.sum() + T[:, 0].sum() + T[:, 1].sum()) + T[:, 2].sum() + update_ns)
         forward = C[:, 0].sum() + T[:, 0].sum()
         backward = C[:, 1].sum() + T[:, 1].sum() + C[:, 2].sum()
-        return float(
-            F * forward + (F - 1) * backward + _cross_time(C, T, per_dim, serial) + update_ns
-        )
+        # (the all-gathers after the optimizer step: hieropt.model.gathers)
+        A = gathers if gathers is not None else np.zeros(len(C), dtype=bool)
+        hide = bool(A.any()) and gathered(instance)
+        fwd = (F - 1) * forward + gather_time(C, T, per_dim, A, serial) if hide else F * forward
+        after = 0.0 if hide else float(T[A, 2].sum())
+        if not st.overlap_dp:
+            return float(fwd + F * backward + T[~A, 2].sum() + after + update_ns)
+        Tr, Pr = T.copy(), per_dim.copy()
+        Tr[A, 2], Pr[A, 2] = 0.0, 0.0
+        return float(fwd + (F - 1) * backward + _cross_time(C, Tr, Pr, serial) + update_ns
+                     + after)
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = C.sum() + T[:, 0].sum() + T[:, 1].sum() + 2 * p2p_ns

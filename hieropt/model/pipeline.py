@@ -31,8 +31,13 @@ tests/solve/test_interleaved_graph.py). With equal stages it is Narayanan et al.
 pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the per-iteration
 collectives on their own stream (:func:`hieropt.model.loops.cross_backward`): its backward b_0 is
 replaced by that pass X_0 (graph), T = sum_(r != 0) t_r + f_0 + X_0 + (m - 1) max_r t_r + U_0
-(composition); with v > 1 the tail is not overlapped (W above). T is a non-negative sum of stage
-terms and maxima, each convex and piecewise linear in 1/B.
+(composition); with v > 1 the tail is not overlapped (W above). The all-gathers after the optimizer
+step (:mod:`hieropt.model.gathers`) stay in the tail, after U_0 (with v > 1 always, in W_0 after
+the graph or the composition), unless ``overlap_gather`` (v = 1) hides them behind stage 0's first
+forward: every operation of the schedule waits for it, so its gathered pass G_0 replaces f_0 once
+(T + G_0 - f_0: the graph's first operation; in the composition's sums, one slot t_0 becomes G_0 +
+b_0, or the overlapped last pass G_0 + X_0 + U_0). T is a non-negative sum of stage terms and
+maxima, each convex and piecewise linear in 1/B.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import numpy as np
 
 from ..cache import Same, current
 from ..spec import Collective, Instance, Job, LayerTable, Workload
+from .gathers import gathered
 from .overlap import slot_time
 from .schedule_dag import Op, schedule_graph, schedule_length
 from .stages import add_slowest_stage
@@ -168,19 +174,24 @@ def add_composed(
     tail: Callable[[int, float], None],
     last: Callable[[int, float], None],
     weight: float,
+    first_slot: Callable[[int, float], None] | None = None,
 ) -> None:
     """Add ``weight`` x T of the closed composition (module docstring) to ``b``: ``slot(s, w)``
     adds w x t_s of stage entry s, ``tail`` w x W_s, ``last`` w x (f_s + X_s + U_s) (the
-    overlapped last micro-batch)."""
+    overlapped last micro-batch; G_s for f_s with ``overlap_gather``), ``first_slot`` w x (G_s +
+    b_s) (the slot of the gathered first forward, with ``overlap_gather`` and without
+    ``overlap_dp``)."""
     m, c = instance.step.microbatches, instance.step.fill_share
-    over = overlapped(instance)
+    over, gath = overlapped(instance), gathered(instance) and first_slot is not None
     for s, n in enumerate(counts):
-        n -= 1 if over and s == first else 0
+        n -= 1 if (over or gath) and s == first else 0
         if n:
             slot(s, weight * n * c)
     if m - c > 0:
         add_slowest_stage(b, len(counts), lambda s: slot(s, 1.0), weight * (m - c))
     (last if over else tail)(first, weight)
+    if gath and not over:
+        first_slot(first, weight)
 
 
 def graph_ops(instance: Instance) -> tuple[Op, ...]:
@@ -207,13 +218,17 @@ def add_graph(
     tail: Callable[[int, float], None],
     last: Callable[[int, float], None],
     weight: float,
+    first_forward: Callable[[int], int] | None = None,
 ) -> None:
     """Add ``weight`` x the length of the schedule's graph (:mod:`hieropt.model.schedule_dag`)
     plus stage 0's tail to ``b``: one max node per operation, ``durations[s][j]`` = ((const, refs)
     of entry s's chunk j's forward, of its backward); with ``overlap_dp`` (v = 1) stage 0's last
-    backward is ``last`` (f + X + U less the forward: its start node plus the overlapped pass)."""
+    backward is ``last`` (f + X + U less the forward: its start node plus the overlapped pass);
+    with ``overlap_gather`` (v = 1) the first operation (stage 0's first forward, which every other
+    waits for) is the node ``first_forward(s)`` returns (its gathered pass G_s)."""
     ops = graph_ops(instance)
     over = overlapped(instance)
+    gath = gathered(instance) and first_forward is not None
     # (each duration's references made once, as TermBuilder.node makes them: the graph's nodes
     # share them)
     made = [[tuple((float(c), b.refs_of(refs)) for c, refs in pair) for pair in chunks]
@@ -226,6 +241,9 @@ def add_graph(
             b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
             last(first, weight)
             return
+        if gath and j == 0:  # (op 0: stage 0's first forward, no predecessor)
+            nodes.append(first_forward(first))
+            continue
         nodes.append(
             b.node_of(
                 tuple([Piece(const, refs, ((nodes[q], 1.0),)) for q in preds])
@@ -244,60 +262,81 @@ def graph_time(
     bwd: list[list[float]],
     tails: list[float],
     lasts: list[float | None],
+    firsts: list[float | None] | None = None,
 ) -> float:
     """The length of the schedule's graph with entry s's chunk j's forward ``fwd[s][j]`` and
     backward ``bwd[s][j]`` ns, plus stage 0's tail (or, with ``overlap_dp``, its last backward
     replaced by the overlapped pass ``lasts[first]``, which includes the forward and the optimizer
-    step: f + X + U)."""
+    step: f + X + U); with ``overlap_gather`` (v = 1) stage 0's first forward takes
+    ``firsts[first]`` (G), which every operation waits for: + G - f."""
     st = instance.step
     f = [x for r in range(st.stages) for x in fwd[entry[r]]]
     bw = [x for r in range(st.stages) for x in bwd[entry[r]]]
     end = schedule_length(graph_ops(instance), f, bw, st.virtual_stages)
+    end += _gather_extra(instance, first, fwd, firsts)
     if overlapped(instance):
         return end - bw[0] + lasts[first] - fwd[first][0]
     return end + tails[first]
 
 
+def _gather_extra(instance: Instance, first: int, fwds: list[list[float]],
+                  firsts: list[float | None] | None) -> float:
+    """G_0 - f_0 with ``overlap_gather`` (module docstring; v = 1, one chunk), else 0."""
+    if not gathered(instance) or firsts is None or firsts[first] is None:
+        return 0.0
+    return float(firsts[first] - sum(fwds[first]))
+
+
 def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
                   slots: list[float], tails: list[float], lasts: list[float | None],
-                  fwds: list[list[float]], bwds: list[list[float]], graph: bool = False) -> float:
+                  fwds: list[list[float]], bwds: list[list[float]],
+                  firsts: list[float | None] | None = None, graph: bool = False) -> float:
     """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last
-    pass f_s + X_s + U_s, and its chunks' forwards f_(s,j) and backwards b_(s,j): the schedule's
-    graph (``graph``: :func:`uses_graph`) or the composition of the module docstring."""
+    pass f_s + X_s + U_s, its chunks' forwards f_(s,j) and backwards b_(s,j), and its gathered first
+    forward G_s (None: not asked for): the schedule's graph (``graph``: :func:`uses_graph`) or the
+    composition of the module docstring."""
     if graph:
-        return graph_time(instance, first, entry, fwds, bwds, tails, lasts)
+        return graph_time(instance, first, entry, fwds, bwds, tails, lasts, firsts)
     m, c = instance.step.microbatches, instance.step.fill_share
     over = overlapped(instance)
     total = sum(
         (n - (1 if over and s == first else 0)) * t * c
         for s, (n, t) in enumerate(zip(counts, slots, strict=True))
     )
-    total += (m - c) * max(slots)
+    total += (m - c) * max(slots) + _gather_extra(instance, first, fwds, firsts)
     return float(total + (lasts[first] if over else tails[first]))
 
 
 def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float] | None,
-                own: tuple | None = None, chunks: tuple[slice, ...] | None = None) -> tuple:
-    """(t, W, f + X + U, [f_j], [b_j]) of one stage, numerically: the slot t = f + b (forward f =
-    sum_l (C_f + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, the overlapped last
-    pass, and the forward and backward of each of its ``chunks`` (rows; None: the whole stage, one
-    chunk); C, T (L, 3) compute and collective ns; ``cross()`` the backward pass X with the
-    per-iteration collectives on their own stream (:func:`hieropt.model.loops.cross_time`; None: no
-    overlapped last pass is asked for, :func:`overlapped`, and that entry is None); ``own``:
-    (per_dim, own-stream phases or None, serial): the slot with own-stream collectives
-    (:func:`hieropt.model.overlap.slot_time`; f = t, b = 0: no schedule graph then)."""
+                own: tuple | None = None, chunks: tuple[slice, ...] | None = None,
+                gathers: np.ndarray | None = None,
+                gather: Callable[[], float] | None = None) -> tuple:
+    """(t, W, f + X + U, [f_j], [b_j], G) of one stage, numerically: the slot t = f + b (forward f
+    = sum_l (C_f + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, the overlapped last
+    pass, the forward and backward of each of its ``chunks`` (rows; None: the whole stage, one
+    chunk) and the gathered first forward; C, T (L, 3) compute and collective ns; ``cross()`` the
+    backward pass X with the per-iteration collectives but the all-gathers after the step on their
+    own stream (:func:`hieropt.model.loops.cross_time`; None: no overlapped last pass is asked for,
+    :func:`overlapped`, and that entry is None); ``own``: (per_dim, own-stream phases or None,
+    serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`; f = t,
+    b = 0: no schedule graph then); ``gathers``: (L,) the rows of the all-gathers after the
+    optimizer step (:mod:`hieropt.model.gathers`), after U in W and in the last pass unless
+    ``gather()`` (G, the first forward with them on their own stream; None: not hidden, G None)."""
     if own is not None and own[1] is not None:
         f, b = slot_time(C, T, own[0], own[1], own[2]), 0.0
     else:
         f = float(C[:, 0].sum() + T[:, 0].sum())
         b = float(C[:, 1:].sum() + T[:, 1].sum())
-    last = None if cross is None else f + float(cross() + U)
+    A = gathers if gathers is not None else np.zeros(len(C), dtype=bool)
+    after = 0.0 if gather is not None else float(T[A, 2].sum())
+    last = None if cross is None else f + float(cross() + U) + after
+    G = None if gather is None else float(gather())
     if chunks is None or len(chunks) == 1:
         fs, bs = [f], [b]
     else:
         fs = [float(C[q, 0].sum() + T[q, 0].sum()) for q in chunks]
         bs = [float(C[q, 1:].sum() + T[q, 1].sum()) for q in chunks]
-    return f + b, float(T[:, 2].sum() + U), last, fs, bs
+    return f + b, float(T[~A, 2].sum() + U) + after, last, fs, bs, G
 
 
 __all__ = [

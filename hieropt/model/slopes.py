@@ -11,7 +11,8 @@ is a valid under-estimator (a subgradient cut). The recursions of the cross-laye
 x_(i-1) + s_i), solved in closed form, x_i = S_i + max_(k <= i) (a_k - S_k) with S the prefix sums
 of s, by ``np.maximum.accumulate``; the argument that attains the running maximum is the selected
 piece. Not covered: ``collectives_in_flight = 1`` with the cross-layer overlap (a two-state
-recurrence; the dense model serves it).
+recurrence), loop ``step``'s all-gathers after the optimizer step with an overlap
+(:mod:`hieropt.model.gathers`): the dense model serves them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..spec import Instance
+from .gathers import step_gathers
 from .loops import p2p_row
 from .pipeline import composition, graph_chunks, graph_ops, overlapped
 from .schedule_dag import schedule_time
@@ -78,13 +80,19 @@ def _stage_arrays(instance: Instance, job) -> JobArrays:
 
 
 def supported(instance: Instance) -> bool:
-    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer overlap
-    and the own-stream collectives of :mod:`hieropt.model.overlap`, which the dense model
-    states)."""
+    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer
+    overlap, the own-stream collectives of :mod:`hieropt.model.overlap` and loop ``step``'s
+    all-gathers after the optimizer step with ``overlap_dp`` or ``overlap_gather``
+    (:mod:`hieropt.model.gathers`), which the dense model states)."""
     loop = instance.training_loop
     cross = loop == "tp_dp_overlap_cross" or (loop == "step" and instance.step.overlap_dp)
     own = loop == "step" and bool(instance.step.overlap_groups)
-    return not (cross and instance.collectives_in_flight == 1) and not own
+    # (the all-gathers after the optimizer step outside the overlapped pass, or hidden behind the
+    # first forward: hieropt.model.gathers; the dense model states them)
+    gathers = loop == "step" and (instance.step.overlap_dp or instance.step.overlap_gather) and any(
+        step_gathers(instance, w.table.collective) is not None
+        for job in instance.jobs for w in job.workload.stages)
+    return not (cross and instance.collectives_in_flight == 1) and not own and not gathers
 
 
 @dataclass

@@ -44,11 +44,12 @@ concurrently (pipelined, LIBRA) or ``sum_d (m_d / B_d + lambda_d)`` when they wo
   included as ``P2P`` collectives): with F = m + (p - 1)/v micro-batch slots (1F1B: v = 1;
   interleaved: v chunks per stage; Narayanan et al. 2021 §2.2), T = F sum_l (C_f + T_f + C_ig + T_ig
   + C_wg) + sum_l T_wg + U, U the optimizer step (``update_ns``); with ``overlap_dp`` the last
-    micro-batch's backward runs as
-  ``tp_dp_overlap_cross`` (the per-iteration collectives on their own stream, sharing each
-  dimension's bandwidth with the input-gradient collectives exactly as there): T = F sum_l (C_f +
-  T_f) + (F - 1) sum_l (C_ig + T_ig
-  + C_wg) + max(r_0, y_0, Z_0,d) + U. m = 1, p = 1 is ``no_overlap`` plus U. With ``overlap_groups``
+  micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration collectives on their own
+  stream, sharing each dimension's bandwidth with the input-gradient collectives exactly as there):
+  T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0, Z_0,d) + U, the
+  weight-gradient all-gathers (ZeRO's, after the optimizer step) left out of that pass and added
+  after U, or with ``overlap_gather`` hidden behind the first forward
+  (:mod:`hieropt.model.gathers`). m = 1, p = 1 is ``no_overlap`` plus U. With ``overlap_groups``
   (per-micro-batch collectives on their own stream) each of the F slots is the max of
   :mod:`hieropt.model.overlap`.
 
@@ -88,8 +89,9 @@ from .algorithms import p2p_links
 from .bandwidths import check_bw
 from .breakdown import Breakdown, free_times, stage_bytes
 from .cost import cost_per_dim_usd
-from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
-from .overlap import add_slot, own_stream
+from .gathers import gather_rows, gathered, step_gathers
+from .loops import LOOPS, DimRefs, cross_time, executions, gather_time, loop_time, p2p_row
+from .overlap import own_stream
 from .pipeline import (
     add_composed,
     add_graph,
@@ -100,6 +102,7 @@ from .pipeline import (
     stage_parts,
 )
 from .sends import placed_job
+from .stage_terms import StageTerms
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
 from .traffic import (
@@ -218,83 +221,38 @@ def _add_job(
         b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None
     )
     loop, own = LOOPS[instance.training_loop], own_stream(instance, table.group)
+    gathers = step_gathers(instance, table.collective)  # (hieropt.model.gathers)
     if rows is None:
         loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
-             float(table.update_ns.sum()), **_own(own, slice(None)))
+             float(table.update_ns.sum()), **_own(own, slice(None)),
+             **gather_rows(gathers, slice(None)))
         return
 
     def add(s: int) -> None:
         r = rows[s]
         loop(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), 1.0, instance,
-             DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()), **_own(own, r))
+             DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()), **_own(own, r),
+             **gather_rows(gathers, r))
 
     comp = composition(instance, original)
     if comp is None:
         add_slowest_stage(b, len(rows), add, weight)
         return
-
-    def part(s: int, w: float, phases: tuple[float, float, float], compute: float) -> PhaseRefs:
-        r = rows[s]
-        sub = PhaseRefs(k=refs.k[r], a=refs.a[r])
-        b.constant += w * compute
-        b.add_all(sub, w * np.array(phases))
-        return sub
-
-    def slot(s: int, w: float) -> None:
-        r = rows[s]
-        if _own(own, r):  # (the slot with its own-stream collectives: hieropt.model.overlap)
-            add_slot(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]),
-                     DimRefs(b, traffic[r], latency[r]), own[r], w,
-                     instance.collectives_in_flight == 1)
-            return
-        part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[r].sum()))
-
-    def tail(s: int, w: float) -> None:
-        part(s, w, (0.0, 0.0, 1.0), float(table.update_ns[rows[s]].sum()))
-
-    def last(s: int, w: float) -> None:
-        r = rows[s]
-        C = table.compute_ns[r]
-        sub = part(s, w, (1.0, 0.0, 0.0), float(C[:, 0].sum() + table.update_ns[r].sum()))
-        cross_backward(b, C, sub, w, instance, DimRefs(b, traffic[r], latency[r]))
-
+    parts = StageTerms(b, instance, table, refs, traffic, latency, rows, own, gathers)
     chunks = graph_chunks(instance, original)
     if chunks is None:
-        add_composed(b, instance, *comp, slot, tail, last, weight)
+        add_composed(b, instance, *comp, parts.slot, parts.tail, parts.last, weight,
+                     parts.first_slot if parts.hide else None)
         return
-    durations = []
-    for s in range(len(rows)):
-        start, parts = rows[s].start, []
-        for q in chunks[s]:  # (the entry's chunks, rows of its own table)
-            r = slice(start + q.start, start + q.stop)
-            sub, C = PhaseRefs(k=refs.k[r], a=refs.a[r]), table.compute_ns[r]
-            parts.append(((float(C[:, 0].sum()), phase_terms(sub, 0)),
-                          (float(C[:, 1:].sum()), phase_terms(sub, 1))))
-        durations.append(parts)
-
-    # (the overlapped backward and the optimizer step, not the forward)
-    def last_pass(s: int, w: float) -> None:
-        r = rows[s]
-        b.constant += w * float(table.update_ns[r].sum())
-        cross_backward(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), w, instance,
-                       DimRefs(b, traffic[r], latency[r]))
-
-    add_graph(b, instance, comp[1], comp[2], durations, tail, last_pass, weight)
+    gathered_first = parts.first_forward if parts.hide and parts.mask(comp[1]) is not None \
+        else None
+    add_graph(b, instance, comp[1], comp[2], parts.durations(chunks), parts.tail, parts.last_pass,
+              weight, gathered_first)
 
 
 def _own(own: np.ndarray | None, rows: slice) -> dict:
     """The loop's ``own`` argument for the phases ``rows``: their own-stream phases, if any."""
     return {"own": own[rows]} if own is not None and own[rows].any() else {}
-
-
-def phase_terms(refs: PhaseRefs, j: int) -> list[tuple[int, float]]:
-    """The collective terms of phase column ``j`` summed over the layers: (term, coefficient)
-    pairs."""
-    sel = refs.k[:, j] >= 0
-    if not sel.any():
-        return []
-    total = np.bincount(refs.k[sel, j], weights=refs.a[sel, j])
-    return [(int(k), float(total[k])) for k in np.flatnonzero(total)]
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
@@ -454,6 +412,9 @@ class _Run:
     """(L, 3) the collectives whose dimensions' times add up (``sequential``), None for none."""
     own: np.ndarray | None = None
     """(L, 3) the phases on their own stream (:mod:`hieropt.model.overlap`), None for none."""
+    gathers: np.ndarray | None = None
+    """(L,) the all-gathers after the optimizer step (:mod:`hieropt.model.gathers`), None for
+    none."""
 
 
 def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: bool,
@@ -464,12 +425,20 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     time."""
     parts = []
     over = overlapped(instance)  # (else no stage's overlapped last pass is read: not computed)
+    serial = instance.collectives_in_flight == 1
     for s, x in enumerate(runs):
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
-        own = (per_dim, x.own, instance.collectives_in_flight == 1)
-        cross = partial(cross_time, x.C, T, per_dim, instance) if over else None
-        parts.append(stage_parts(x.C, T, x.U, cross, own, None if chunks is None else chunks[s]))
+        own = (per_dim, x.own, serial)
+        A = x.gathers if x.gathers is not None else np.zeros(len(x.C), dtype=bool)
+        Tr, Pr = T.copy(), per_dim.copy()
+        Tr[A, 2], Pr[A, 2] = 0.0, 0.0  # (the all-gathers after the step: not on the stream)
+        cross = partial(cross_time, x.C, Tr, Pr, instance) if over else None
+        hide = x.gathers is not None and gathered(instance)
+        gather = partial(gather_time, x.C, T, per_dim, A, serial) if hide else None
+        parts.append(stage_parts(x.C, T, x.U, cross, own,
+                                 chunks=None if chunks is None else chunks[s],
+                                 gathers=x.gathers, gather=gather))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)),
                          graph=chunks is not None)
 
@@ -538,12 +507,15 @@ def _stage_runs(
     )
     out = []
     own = own_stream(instance, table.group)
+    gathers = step_gathers(instance, table.collective)
     for r in rows:
         C, U = table.compute_ns[r], float(table.update_ns[r].sum())
         mine = _own(own, r).get("own")
-        T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U, mine)
+        A = gather_rows(gathers, r).get("gathers")
+        T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U, mine,
+                      A)
         out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine,
-                        sums=sums[r] if sums.any() else None))
+                        sums=sums[r] if sums.any() else None, gathers=A))
     return out
 
 

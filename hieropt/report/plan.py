@@ -58,7 +58,8 @@ def summary_lines(fig: PlanFigures) -> list[str]:
     lines.append(
         f"compute (ns per NPU, stage {c['slowest_stage']}, the most compute): "
         f"{c['iteration_compute_ns']:,.0f} per iteration, pipeline bubble {c['bubble_ns']:,.0f}, "
-        f"optimizer step {c['optimizer_ns']:,.0f}; "
+        f"optimizer step {c['optimizer_ns']:,.0f}"
+        + (" (stage 0's: its last backward ends the iteration)" if pl.pp > 1 else "") + "; "
         f"iteration without communication {c['ideal_iteration_ns']:,.0f} ns "
         f"({c['ideal_iteration_ns'] / 1e6:,.3f} ms)"
         + (

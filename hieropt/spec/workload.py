@@ -150,7 +150,13 @@ class StepSchedule(Frozen):
             equal chunks the iteration time does not depend on it.
         overlap_dp: the per-iteration collectives run on their own stream during the last
             micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
-            of after it.
+            of after it, except the weight-gradient all-gathers: they send the parameters the
+            optimizer step updates and run after it, exposed (:mod:`hieropt.model.gathers`).
+        overlap_gather: the weight-gradient all-gathers (ZeRO 1/2's updated-parameter all-gather)
+            run on their own stream during the next iteration's first forward pass, each layer's
+            forward waiting for its gather (Megatron-LM's overlap-param-gather,
+            :mod:`hieropt.model.gathers`), instead of after the optimizer step; modelled with
+            virtual_stages 1 (else exposed after the step). Not with ``overlap_groups``.
         overlap_groups: named groups whose per-micro-batch (forward and input-gradient)
             collectives run on their own stream, concurrently with the rest of the micro-batch
             (ZeRO-2/3's gradient reduce-scatters and parameter all-gathers as FSDP and DeepSpeed
@@ -165,6 +171,7 @@ class StepSchedule(Frozen):
     microbatch_group: int | None = Field(default=None, ge=1)
     chunk_share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     overlap_dp: bool = False
+    overlap_gather: bool = False
     overlap_groups: tuple[str, ...] = ()
 
     @model_validator(mode="after")
@@ -172,6 +179,10 @@ class StepSchedule(Frozen):
         if self.overlap_dp and self.overlap_groups:
             raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
                              "per-iteration overlap); fix: set one of them")
+        if self.overlap_gather and self.overlap_groups:
+            raise ValueError("step.overlap_groups: not with overlap_gather (the all-gathers after "
+                             "the optimizer step hidden behind the first forward); fix: set one "
+                             "of them")
         n, p, m = self.microbatch_group, self.stages, self.microbatches
         c = self.chunk_share
         if c is not None and not 1 / self.virtual_stages <= c <= 1:

@@ -126,11 +126,32 @@ def test_the_plan_line_counts_every_degree_and_names_the_own_stream():
     stream (``overlap_tp_comms``)."""
     model = str(REPO / "validation" / "models" / "llama3-8b-h100.toml")
     sets = ["tp=4", "cp=2", "pp=1", "dp=1", "npus=8", "global_batch_size=16",
-            "overlap_tp_comms=true", "overlap_grad_reduce=false"]
+            "overlap_tp_comms=true", "sequence_parallel=true", "overlap_grad_reduce=false",
+            "overlap_param_gather=false"]
     r = runner.invoke(app, ["workload", "plan", model, *[x for s in sets for x in ("--set", s)]])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[0] == (
-        "llama3.1-8b: 8 NPUs = TP 4 x CP 2 x PP 1 x DP 1; 1f1b, ZeRO 1, recompute none; "
+        "llama3.1-8b: 8 NPUs = TP 4 x CP 2 x PP 1 x DP 1; sequence parallel, 1f1b, ZeRO 1, "
+        "recompute none; "
         "micro-batch 1 x 16 per iteration, global batch 16 sequences of 8192 tokens; tp "
         "collectives on their own stream"
     )
+
+
+def test_the_optimizer_step_is_named_as_the_first_stage_s(tmp_path):
+    """The compute line of a pipelined plan names the stage with the most compute (stage 1 of the
+    8B at PP 2: the output layer) but its optimizer step is stage 0's, whose last backward ends
+    the iteration (the figure the iteration without communication adds): the label says so."""
+    model = str(REPO / "validation" / "models" / "llama3-8b-h100.toml")
+    sets = ["cp=1", "pp=2", "dp=4", "npus=8"]
+    out = tmp_path / "plan.json"
+    r = runner.invoke(app, ["workload", "plan", model, *[x for s in sets for x in ("--set", s)],
+                            "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    c = json.loads(out.read_text())["compute"]
+    stage0, stage1 = (s["optimizer_ns"] for s in c["stages"])
+    assert c["slowest_stage"] == 1 and round(stage0) != round(stage1)
+    assert c["optimizer_ns"] == stage0
+    assert (f"compute (ns per NPU, stage 1, the most compute): {c['iteration_compute_ns']:,.0f} "
+            f"per iteration, pipeline bubble {c['bubble_ns']:,.0f}, optimizer step {stage0:,.0f} "
+            "(stage 0's: its last backward ends the iteration);") in r.output

@@ -90,10 +90,10 @@ def test_tp_overlap_with_the_interleaved_grad_reduce_writes_a_loadable_instance(
     own stream, no last-backward overlap), loads, and re-solves to the same optimum."""
     from ..workloads.test_codesign_search import SLOW
 
-    plan = SLOW.plan.model_copy(update={"overlap_tp_comms": True})
+    plan = SLOW.plan.model_copy(update={"overlap_tp_comms": True, "sequence_parallel": True})
     sp = space(base=SLOW.model_copy(update={"plan": plan}),
                plans=PlanChoices(tp=(2,), pp=(2,), virtual_stages=(1, 2),
-                                 overlap_grad_reduce=(True,)))
+                                 overlap_grad_reduce=(True,), sequence_parallel=(True,)))
     r = codesign(sp, workers=1, prune=False)
     assert {row["virtual_stages"] for row in r.ranking} == {2}
     path = write_instances(r, tmp_path, top=1)[0]

@@ -37,7 +37,12 @@ z >= each argument for every max (convex, minimised, so z is the max at the opti
   T_ig), sum_O (T_f + T_ig), sum_(l, j<2) S_ljd for every dimension d both streams use) (one
   collective in flight: sum_(l, j<2) T_lj instead of the last), the pipeline composed from these
   slots (no graph); otherwise a pipeline of known stages by its schedule's graph (1F1B, or
-  interleaved with each model chunk's forward and backward an operation: :func:`graph_end`);
+  interleaved with each model chunk's forward and backward an operation: :func:`graph_end`); the
+  weight-gradient all-gathers (ZeRO's updated parameters) never on the overlap_dp stream but after
+  U, or with overlap_gather (v = 1) hidden behind the first forward, which then takes G: the
+  overlapped backward pass above on the mirrored layers (compute C_f, the forward collectives as
+  the input-gradient ones, each gather on the row it gates: its own, or for a compute-free row the
+  nearest earlier row with compute), in place of one f;
 
 and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline
 stages (``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters
@@ -159,9 +164,11 @@ def loop_time(
     S: list[list],
     U: float = 0.0,
     own: np.ndarray | None = None,
+    A: np.ndarray | None = None,
 ):
     """One workload's iteration time, straight from the formulas of the hieropt.model.timing
-    docstring (``U``: the workload's optimizer step, loop ``step`` only).
+    docstring (``U``: the workload's optimizer step, loop ``step`` only; ``A``: (L,) its
+    weight-gradient all-gathers, :func:`_gathers`).
 
     ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective
     keeps dimension d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP
@@ -199,10 +206,19 @@ def loop_time(
         if own is not None and own.any():
             tail = sum(T[lay][wg] for lay in range(L)) + U
             return F * own_slot(instance, C, T, mx, S, own) + tail
+        A = np.zeros(L, dtype=bool) if A is None else A
+        hide = bool(A.any()) and st_.overlap_gather and st_.virtual_stages == 1
+        gathers = sum(T[lay][wg] for lay in range(L) if A[lay])
+        after = 0.0 if hide else gathers  # (after the optimizer step)
+        first = (F - 1) * forward + _gathered_forward(C, T, S, mx, D, serial, A) if hide \
+            else F * forward
         if not st_.overlap_dp:
-            return F * (forward + backward) + sum(T[lay][wg] for lay in range(L)) + U
-        cross = _cross_backward(C, T, S, mx, D, serial)
-        return F * forward + (F - 1) * backward + cross + U
+            return first + F * backward + sum(T[lay][wg] for lay in range(L) if not A[lay]) \
+                + after + U
+        T2 = [[T[lay][0], T[lay][1], 0.0 if A[lay] else T[lay][2]] for lay in range(L)]
+        S2 = [[S[lay][0], S[lay][1], [0.0] * D if A[lay] else S[lay][2]] for lay in range(L)]
+        cross = _cross_backward(C, T2, S2, mx, D, serial)
+        return first + (F - 1) * backward + cross + U + after
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = (
@@ -211,6 +227,28 @@ def loop_time(
         )
         return (pp.microbatches + pp.stages - 1) * per_micro + sum(T[lay][wg] for lay in range(L))
     raise AssertionError(f"unknown loop {loop}")
+
+
+def _gathered_forward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[list], object],
+                      D: int, serial: bool, A: np.ndarray):
+    """The first forward with the gathers ``A`` on their own stream: the overlapped backward pass
+    (:func:`_cross_backward`) of the mirrored layers (module docstring, step)."""
+    L = len(T)
+    at = {}  # gathered row -> the row it gates
+    for i in np.flatnonzero(A).tolist():
+        j = i
+        while j > 0 and C[j].sum() == 0:
+            j -= 1
+        if j != i and (A[j] or j in at.values()):
+            j = i
+        at[i] = j
+    gate = {j: i for i, j in at.items()}
+    C2 = np.zeros_like(C)
+    C2[:, 2] = C[:, 0]
+    T2 = [[0.0, T[lay][0], T[gate[lay]][2] if lay in gate else 0.0] for lay in range(L)]
+    S2 = [[[0.0] * D, S[lay][0], S[gate[lay]][2] if lay in gate else [0.0] * D]
+          for lay in range(L)]
+    return _cross_backward(C2, T2, S2, mx, D, serial)
 
 
 def _busy(x) -> bool:
@@ -263,27 +301,33 @@ def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[
     return mx([r, y] + list(Z.values()))
 
 
-def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None, cuts=None):
+def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None, A=None, cuts=None):
     """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the
     pipeline's composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W
-    = sum_l T_wg + U, the overlapped last micro-batch f + X + U: the loop with one micro-batch, one
-    stage and overlap_dp, and the forward sum_l (C_f + T_f) and backward sum_l (C_ig + T_ig + C_wg)
-    of each of its chunks, ``cuts`` their (first, end) rows (default: one chunk, the stage))."""
+    = sum_l T_wg + U (the gathers ``A`` left out when they hide behind the first forward), the
+    overlapped last micro-batch f + X + U (+ the gathers; G for f when they hide): the loop with one
+    micro-batch, one stage and overlap_dp, the forward sum_l (C_f + T_f) and backward sum_l (C_ig +
+    T_ig + C_wg) of each of its chunks, ``cuts`` their (first, end) rows (default: one chunk, the
+    stage), and G: the loop with one micro-batch and the backward taken out, or None)."""
     L = len(T)
-    whole = loop_time(instance, C, T, p2p, mx, S, U, own)
+    whole = loop_time(instance, C, T, p2p, mx, S, U, own, A)
     if instance.training_loop != "step":
         return whole, None
     if own is not None and own.any():  # (no graph, no overlap_dp: the composition reads the slot)
         slot = own_slot(instance, C, T, mx, S, own)
-        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, [slot], [0.0])
+        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, [slot], [0.0], None)
     cuts = cuts or [(0, L)]
     fwd = [sum(C[lay, 0] + T[lay][0] for lay in range(a, b)) for a, b in cuts]
     bwd = [sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(a, b)) for a, b in cuts]
-    tail = sum(T[lay][2] for lay in range(L)) + U
-    one = instance.model_copy(
-        update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)}
-    )
-    return whole, (sum(fwd) + sum(bwd), tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
+    st_ = instance.step
+    hide = A is not None and A.any() and st_.overlap_gather and st_.virtual_stages == 1
+    tail = sum(T[lay][2] for lay in range(L) if not (hide and A[lay])) + U
+    one = instance.model_copy(update={"step": StepSchedule(
+        microbatches=1, stages=1, overlap_dp=True, overlap_gather=st_.overlap_gather)})
+    G = _gathered_forward(C, T, S, mx, instance.network.n_dims,
+                          instance.collectives_in_flight == 1, A) if hide else None
+    return whole, (sum(fwd) + sum(bwd), tail, loop_time(one, C, T, p2p, mx, S, U, None, A), fwd,
+                   bwd, G)
 
 
 def chunk_cuts(w) -> list[tuple[int, int]]:
@@ -335,12 +379,13 @@ def flush_order(p: int, m: int, r: int, v: int = 1, n: int = 0) -> list[tuple[st
     return ops
 
 
-def graph_end(p: int, m: int, fwd: list, bwd: list, mx, v: int = 1, n: int = 0):
+def graph_end(p: int, m: int, fwd: list, bwd: list, mx, v: int = 1, n: int = 0, first=None):
     """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the
     stage's previous operation, e of the send it waits for) + duration over the stages' orders
     (:func:`flush_order`; blocking sends): a forward of model chunk c = j p + r waits for the
     forward of chunk c - 1, a backward for that of chunk c + 1; ``fwd[r][j]``, ``bwd[r][j]`` the
-    durations of stage r's chunk j. None when the orders deadlock."""
+    durations of stage r's chunk j; ``first``: stage 0's first forward's duration when not
+    fwd[0][0] (the gathered one). None when the orders deadlock."""
     orders = [flush_order(p, m, r, v, n) for r in range(p)]
     end: dict = {}
     start0 = None
@@ -360,7 +405,10 @@ def graph_end(p: int, m: int, fwd: list, bwd: list, mx, v: int = 1, n: int = 0):
                 start = mx(before) if len(before) > 1 else (before[0] if before else 0.0)
                 if r == 0 and pending[r] == len(orders[r]) - 1:
                     start0 = start
-                end[(r, kind, i, j)] = start + (fwd[r][j] if kind == "F" else bwd[r][j])
+                took = fwd[r][j] if kind == "F" else bwd[r][j]
+                if first is not None and (r, kind, i, j) == (0, "F", 0, 0):
+                    took = first
+                end[(r, kind, i, j)] = start + took
                 pending[r] += 1
                 moved = True
         if not moved:
@@ -374,7 +422,8 @@ def compose(instance: Instance, workload, times: list, mx):
     own-stream collectives and with every stage cut into its v chunks by its sends, the schedule's
     graph (:func:`graph_end`, 1F1B or interleaved) plus stage 0's tail W_0, else the composition c
     sum_r t_r + (m - c) max_r t_r + W_0, c = ``step.fill_share`` (hieropt/model/pipeline.py
-    docstring); with overlap_dp and v = 1 stage 0's last backward overlapped."""
+    docstring); with overlap_dp and v = 1 stage 0's last backward overlapped; with gathers hidden
+    stage 0's first forward takes G."""
     ids = workload.pipeline_stages
     st_ = instance.step
     if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
@@ -387,18 +436,23 @@ def compose(instance: Instance, workload, times: list, mx):
              and all(len(parts[3]) == v for _, parts in times))
     entry = {r: k for k, members in enumerate(ids) for r in members}
     p = st_.stages
+    G = times[first][1][5]  # (the gathered first forward, or None)
     ends = graph and graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
                                [times[entry[r]][1][4] for r in range(p)], mx, v,
-                               st_.microbatch_group or p)
+                               st_.microbatch_group or p, G)
     if ends:  # the schedule's graph (hieropt/model/schedule_dag.py)
         end, start0 = ends
         if over:  # stage 0's last backward overlapped: its start, then f + X + U less the forward
-            return start0 + times[first][1][2] - times[first][1][3][0]
+            # (G + X + U less G when the gathers hide: the graph's first forward took G already)
+            forward = G if G is not None else times[first][1][3][0]
+            return start0 + times[first][1][2] - forward
         return end + times[first][1][1]
     total = 0.0
     for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
-        n = len(members) - (1 if over and k == first else 0)
+        n = len(members) - (1 if (over or G is not None) and k == first else 0)
         total = total + n * st_.fill_share * parts[0]
+    if G is not None and not over:  # (stage 0's first slot: G + b)
+        total = total + G + sum(times[first][1][4])
     c = st_.fill_share
     total = total + (m - c) * mx([parts[0] for _, parts in times])
     return total + (times[first][1][2] if over else times[first][1][1])
@@ -434,7 +488,7 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
                 traffic, latency, sums = restated_rows(instance, w, job.mapping, sends)
                 stages.append((traffic, latency, w.table.compute_ns,
                                float(w.table.update_ns.sum()), sums, _own(instance, w.table.group),
-                               chunk_cuts(w)))
+                               _gathers(instance, w.table), chunk_cuts(w)))
             each = SimpleNamespace(pipeline_stages=tuple((r,) for r in range(p)))
             out.append((job.weight, stages, each))
             continue
@@ -442,7 +496,7 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             own = _own(instance, w.table.group)
             stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()),
-                           sums, own, chunk_cuts(w)))
+                           sums, own, _gathers(instance, w.table), chunk_cuts(w)))
         out.append((job.weight, stages, job.workload))
     return out  # (per workload: weight, stages, the workload)
 
@@ -468,6 +522,14 @@ def _send_groups(instance: Instance, job) -> dict:
                     if math.prod(sizes) == st_.stages and sum(x > 1 for x in sizes) > 1:
                         out[g] = sizes
     return out
+
+
+def _gathers(instance: Instance, table) -> np.ndarray | None:
+    """(L,) bool: under loop ``step`` the layers whose weight-gradient collective is an all-gather
+    (ZeRO's updated parameters: after the optimizer step), None otherwise."""
+    if instance.training_loop != "step":
+        return None
+    return np.array([c is Collective.ALL_GATHER for c in table.collective[:, 2]], dtype=bool)
 
 
 def _own(instance: Instance, groups: np.ndarray) -> np.ndarray:
@@ -510,7 +572,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     pd, pb, pl = _p2p(instance)
     for w, stages, workload in stage_rows(instance):
         times = []
-        for traffic, latency, C, U, sums, own, cuts in stages:
+        for traffic, latency, C, U, sums, own, A, cuts in stages:
             T = [
                 [
                     _collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j]))
@@ -521,7 +583,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(stage_time(instance, C, T, p2p, max, S, U, own, cuts))
+            times.append(stage_time(instance, C, T, p2p, max, S, U, own, A, cuts))
         total += w * compose(instance, workload, times, max)
     return total
 
@@ -557,7 +619,7 @@ def _scip_once(
         ub = t0 / w
         mx = _max_var(m, counter, ub)
         times = []
-        for traffic, latency, C, U, sums, own, cuts in stages:
+        for traffic, latency, C, U, sums, own, A, cuts in stages:
             L = traffic.shape[0]
             T = [[_collective_var(m, t, counter, traffic[lay, j] / unit_bytes,
                                   latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
@@ -582,7 +644,7 @@ def _scip_once(
                 for lay in range(L)
             ]
             times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own,
-                                    cuts))
+                                    A, cuts))
         objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)

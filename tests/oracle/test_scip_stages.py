@@ -27,6 +27,17 @@ PLANS = [
     dict(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=16),
     dict(pp=2, dp=2, stage_layers=(1, 3)),  # uneven: the 3-block stage is the slowest
     dict(pp=2, dp=2, zero_stage=1, sequence_parallel=True, overlap_grad_reduce=True),  # overlap_dp
+    # and the parameter all-gathers behind the first forward (overlap_gather)
+    dict(pp=2, dp=2, zero_stage=1, sequence_parallel=True, overlap_grad_reduce=True,
+         overlap_param_gather=True),
+    # interleaved (v = 2, the schedule's graph of each chunk's forward and backward): neither
+    # overlap modelled, the gradient reduction and the all-gathers in W_0 after the graph
+    dict(arch={"layers": 8}, pp=2, dp=2, schedule="interleaved", virtual_stages=2,
+         zero_stage=1, sequence_parallel=True, overlap_grad_reduce=True,
+         overlap_param_gather=True, global_batch_size=16),
+    # the composition (2 p m > 4,096 operations): the gathered first forward in a slot
+    pytest.param(dict(pp=2, dp=2, zero_stage=2, overlap_grad_reduce=True,
+                      overlap_param_gather=True, global_batch_size=4104), marks=pytest.mark.heavy),
 ]
 
 

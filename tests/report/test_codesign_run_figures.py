@@ -128,7 +128,8 @@ def test_a_result_without_its_space_scales_the_best_runs_days(tmp_path, codesign
 
 def test_the_cheapest_column_is_the_cheapest_design_on_the_page(codesigned):
     """Every design on the page costs at least the "cheapest network" column: here the knee's
-    network solved for its least cost ($39.1M) is cheaper than every ranked row (each at its own
+    network solved for its least cost ($47.8M; $39.1M with the ZeRO-1 all-gather on the overlapped
+    gradient stream, not after the optimizer step) is cheaper than every ranked row (each at its own
     fastest, $156.8M), so the cheapest column is that design."""
     _, data = codesigned
     a = alts(data)
@@ -136,7 +137,7 @@ def test_the_cheapest_column_is_the_cheapest_design_on_the_page(codesigned):
     assert a["cheapest"]["network_cost_usd"] == a["knee"]["network_cost_usd"]
     # (TP 8 x PP 2 x DP 144 with FP32 gradients: its DP reduction is small enough that 1 % slower
     # needs far less scale-out; $109.7M when the pick was TP 8 x DP 288 with 2-byte gradients)
-    assert a["cheapest"]["network_cost_usd"] == pytest.approx(39_105_371, abs=1)
+    assert a["cheapest"]["network_cost_usd"] == pytest.approx(47_754_129, abs=1)
     assert a["cheapest"]["how"] == (
         "the least network capex among the designs on this page: the 15 ranked candidates of the "
         "result and the knee's network solved for its least cost (the knee's design)")

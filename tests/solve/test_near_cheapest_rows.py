@@ -161,7 +161,9 @@ def test_a_budget_row_parallel_to_an_equality_row_buys_no_time_from_its_toleranc
     dimension 3 1.1e-6 GB/s more and a time 5.4e-8 below every design on the row: 871,869,790.7 ns
     under a proven bound of 871,869,837.4 ns), dimension 3 at most what the room buys exactly
     (floor + $3,393.855 / $1,614.6 per GB/s, 2.1379600 GB/s), and each is OPTIMAL within 1e-8 with
-    its bound at most both answers' times (every bound is valid for both designs)."""
+    its bound at most both answers' times (every bound is valid for both designs) to 1e-9 of them:
+    the LP's own tolerance leaves 6e-11 (0.05 ns: 871,869,957.45 ns against 871,869,957.40 ns, the
+    weight-gradient all-gathers after the optimizer step), the miss this guards was 5.4e-8."""
     sols, times = [], []
     for s in (1.0, 1e5):
         inst = step_spec().instance(bw_scale=s, price_scale=s,
@@ -174,4 +176,4 @@ def test_a_budget_row_parallel_to_an_equality_row_buys_no_time_from_its_toleranc
         assert 0 < sol.objective_bound <= sol.objective_value
         sols.append(sol)
         times.append(evaluate(inst, bw).iteration_time_ns)
-    assert max(s.objective_bound for s in sols) <= min(times)
+    assert max(s.objective_bound for s in sols) <= min(times) * (1 + 1e-9)

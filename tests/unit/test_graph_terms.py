@@ -61,8 +61,15 @@ def test_a_stage_without_its_overlapped_last_pass_by_hand():
     # C = (1, 2, 3), T = (4, 5, 6) ns, U = 7: f = 1 + 4 = 5, b = 2 + 3 + 5 = 10, t = 15,
     # W = 6 + 7 = 13; the last pass f + X + U = 5 + 20 + 7 = 32 with X = 20, None without it
     C, T = np.array([[1.0, 2.0, 3.0]]), np.array([[4.0, 5.0, 6.0]])
-    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, [5.0], [10.0])
-    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, [5.0], [10.0])
+    assert stage_parts(C, T, 7.0, lambda: 20.0) == (15.0, 13.0, 32.0, [5.0], [10.0], None)
+    assert stage_parts(C, T, 7.0, None) == (15.0, 13.0, None, [5.0], [10.0], None)
+    # the 6 an all-gather after the optimizer step: in W still, and after U in the last pass (X
+    # without it: 20), 5 + 20 + 7 + 6 = 38; hidden behind the first forward (G = 9): W = 7, 32
+    gather = np.array([True])
+    assert stage_parts(C, T, 7.0, lambda: 20.0, None, gathers=gather) == (
+        15.0, 13.0, 38.0, [5.0], [10.0], None)
+    assert stage_parts(C, T, 7.0, lambda: 20.0, None, gathers=gather, gather=lambda: 9.0) == (
+        15.0, 7.0, 32.0, [5.0], [10.0], 9.0)
 
 
 def test_a_stage_in_chunks_by_hand():
@@ -71,4 +78,7 @@ def test_a_stage_in_chunks_by_hand():
     # 4) = 10.5, b = (4 + 5 + 5 + 6) + 0.5 (4 + 5) = 24.5; t = 54, W = 0.5 (3 + 4 + 5 + 6) + 1 = 10
     C = np.array([[1.0, 2.0, 3.0], [2.0, 3.0, 4.0], [3.0, 4.0, 5.0], [4.0, 5.0, 6.0]])
     parts = stage_parts(C, 0.5 * C, 1.0, None, None, (slice(0, 2), slice(2, 4)))
-    assert parts == (54.0, 10.0, None, [4.5, 10.5], [14.5, 24.5])
+    assert parts == (54.0, 10.0, None, [4.5, 10.5], [14.5, 24.5], None)
+    # the last row's 3 an all-gather after the step (interleaved: never hidden): W the same 10
+    gather = np.array([False, False, False, True])
+    assert stage_parts(C, 0.5 * C, 1.0, None, None, (slice(0, 2), slice(2, 4)), gather) == parts

@@ -121,7 +121,8 @@ def test_another_loop_names_the_tp_overlap(tmp_path):
     """A plan with the TP collectives on their own stream under loop ``no_overlap``: refused,
     naming ``overlap_tp_comms`` (not the ZeRO flag the plan does not set)."""
     model = TINY.replace("npus = 2\ndp = 2\n",
-                         "npus = 4\ntp = 2\ndp = 2\noverlap_tp_comms = true\n")
+                         "npus = 4\ntp = 2\ndp = 2\noverlap_tp_comms = true\n"
+                         "sequence_parallel = true\n")
     (tmp_path / "tiny.toml").write_text(model, encoding="utf-8")
     path = tmp_path / "inst.toml"
     path.write_text(INSTANCE.format(step="").replace('"step"', '"no_overlap"'), encoding="utf-8")

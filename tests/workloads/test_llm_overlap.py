@@ -15,7 +15,7 @@ from hieropt.io.astrasim_bundle import write_bundle
 from hieropt.model.groups import instance_for
 from hieropt.model.overlap import slot_time
 from hieropt.model.timing import build_time_model
-from hieropt.spec import CostClass, CostModel, Dimension, Network, StepSchedule
+from hieropt.spec import Collective, CostClass, CostModel, Dimension, Network, StepSchedule
 from hieropt.spec.space import constraint_for
 from hieropt.studies.codesign.bounds import plan_volume_bytes
 from hieropt.workloads.llm import build_step
@@ -178,13 +178,15 @@ TP4 = dict(tp=4, pp=1, dp=1, global_batch_size=4)  # m = 4 / (1 x 2) = 2
 
 
 def test_tp_overlap_hides_the_tp_collectives_by_hand():
-    """The tiny model, tp 4 on 2 x 2 NPUs, pp 1, dp 1, m = 2, ``overlap_tp_comms``: every layer's
-    forward and input-gradient all-reduces run on their own stream, so the iteration is 2 max(the
-    compute, the all-reduces) + the optimizer step. An all-reduce of S over 2 x 2 ascending
-    (sequential): reduce-scatter S/2 on dim 0 then S/4 on dim 1, the all-gather back: S (1 / B_0 +
-    1 / (2 B_1)). Exposed, the all-reduces add to the compute instead; the evaluator, the LP and
-    this formula agree."""
-    p, q = params(**TP4, overlap_tp_comms=True), params(**TP4)
+    """The tiny model, tp 4 on 2 x 2 NPUs with sequence parallelism, pp 1, dp 1, m = 2,
+    ``overlap_tp_comms``: every layer's forward and input-gradient all-gathers and reduce-scatters
+    run on their own stream, so the iteration is 2 max(the compute, the TP collectives) + the
+    optimizer step. Over 2 x 2 ascending (sequential): a reduce-scatter of S sends S/2 on dim 0,
+    then S/4 on dim 1: S (1 / (2 B_0) + 1 / (4 B_1)); an all-gather of shard s goes the other way,
+    s on dim 1, then 2s on dim 0: s (2 / B_0 + 1 / B_1). Exposed, they add to the compute instead;
+    the evaluator, the LP and this formula agree."""
+    p, q = params(**TP4, overlap_tp_comms=True, sequence_parallel=True), \
+        params(**TP4, sequence_parallel=True)
     assert schedule(p).overlap_groups == ("tp",) and schedule(q).overlap_groups == ()
     net = _net(2, 2)
     on, off = instance_for(p, net, COST), instance_for(q, net, COST)
@@ -193,7 +195,9 @@ def test_tp_overlap_hides_the_tp_collectives_by_hand():
     w = on.workload.table
     L = w.size_bytes.shape[0]
     for bw in ([1e9, 1e9], [300.0, 25.0], [0.3, 0.01]):
-        stream = sum(w.size_bytes[i, c] * (1 / bw[0] + 1 / 2 / bw[1])
+        per_byte = {Collective.REDUCE_SCATTER: 1 / 2 / bw[0] + 1 / 4 / bw[1],
+                    Collective.ALL_GATHER: 2 / bw[0] + 1 / bw[1]}
+        stream = sum(w.size_bytes[i, c] * per_byte[w.collective[i, c]]
                      for i in range(L) for c in (0, 1) if w.group[i, c] == "tp")
         assert stream > 0
         t_on = hieropt.evaluate(on, bw).iteration_time_ns
@@ -208,12 +212,13 @@ def test_tp_overlap_with_sharded_comms_shares_one_stream_and_names_its_flags():
     overlap cannot be combined with it (refused, naming the flag), the interleaved schedule's
     can (it has no last-backward overlap to lose)."""
     both = params(**{**ZERO2, "tp": 2, "dp": 2}, overlap_sharded_comms=True,
-                  overlap_tp_comms=True)
+                  overlap_tp_comms=True, sequence_parallel=True)
     assert schedule(both).overlap_groups == ("tp", "dp", "edp", "dpc")
     with pytest.raises(ValueError, match="plan.overlap_tp_comms: not with overlap_grad_reduce"):
-        params(**TP4, overlap_tp_comms=True, overlap_grad_reduce=True)
+        params(**TP4, overlap_tp_comms=True, overlap_grad_reduce=True, sequence_parallel=True)
     inter = params(tp=2, pp=2, dp=1, global_batch_size=8, schedule="interleaved",
-                   virtual_stages=2, overlap_tp_comms=True, overlap_grad_reduce=True)
+                   virtual_stages=2, overlap_tp_comms=True, overlap_grad_reduce=True,
+                   sequence_parallel=True)
     assert schedule(inter).overlap_groups == ("tp",)
 
 
@@ -221,7 +226,8 @@ def test_the_tp_overlap_flag_is_named_where_it_cannot_run(tmp_path):
     """The simulator export refuses a plan with the TP collectives on their own stream, naming
     ``overlap_tp_comms``; with TP 1 the flag has nothing to overlap
     and changes nothing (the plan's schedule has no own stream)."""
-    inst = instance_for(params(**TP4, overlap_tp_comms=True), _net(2, 2), COST)
+    inst = instance_for(params(**TP4, overlap_tp_comms=True, sequence_parallel=True), _net(2, 2),
+                        COST)
     with pytest.raises(InputError, match="export the plan with overlap_tp_comms = false"):
         write_bundle(inst, [300.0, 25.0], tmp_path / "b")
     assert schedule(params(**{**TP4, "tp": 1, "dp": 4, "global_batch_size": 16},

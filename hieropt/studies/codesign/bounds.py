@@ -4,10 +4,12 @@ the plan's groups), the same for every shape of one dimension count and every pl
 **Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U +
 sum_k w_k tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U
 its optimizer step, w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with
-``overlap_dp``, which may hide them: T is then still at least F (C + per-micro-batch communication)
-+ U; 0 too for the per-micro-batch collectives on their own stream with ``overlap_sharded_comms``,
-  which the compute
-may hide). Two facts bound the communication for every shape, placement and bandwidth B:
+``overlap_dp``, which may hide the gradient reduction: T is then still at least F (C +
+per-micro-batch communication) + U; the all-gather after the optimizer step keeps w_k = 1, as no
+overlap of the backward hides it, and takes 0 with ``overlap_param_gather``, whose gathered first
+forward is at least the forward: :mod:`hieropt.model.gathers`; 0 too for the per-micro-batch
+collectives on their own stream with ``overlap_sharded_comms``, which the compute may hide). Two
+facts bound the communication for every shape, placement and bandwidth B:
 
 - tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the
   ratio of the sums);
@@ -45,7 +47,7 @@ from ...model.cost import unit_costs
 from ...model.pipeline import graph_fits
 from ...spec import Network
 from ...spec.space import constraint_for
-from ...workloads.llm.comms import own_stream_groups
+from ...workloads.llm.comms import AG, own_stream_groups
 from ...workloads.llm.lower import bottleneck_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
@@ -86,7 +88,9 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
     own = own_stream_groups(pl)  # (their per-micro-batch collectives may hide: weight 0)
     for op in step.stages[bottleneck_stage(step) if stage is None else stage].ops:
         for c in op.comms:
-            if c.per_iteration:
+            if c.per_iteration and c.kind == AG:  # (after the optimizer step)
+                w = 0.0 if pl.overlap_param_gather else 1.0
+            elif c.per_iteration:
                 w = 0.0 if pl.overlap_grad_reduce else 1.0
             else:
                 w = 0.0 if c.group in own else F
@@ -99,7 +103,9 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     the most compute first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p >
     1, every stage's slot t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its
     per-micro-batch volume) and stage 0's tail W_0 >= U_0 + Vi_0 / S_cap (its optimizer step and
-    per-iteration volume; 0 with ``overlap_dp``). A schedule timed by its graph
+    per-iteration volume; with ``overlap_dp`` (v = 1) only its all-gathers after the step, unless
+    ``overlap_param_gather`` (v = 1) hides them too: the gathered first forward is at least the
+    forward; with v > 1 both stay in W_0). A schedule timed by its graph
     (:mod:`hieropt.model.pipeline`: 1F1B, or interleaved with v chunks per stage) is at least the
     path that takes micro-batch 0 forward through the first chunks of stages 0 .. s - 1, then every
     one of stage s's 2 m v operations (its first is that micro-batch's forward of its first chunk,
@@ -114,16 +120,16 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
     m, v = pl.microbatches, pl.virtual_stages
     sizes, overlap, own = step.group_sizes, pl.overlap_grad_reduce, own_stream_groups(pl)
-    per_op: dict[Same, tuple[float, float]] = {}  # (by identity: a step's blocks share templates)
+    per_op: dict[Same, tuple[float, ...]] = {}  # (by identity: a step's blocks share templates)
 
-    def volumes(op) -> tuple[float, float]:
+    def volumes(op) -> tuple[float, float, float]:
         hit = per_op.get(key := Same(op))
         if hit is None:
-            vols = [(c.per_iteration,
+            vols = [(c.per_iteration + (c.per_iteration and c.kind == AG),
                      0.0 if c.group in own and not c.per_iteration  # (may hide)
                      else _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
-            hit = per_op[key] = (sum([x for it, x in vols if not it]),
-                                 sum([x for it, x in vols if it]))
+            # (per micro-batch, per iteration, the all-gathers after the optimizer step)
+            hit = per_op[key] = tuple(sum([x for it, x in vols if it == k]) for k in range(3))
         return hit
 
     graph = graph_fits(pl.pp, m, v, pl.group_size, bool(own))
@@ -140,6 +146,8 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
             C0.append(C[-1])
             Vm0.append(Vm[-1])
     vi0 = 0.0 if overlap and v == 1 else sum([volumes(op)[1] for op in step.stages[0].ops])
+    if not (pl.overlap_param_gather and v == 1):  # (else hidden behind the first forward)
+        vi0 += sum([volumes(op)[2] for op in step.stages[0].ops])
     r0 = bottleneck_stage(step)
     # the schedule's graph: the path through stage s's 2 m v operations
     if graph:

@@ -100,7 +100,8 @@ def instance_document(result: Codesign, row: dict[str, Any],
     """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and
     plan inline (``workload = {generator = "llm", params = ...}``), the network, the placement as
     named groups, the step options (micro-batches, stages, virtual stages, ``overlap_dp`` = the
-    plan's ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
+    plan's ``overlap_grad_reduce``, ``overlap_gather`` = its ``overlap_param_gather``, the
+    own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model, and the space's token budget and
     ``[cluster]`` (its figures with their sources) when it has them; the network budget is the
     candidate's (:func:`~hieropt.studies.codesign.solve.network_cap`). An NPU from a calibrated
@@ -130,6 +131,7 @@ def instance_document(result: Codesign, row: dict[str, Any],
             "virtual_stages": pl.virtual_stages,
             # (the lowering's schedule: an own stream replaces the last backward's overlap)
             "overlap_dp": bool(pl.overlap_grad_reduce) and not own_stream_groups(pl),
+            "overlap_gather": bool(pl.overlap_param_gather) and not own_stream_groups(pl),
             **({"overlap_groups": list(own)} if (own := own_stream_groups(pl)) else {}),
         },
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},

@@ -127,6 +127,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     :class:`PlanChoices` fields), dp = N / (tp cp pp) (cp: the base's), the schedule
     ``interleaved`` for v > 1 (else ``1f1b``), the base's ``overlap_sharded_comms`` only for a
     ZeRO 2/3 choice (ZeRO 0/1 have no per-micro-batch DP collectives to overlap), the base's
+    ``overlap_param_gather`` only for a ZeRO 1/2 choice with ``overlap_grad_reduce`` (Megatron-LM
+    overlaps the all-gather after the optimizer step only with both), the base's
     ``recompute_layers`` only for a ``full`` recompute choice (it counts the blocks full recompute
     recomputes per chunk; a plan whose largest chunk holds fewer is invalid), and the base's
     stage_layers kept for the base's own pp and v (Llama 3 405B's 7, 8, ..., 8, 7 on 16 stages of
@@ -144,6 +146,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     plan = base.plan.model_dump() | upd
     if plan["zero_stage"] < 2:  # (the base's own-stream ZeRO 2/3 collectives: none to overlap)
         plan["overlap_sharded_comms"] = False
+    if plan["zero_stage"] not in (1, 2) or not plan["overlap_grad_reduce"]:
+        plan["overlap_param_gather"] = False  # (the base's: no gather after the step to overlap)
     if plan["recompute"] != "full":  # (the base's recompute_layers: for its full recompute only)
         plan["recompute_layers"] = None
     same = (upd["pp"], upd["virtual_stages"]) == (base.plan.pp, base.plan.virtual_stages)

@@ -127,13 +127,15 @@ def layout_notes(rows: Sequence[ValidationRow]) -> tuple[str, ...]:
     balanced layout (:mod:`hieropt.workloads.llm.layout`), which the measured run had only with a
     layout written per chunk (``--pipeline-model-parallel-layout``). ``codesign`` counts such plans
     invalid unless ``custom_layouts = true``
-    (:func:`hieropt.studies.codesign.plans.custom_layout_reason`)."""
+    (:func:`hieropt.studies.codesign.plans.custom_layout_reason`); the other commands note them
+    (:func:`hieropt.workloads.llm.layout.unequal_chunks_note`)."""
+    from ...workloads.llm.layout import unequal_chunks
+
     out = []
     for x in rows:
         p = x.run.params
         pl, layers = p.plan, p.model.layers
-        chunks = pl.pp * pl.virtual_stages
-        if pl.virtual_stages < 2 or pl.stage_layers is not None or layers % chunks == 0:
+        if (chunks := unequal_chunks(p)) is None:
             continue
         out.append(
             f"note: {x.run.where}: pp {pl.pp} x virtual_stages {pl.virtual_stages} = {chunks} "

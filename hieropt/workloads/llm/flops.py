@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ...spec.training import Training
 from ...units import cluster_size_note
-from .layout import partial_recompute, recomputed_blocks, stage_chunks
+from .layout import partial_recompute, recomputed_blocks, stage_chunks, unequal_chunks_note
 from .params import LLMParams
 from .plan_rules import defaults_note, slip_notes
 
@@ -148,18 +148,23 @@ def zero_pp_caveat(zero_stage: int, pp: int) -> str:
     )
 
 
-def interleaved_overlap_note(v: int) -> str:
+def interleaved_overlap_note(v: int, param_gather: bool = False) -> str:
     """The note on ``overlap_grad_reduce`` under the interleaved schedule (``v`` > 1 chunks per
     stage): Megatron-LM issues each chunk's DP gradient reduce-scatter as that chunk's last
     backward ends, overlapping the backward left; the model overlaps the per-iteration
     collectives with the first stage's last backward under 1F1B only
     (:func:`hieropt.model.pipeline.overlapped`) and counts them exposed after the last backward
-    with v > 1, so the time is an upper bound on that part."""
+    with v > 1, so the time is an upper bound on that part; with ``param_gather``
+    (``overlap_param_gather``) the same of the parameter all-gather
+    (:func:`hieropt.model.gathers.gathered`)."""
+    gather = (" and, for overlap_param_gather, the all-gather of the updated parameters after the "
+              "optimizer step (Megatron-LM overlaps it with the next forward)" if param_gather
+              else "")
     return (f"overlap_grad_reduce with the interleaved schedule (v = {v}): the model does not "
             "overlap the DP gradient reduction under interleaving (Megatron-LM issues each "
             "chunk's as its last backward ends); it counts the per-iteration DP collectives "
-            "exposed after the last backward, an upper bound on their part of the iteration time "
-            "(under 1F1B the overlap is modelled)")
+            f"exposed after the last backward{gather}, an upper bound on their part of the "
+            "iteration time (under 1F1B the overlap is modelled)")
 
 
 def plan_caveats(p: LLMParams) -> tuple[str, ...]:
@@ -169,13 +174,14 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
     (:func:`hieropt.units.cluster_size_note`), on ``overlap_grad_reduce`` not modelled under
-    interleaving (:func:`interleaved_overlap_note`), on values in a likely wrong unit
-    (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`), on the GPT-3 architecture defaults a
-    file stating none of them takes (:func:`~hieropt.workloads.llm.plan_rules.defaults_note`) and
-    on a ``weight_bytes`` of 1 outside
-    FP8 training; empty for the features the measured runs cover (TP,
-    PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common software runs, on
-    an NPU at its catalog peak."""
+    interleaving (:func:`interleaved_overlap_note`), on interleaved chunks that do not divide the
+    layers (:func:`~hieropt.workloads.llm.layout.unequal_chunks_note`), on values in a likely wrong
+    unit (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`), on the GPT-3 architecture
+    defaults a file stating none of them takes
+    (:func:`~hieropt.workloads.llm.plan_rules.defaults_note`), on a ``weight_bytes`` of 1 and on a
+    delayed ``fp8_recipe`` outside FP8 training (no effect); empty for the features the measured
+    runs cover (TP, PP, DP, CP, interleaving, recompute, ZeRO 1-2) in the combinations common
+    software runs, on an NPU at its catalog peak."""
     out = []
     if p.plan.zero_stage == 3:
         out.append(ZERO3_CAVEAT)
@@ -186,7 +192,9 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     if (note := p.npu.peak_note) is not None:
         out.append(note)
     if p.plan.overlap_grad_reduce and p.plan.virtual_stages > 1:
-        out.append(interleaved_overlap_note(p.plan.virtual_stages))
+        out.append(interleaved_overlap_note(p.plan.virtual_stages, p.plan.overlap_param_gather))
+    if (note := unequal_chunks_note(p)) is not None:
+        out.append(note)
     out += slip_notes(p.model, p.plan)
     if (note := defaults_note(p.model, p.plan)) is not None:
         out.append(note)
@@ -195,6 +203,10 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
                    f"working weights and their all-gathers are {p.npu.number_format} elements; "
                    "give weight_bytes = 2 (or leave it out: the number format's default), or "
                    'number_format = "fp8"')
+    if p.npu.fp8_recipe != "current" and p.npu.number_format != "fp8":
+        out.append(f'fp8_recipe = "{p.npu.fp8_recipe}" has no effect under '
+                   f"{p.npu.number_format} training (it chooses how Transformer Engine scales the "
+                   'tensors it casts to FP8); give number_format = "fp8", or leave fp8_recipe out')
     if (note := cluster_size_note(p.plan.total_npus)) is not None:
         out.append(note)
     return tuple(out)

@@ -134,6 +134,38 @@ def partial_recompute(p: LLMParams) -> bool:
     return p.plan.recompute == "full" and p.plan.recompute_layers is not None
 
 
+def unequal_chunks(p: LLMParams) -> int | None:
+    """The pp x v chunk count of an interleaved plan ``p`` whose layers it does not divide and that
+    states no ``stage_layers`` (48 layers at pp 4 x v 5), else None. Megatron-LM's standard flags
+    (``--num-layers-per-virtual-pipeline-stage``, NeMo's ``virtual_pipeline_model_parallel_size``)
+    need the layers to divide into the chunks and refuse such a plan; hieropt times its own
+    balanced layout (module docstring), which Megatron-Core runs only from a layout written per
+    chunk (``--pipeline-model-parallel-layout``). ``codesign`` counts such plans invalid unless
+    ``custom_layouts = true``; ``validate`` notes them."""
+    pl = p.plan
+    chunks = pl.pp * pl.virtual_stages
+    if pl.virtual_stages < 2 or pl.stage_layers is not None or p.model.layers % chunks == 0:
+        return None
+    return chunks
+
+
+def unequal_chunks_note(p: LLMParams) -> str | None:
+    """The note on an interleaved plan Megatron-LM's standard flags refuse
+    (:func:`unequal_chunks`), naming its fixes; None for another plan."""
+    chunks = unequal_chunks(p)
+    if chunks is None:
+        return None
+    pl = p.plan
+    return (f"pp {pl.pp} x virtual_stages {pl.virtual_stages} = {chunks} chunks do not divide the "
+            f"{p.model.layers} layers: Megatron-LM's standard flags refuse this plan "
+            "(--num-layers-per-virtual-pipeline-stage needs equal chunks), and hieropt times its "
+            f"own balanced layout (stages {list(stage_layer_counts(p))}, chunks of unequal layer "
+            "counts), which Megatron-Core runs only from a layout written per chunk "
+            "(--pipeline-model-parallel-layout); choose a virtual_stages whose chunks divide the "
+            "layers, or state the layout as stage_layers (codesign counts such plans invalid "
+            "unless custom_layouts = true)")
+
+
 __all__ = ["recomputed_blocks", "partial_recompute",
            "balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks",
-           "chunk_share"]
+           "chunk_share", "unequal_chunks", "unequal_chunks_note"]

@@ -283,7 +283,8 @@ def _lowered(p: LLMParams, stage: int | None) -> Workload:
 
 def schedule(p: LLMParams) -> StepSchedule:
     """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks,
-    DP overlap (one frozen object per (m, p, v, overlap) within a call, shared), and the groups
+    DP overlap and parameter-gather overlap (one frozen object per (m, p, v, overlaps) within a
+    call, shared), and the groups
     whose per-micro-batch collectives run on their own stream
     (:func:`~hieropt.workloads.llm.comms.own_stream_groups`)."""
     pl = p.plan
@@ -294,13 +295,13 @@ def schedule(p: LLMParams) -> StepSchedule:
                             virtual_stages=pl.virtual_stages, chunk_share=share,
                             microbatch_group=pl.microbatch_group_size, overlap_groups=own)
     key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce,
-           pl.microbatch_group_size, share)
+           pl.microbatch_group_size, share, pl.overlap_param_gather)
     return current().memo("schedule", key, lambda: _schedule(*key), 1024)
 
 
 def _schedule(
     microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool, group: int | None,
-    share: float | None,
+    share: float | None, overlap_gather: bool,
 ) -> StepSchedule:
     return StepSchedule(
         microbatches=microbatches,
@@ -309,6 +310,7 @@ def _schedule(
         microbatch_group=group,
         chunk_share=share,
         overlap_dp=overlap_dp,
+        overlap_gather=overlap_gather,
     )
 
 

@@ -241,36 +241,35 @@ class Plan(_Frozen):
             --recompute-num-layers N``, counted per TransformerBlock, one per chunk); None
             (default): every block. Only with ``full``; at most the model's blocks (a chunk with
             fewer recomputes all of its own).
-        vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
-            make-vocab-size-divisible-by, 128).
-        overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
-            backward pass (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's 128).
+        overlap_grad_reduce: the per-iteration gradient reduction overlaps the last backward pass
+            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        overlap_param_gather: ZeRO 1/2's all-gather of the updated parameters, else exposed after
+            the optimizer step, runs during the next iteration's first forward (Megatron-LM's
+            overlap-param-gather; loop ``step``'s ``overlap_gather``, :mod:`hieropt.model.gathers`).
+            Needs zero_stage 1/2 and ``overlap_grad_reduce``; 1F1B only (interleaved: a note).
         overlap_sharded_comms: with ZeRO stage 2 or 3, the per-micro-batch DP collectives
             (gradient reduce-scatter; ZeRO-3's parameter all-gathers) run on their own stream
             through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
             (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
             exposed, each in its pass. Refused with ZeRO stage 0 or 1 (nothing to overlap).
-        overlap_tp_comms: the TP collectives (all-reduces; with sequence parallelism the
-            all-gathers and reduce-scatters) run on their own stream, pipelined with the GEMMs
+        overlap_tp_comms: the TP collectives run on their own stream, pipelined with the GEMMs
             they feed and follow, as Megatron-Core and Transformer Engine run them
             (``tp_comm_overlap``, userbuffers; Wang et al. 2022, "Overlap Communication with
             Dependent Computation via Decomposition in Large Deep Learning Models", ASPLOS'23):
             the micro-batch slot of :mod:`hieropt.model.overlap` with the TP group on the own
-            stream; False (default): each counted exposed in its layer. Not with
-            ``overlap_grad_reduce`` under the 1F1B schedule (one overlap of the last backward per
-            plan).
-        scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs
-            of the TP group (each sends n h e / t over its own link) and all-gathered over TP on
-            arrival (Megatron-LM's default scatter/gather, Narayanan et al. 2021 §4.1); False: every
-            NPU sends the whole n h e.
+            stream; False (default): exposed in its layer. Needs ``sequence_parallel`` when tp >
+            1 (as Megatron-LM). Not with ``overlap_grad_reduce`` under 1F1B (one overlap of the
+            last backward per plan).
+        scatter_gather_sends: without sequence parallelism, each of the t TP NPUs sends n h e / t
+            of a pipeline send and the receiver all-gathers it over TP (Megatron-LM's default,
+            Narayanan et al. 2021 §4.1); False: every NPU sends the whole n h e.
         flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv
-            2205.14135): the a_t b s^2 scores and softmax are not stored, only the softmax
-            statistics (one fp32 value per query head and token) for the backward
-            (:mod:`hieropt.model.memory`).
-        collective_algorithms: the algorithm running each group's collectives over the dimensions it
-            spans (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not
-            named runs ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`,
-            docs/llm-training.md).
+            2205.14135): not the a_t b s^2 scores and softmax, only the softmax statistics (one
+            fp32 value per query head and token) are stored (:mod:`hieropt.model.memory`).
+        collective_algorithms: the algorithm running each group's collectives over the dimensions
+            it spans (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; else
+            ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`, docs/llm-training.md).
     """
 
     npus: int | None = Field(default=None, ge=1)
@@ -291,6 +290,7 @@ class Plan(_Frozen):
     recompute_layers: int | None = Field(None, ge=0, json_schema_extra={"default_text": "all"})
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
+    overlap_param_gather: bool = False
     overlap_sharded_comms: bool = False
     overlap_tp_comms: bool = False
     flash_attention: bool = False

@@ -27,7 +27,8 @@ def divisor_list(n: int) -> str:
 def check_degrees(p: Plan) -> None:
     """plan.npus against the degrees' product; the interleaved schedule's chunks and stages; the
     overlap flags: ``overlap_sharded_comms`` needs ZeRO 2/3 and excludes ``overlap_grad_reduce``,
-    ``overlap_tp_comms`` excludes it under 1F1B."""
+    ``overlap_tp_comms`` excludes it under 1F1B and needs sequence parallelism with tp > 1,
+    ``overlap_param_gather`` needs ZeRO 1/2 and ``overlap_grad_reduce`` (:func:`check_overlap`)."""
     if p.npus is not None and p.total_npus != p.npus:
         names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
             ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
@@ -67,6 +68,35 @@ def check_degrees(p: Plan) -> None:
         raise ValueError("plan.overlap_tp_comms: not with overlap_grad_reduce under the 1f1b "
                          "schedule (one overlap of the last backward per plan); fix: set one of "
                          "them to false")
+    check_overlap(p)
+
+
+def check_overlap(p: Plan) -> None:
+    """Megatron-LM's rules on its overlap flags (``megatron/training/arguments.py``): the TP
+    communication overlap only with sequence parallelism ("Tensor parallel communication/GEMM
+    overlap can happen only when sequence parallelism is enabled"; with tp 1 there is no TP
+    collective and the flag is free); the parameter all-gather overlap only with the distributed
+    optimizer (ZeRO 1; hieropt's ZeRO 2 gathers the same way) and with ``overlap_grad_reduce``
+    ("Must use --overlap-param-gather with --overlap-grad-reduce"). ZeRO 3's per-micro-batch
+    gathers overlap with ``overlap_sharded_comms``."""
+    if p.overlap_tp_comms and p.tp > 1 and not p.sequence_parallel:
+        raise ValueError(
+            f"plan.overlap_tp_comms: with tp {p.tp} it needs sequence_parallel (Megatron-LM: "
+            "\"Tensor parallel communication/GEMM overlap can happen only when sequence "
+            "parallelism is enabled\"; the TP all-reduces without it are never overlapped); fix: "
+            "set sequence_parallel = true, or overlap_tp_comms = false")
+    if p.overlap_param_gather and p.zero_stage not in (1, 2):
+        fix = ("set overlap_sharded_comms = true instead (ZeRO 3 gathers the parameters every "
+               "micro-batch)" if p.zero_stage == 3 else "set zero_stage = 1 (the distributed "
+               "optimizer), or overlap_param_gather = false")
+        raise ValueError(
+            f"plan.overlap_param_gather: with zero_stage {p.zero_stage} there is no all-gather of "
+            f"the updated parameters after the optimizer step to overlap; fix: {fix}")
+    if p.overlap_param_gather and not p.overlap_grad_reduce:
+        raise ValueError(
+            "plan.overlap_param_gather: Megatron-LM overlaps the parameter all-gather only with "
+            "overlap_grad_reduce; fix: set overlap_grad_reduce = true, or overlap_param_gather = "
+            "false")
 
 
 def check_recompute(p: Plan) -> None:
@@ -237,8 +267,8 @@ def algorithm_table_value(v: Any, groups: tuple[str, ...]) -> Any:
 
 
 __all__ = ["algorithm_table_value", "divisors", "divisor_list", "check_recompute_layers",
-           "check_degrees", "check_recompute", "check_pp", "check_cp", "check_moe", "check_batch",
-           "check_group"]
+           "check_degrees", "check_overlap", "check_recompute", "check_pp", "check_cp", "check_moe",
+           "check_batch", "check_group"]
 
 
 SHORTEST_SEQUENCE = 128
