@@ -198,6 +198,11 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
             res = _maximise(solver, lp.n_cols, d)
             if res.status is Status.INFEASIBLE:
                 raise rows_infeasible(instance)
+            if res.status is Status.LIMIT:
+                raise SolverError(
+                    f"HiGHS could not find the largest bandwidth of dimension {d} within the "
+                    f"time limit of {time_limit_s:g} s ({res.termination}); fix: allow more time "
+                    "(time_limit_s)")
             if res.status not in (Status.OPTIMAL, Status.UNBOUNDED):
                 raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
                                   f"({res.termination})")
