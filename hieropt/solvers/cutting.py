@@ -147,7 +147,8 @@ class TimeLP(CutLP):
                 "unbounded",
                 f"add a bandwidth budget: the constraints put no upper limit on the "
                 f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
-                f"has no minimum; e.g. --constraint 'sum(bw) == 500'",
+                f"has no minimum; e.g. the constraint 'sum(bw) == 500' (the instance's "
+                "constraints, --constraint on the command line)",
             )
         if self.loaded and self.reach_gbps <= 0:
             raise NoSolutionError(

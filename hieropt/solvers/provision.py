@@ -316,7 +316,8 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
         if not given:  # (the instance file's: not an option the user gave)
             raise InputError(f"{instance.name}: objective", None,
                              f"{objective!r} has no integer provisioning",
-                             f"give --objective, one of {', '.join(PROVISION_OBJECTIVES)}{also}")
+                             f"give an objective (objective=..., --objective), one of "
+                             f"{', '.join(PROVISION_OBJECTIVES)}{also}")
         if objective in OBJECTIVE_UNITS:  # (an objective of solve's, not of provisioning)
             raise InputError("objective", None,
                              f"{objective!r} has no integer provisioning: provision supports "

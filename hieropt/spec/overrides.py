@@ -74,7 +74,8 @@ def with_targets(
             f"{flag_prefix}max_regret",
             None,
             f"only objective min_cost takes it (got {out.objective})",
-            "use --objective min_cost with --max-regret",
+            "ask for objective min_cost with it (--objective min_cost --max-regret on the "
+            "command line)",
         )
     if regret is not None and out.max_iteration_time_ns is not None:
         _refuse_regret_and_target(out, max_regret is not None, flag_prefix)
@@ -116,7 +117,8 @@ def _with_min_cost_target(out: M) -> M:
     ):
         # (only an instance has a regret bound: a shape or co-design space, and their commands, have
         # no --max-regret)
-        regret = ", or --max-regret" if "max_regret" in type(out).model_fields else ""
+        regret = (", or a regret bound (max_regret, --max-regret)"
+                  if "max_regret" in type(out).model_fields else "")
         raise InputError(
             "max_iteration_time_ns",
             None,

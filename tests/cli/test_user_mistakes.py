@@ -702,7 +702,8 @@ def test_min_cost_without_a_target_on_solve_still_offers_max_regret():
     assert r.exit_code == 2
     assert error_line(r) == (
         "error: --max-time: missing for objective min_cost; fix: give the iteration-time "
-        "target (--max-time 1.3s, or max_iteration_time_ns in ns), or --max-regret"
+        "target (--max-time 1.3s, or max_iteration_time_ns in ns), or a regret bound (max_regret, "
+        "--max-regret)"
     )
 
 

@@ -435,7 +435,8 @@ def test_an_instance_objective_without_integer_provisioning_names_the_file_s_obj
     assert r.exit_code == 2
     assert r.stderr.strip().splitlines()[-1] == (
         "error: llama3-405b-16k-cluster: objective: 'min_run_cost' has no integer provisioning; "
-        "fix: give --objective, one of performance, min_cost, performance_per_cost, min_power "
+        "fix: give an objective (objective=..., --objective), one of performance, min_cost, "
+        "performance_per_cost, min_power "
         "(codesign --catalog provisions a min_run_cost search's shortlist for performance: "
         "--objective performance gives its figures)"
     )
