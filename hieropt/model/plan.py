@@ -198,7 +198,13 @@ class PlanFigures:
 
 
 def plan_figures(params: LLMParams) -> PlanFigures:
-    """Build the step of ``params`` and its memory report (see :class:`PlanFigures`)."""
+    """Build the step of ``params`` (validated model, plan, NPU and precision) and its memory
+    report (see :class:`PlanFigures`: bytes per NPU, FLOPs, ns).
+
+    Raises:
+        ValueError: a plan the step cannot state (as :func:`hieropt.workloads.llm.build_step`;
+            the library's ``hieropt.plan_figures`` checks ``params`` first, an InputError).
+    """
     step = build_step(params)
     return PlanFigures(params, step, memory(params, step))
 

@@ -215,7 +215,13 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
     bandwidths ``bw_gbps`` (GB/s per NPU, one per dimension; None: not checked) for the caveats on
     what its NPU cannot have. Several workloads on one fabric: their weighted time is no one run's,
     so the tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are
-    not), and each workload's NPU is checked."""
+    not), and each workload's NPU is checked.
+
+    Raises:
+        nothing for a validated instance and numbers (unknown figures are None, with why in
+        ``unknown``); the library's ``hieropt.run_figures`` refuses bad arguments first (an
+        InputError naming them: a time in s, a token budget below one iteration, ...).
+    """
     several = len(instance.jobs) > 1
     dims = [d.npus for d in instance.network.dims]
     fig = figures(

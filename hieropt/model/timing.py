@@ -134,7 +134,12 @@ def build_time_model(instance: Instance) -> TimeModel:
     otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
     :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in the active cache
     (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks or
-    prices, and its candidates on equal dimension sizes, have one model)."""
+    prices, and its candidates on equal dimension sizes, have one model).
+
+    Raises:
+        nothing for a validated :class:`~hieropt.spec.Instance` (the library's
+        ``hieropt.build_time_model`` refuses anything else as an InputError naming ``instance``).
+    """
     return instance.memo("_time_model", model_fields(instance),
                          lambda: _shared_time_model(instance))
 

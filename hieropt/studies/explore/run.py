@@ -75,7 +75,12 @@ SOLVED = ("optimal", "limit")
 
 
 def load_space(path: str | Path) -> ShapeSpace:
-    """Read a shape-space TOML file (see :mod:`hieropt.io.space`)."""
+    """Read a shape-space TOML file (see :mod:`hieropt.io.space`; bandwidths GB/s per NPU, prices
+    $ per GB/s per NPU, sizes in NPUs).
+
+    Raises:
+        InputError: a missing file or a bad key or value, naming the file, the field and the fix.
+    """
     from ...io.space import load_space as _load
 
     return _load(path)
