@@ -391,6 +391,8 @@ FLAGS = {
     "spacing": "--spacing",
     "fields": "--fit",
     "loss": "--loss",
+    "binary": "--astra-sim",
+    "constraints": "--constraint",
 }
 """Library argument -> the command-line flag that sets it: library errors name the argument, the
 command line names its flag."""

@@ -68,7 +68,7 @@ def load_libra(
     else:
         mapping = read_communicator(communicator, net)
     cm = read_cost_model(cost)
-    cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
+    cons = tuple(parse_constraint(t, net.n_dims, "constraints") for t in constraints)
     loop = "no_overlap"
     if wl.header is not None and wl.header.policy == FWD_IN_BCKWD:
         loop = "recompute"

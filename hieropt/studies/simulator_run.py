@@ -25,11 +25,13 @@ DEFAULT_TIMEOUT_S = 600.0
 
 def check_binary(binary: str | Path | None) -> Path:
     """The simulator binary as an absolute path (a relative one is taken from the current folder:
-    the simulator runs in the bundle's folder); InputError (exit 2) when missing, not a file, not
-    a program (no ELF binary, no script), or not executable."""
+    the simulator runs in the bundle's folder); InputError (exit 2, naming ``binary``: the command
+    line names its ``--astra-sim``) when missing, not a file, not a program (no ELF binary, no
+    script), or not executable."""
     if binary is None or str(binary) == "":
-        raise InputError("--astra-sim", None, "no simulator binary given", "pass --astra-sim PATH "
-                         "to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
+        raise InputError("binary", None, "no simulator binary given", "pass the path of "
+                         "AstraSim_Analytical_Congestion_Unaware (binary=PATH, --astra-sim PATH; "
+                         "or set ASTRA_SIM)")
     p = Path(binary)
     problem = ("no such file" if not p.exists() else "is not a file" if not p.is_file() else
                None if os.access(p, os.X_OK) else "is not executable")
@@ -37,10 +39,10 @@ def check_binary(binary: str | Path | None) -> Path:
         with p.open("rb") as f:  # (a program: an ELF binary or a script; else another file)
             head = f.read(4)
         if head == b"\x7fELF" or head.startswith(b"#!"):
-            raise InputError("--astra-sim", str(p), problem, f"chmod +x {p}")
+            raise InputError("binary", str(p), problem, f"chmod +x {p}")
         problem = "is not a program (neither an executable binary nor a script)"
     if problem is not None:
-        raise InputError("--astra-sim", str(p), problem, "give the path of the ASTRA-sim binary"
+        raise InputError("binary", str(p), problem, "give the path of the ASTRA-sim binary"
                          + (" (AstraSim_Analytical_Congestion_Unaware)" if "program" in problem
                             else ""))
     return p.absolute()

@@ -35,7 +35,7 @@ def test_missing_or_unusable_binary(tmp_path):
     with pytest.raises(InputError) as e:
         simulate(_inst(), [10], plain)
     assert e.value.one_line() == (
-        f"--astra-sim: {plain}: is not a program (neither an executable binary nor a script); "
+        f"binary: {plain}: is not a program (neither an executable binary nor a script); "
         "fix: give the path of the ASTRA-sim binary (AstraSim_Analytical_Congestion_Unaware)")
     # a script or a binary without its x bit: chmod +x
     for name, head in (("script", "#!/bin/sh\n"), ("binary", "\x7fELF")):
@@ -43,7 +43,7 @@ def test_missing_or_unusable_binary(tmp_path):
         p.write_bytes(head.encode("latin-1"))
         with pytest.raises(InputError) as e:
             simulate(_inst(), [10], p)
-        assert e.value.one_line() == f"--astra-sim: {p}: is not executable; fix: chmod +x {p}"
+        assert e.value.one_line() == f"binary: {p}: is not executable; fix: chmod +x {p}"
 
 
 def test_failed_run_reports_the_last_message(tmp_path):
