@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..model.run import RunFigures, figures
+from ..model.run import RunFigures
 from ..solvers.procurement import FASTEST_SLACK
 from .committee import (
     Alternative,
@@ -38,7 +38,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
-from .run import calibration_note, fmt_tokens, row_bw
+from .run import calibration_note, fmt_tokens
 
 NO_SPACE = (
     "tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its "
@@ -74,24 +74,9 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
         return RunFigures(
             iteration_time_ns=T, network_capex_usd=C, tokens=tokens, unknown=(NO_SPACE,)
         )
-    from ..studies.codesign.export import row_params
-    from ..studies.explore.enumerate import shape_npus
-    from ..workloads.llm.flops import training_of
+    from ..studies.codesign.figures import row_run
 
-    params = row_params(space, row)
-    return figures(
-        training_of(params),
-        row["npus"] or space.npus,
-        T,
-        C,
-        tokens,
-        getattr(space, "cluster", None),
-        params.workload_name,
-        row_bw(row),
-        row.get("scaleout_gbps_per_npu"),
-        space=True,
-        dims_npus=shape_npus(row["shape"]),
-    )
+    return row_run(space, row, tokens)
 
 
 def result_npus(data: dict[str, Any]) -> int:

@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
+from ..studies.codesign.figures import row_bw
 from ..studies.explore import Exploration
-from .run import row_bw
 
 _UNIT_LABEL = {
     "performance": "time ms",
@@ -62,7 +62,8 @@ def explore_dict(result: Exploration, top: int) -> dict[str, Any]:
 
 
 def _listed(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` with its ``bw_gbps`` as a list of floats (:func:`hieropt.report.run.row_bw`)."""
+    """``row`` with its ``bw_gbps`` as a list of floats
+    (:func:`hieropt.studies.codesign.figures.row_bw`)."""
     return {**row, "bw_gbps": row_bw(row)} if "bw_gbps" in row else row
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model.run import PUE_LEFT_OUT, RunFigures, figures
-from ..workloads.llm.flops import training_of
+from ..model.run import PUE_LEFT_OUT, RunFigures
 
 
 def fmt_money(usd: float | None) -> str:
@@ -474,34 +473,10 @@ def front_notes(instance: Any, front: Any) -> list[str]:
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     """The buyer's figures of a co-design search's best candidate
-    (:class:`hieropt.studies.codesign.search.Codesign`): its plan's tokens and FLOPs, its iteration
-    time and network cost, ``tokens`` (the run's token budget), the space's ``cluster`` if it has
-    one. None without a best candidate."""
-    best = result.best
-    if best is None:
-        return None
-    from ..studies.codesign.export import row_params
-    from ..studies.explore.enumerate import shape_npus
-
-    params = row_params(result.space, best.to_dict())
-    tokens = tokens if tokens is not None else result.space.tokens
-    row = best.to_dict()
-    return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
-                   best.network_cost_usd, tokens, result.space.cluster,
-                   params.workload_name, row_bw(row), row.get("scaleout_gbps_per_npu"),
-                   space=True, dims_npus=shape_npus(row["shape"]))
-
-
-def row_bw(row: dict[str, Any]) -> list[float] | None:
-    """A co-design row's ``bw_gbps`` (GB/s per NPU per dimension, innermost first) as floats: a
-    list, or the ``;``-separated text of a results file; None when the row has none (not
-    solved)."""
-    v = row.get("bw_gbps")
-    if v is None or v == "":
-        return None
-    if isinstance(v, str):
-        return [float(x) for x in v.split(";") if x.strip()]
-    return [float(x) for x in v]
+    (:meth:`hieropt.studies.codesign.search.Codesign.run`: its plan's tokens and FLOPs, its
+    iteration time and network cost, ``tokens`` (the run's token budget; None: the space's), the
+    space's ``cluster`` if it has one). None without a best candidate."""
+    return result.run(tokens)
 
 
 def codesign_calibration(result: Any) -> str | None:
@@ -516,7 +491,7 @@ def row_calibration(space: Any, row: dict[str, Any]) -> str | None:
     (a :class:`hieropt.workloads.llm.space.CodesignSpace`), or its calibrated accelerator file
     (:func:`hieropt.io.npus.calibration_of` of its plan's NPU), else None."""
     from ..io.npus import calibration_of
-    from ..studies.codesign.export import row_params
+    from ..studies.codesign.figures import row_params
 
     return calibration_of(row_params(space, row).npu)
 
@@ -593,4 +568,4 @@ __all__ = ["run_lines", "run_dict", "band_of", "RunBand", "run_band", "held_out_
            "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC", "fmt_days",
            "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
            "row_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
-           "buyer_scale", "bandwidth_effect", "row_bw"]
+           "buyer_scale", "bandwidth_effect"]

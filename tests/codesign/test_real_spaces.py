@@ -133,3 +133,18 @@ def test_the_model_files_own_pipeline_layout_is_kept_for_its_own_pp_and_v():
                         custom_layouts=True)
     assert e.combinations == 1 and not e.invalid and len(e.fitting) == 1
     assert plan_params(llama.base, 16384, {**own, "virtual_stages": 2}).plan.stage_layers is None
+
+
+@pytest.mark.heavy
+def test_the_library_result_carries_the_best_runs_caveats():
+    """``Codesign.run()``: the best design's figures as the command prints them, with the caveat on
+    a bandwidth its A100 cannot have (the LIBRA plan's space reaches past its 300 GB/s NVLink)."""
+    from hieropt.studies.codesign.search import codesign
+
+    r = codesign(load_codesign(SPACES / "codesign-gpt3-4096-libra-plan.toml"), workers=1)
+    fig = r.run()
+    assert fig.iteration_time_ns == r.best.iteration_time_ns and fig.mfu is not None
+    bw = [float(x) for x in r.best.to_dict()["bw_gbps"]]
+    assert max(bw) > 300  # (306.5 GB/s on NVLink)
+    assert any(c.startswith(f"dimension 0: {bw[0]:.1f} GB/s per NPU is above the A100-SXM-80GB's "
+                            "scale-up bandwidth of 300 GB/s") for c in fig.caveats)

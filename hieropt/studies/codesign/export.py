@@ -17,26 +17,11 @@ from ...spec import Instance, Network
 from ...spec.cluster import Cluster
 from ...spec.space import resolve_top
 from ...workloads.llm.comms import own_stream_groups
-from ...workloads.llm.params import LLMParams
-from ...workloads.llm.space import CodesignSpace, PlanChoices
+from ...workloads.llm.space import CodesignSpace
 from ..knee import WITHIN, Knee, check_within, knee_after
-from .plans import plan_params
+from .figures import row_params
 from .search import Codesign
 from .solve import network_cap, space_constraints
-
-
-def row_params(space: CodesignSpace, row: dict[str, Any]) -> LLMParams:
-    """The plan of a row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): the space's model with
-    the row's plan fields, built as the search built it
-    (:func:`~hieropt.studies.codesign.plans.plan_params`), its ``recompute_layers`` the row's when
-    it gives one (a row of an older results file or JSON has none: the space's)."""
-    choice = {k: row[k] for k in PlanChoices.model_fields if k in row and row[k] is not None}
-    if row.get("recompute_layers") is not None and row.get("recompute") == "full":
-        choice["recompute_layers"] = row["recompute_layers"]
-    for k in ("sequence_parallel", "overlap_grad_reduce"):
-        if k in choice:
-            choice[k] = bool(choice[k])
-    return plan_params(space.base, row["npus"] or space.npus, choice)
 
 
 def row_network(result: Codesign, row: dict[str, Any]) -> Network:
@@ -369,7 +354,6 @@ def provision_codesign(
 
 
 __all__ = [
-    "row_params",
     "row_network",
     "candidate_instance",
     "row_instance",

@@ -47,6 +47,7 @@ from pydantic import ValidationError
 from ...cache import Cache, scoped
 from ...errors import InputError
 from ...io.common import validation_error
+from ...model.run import RunFigures
 from ...names import CODESIGN_OBJECTIVES
 from ...spec.overrides import with_targets
 from ...workloads.llm.space import CodesignSpace
@@ -198,6 +199,17 @@ class Codesign:
         """Per cluster size: the rows solved, the best (a row dictionary), the least scale-out GB/s
         per NPU and NICs: how many NPUs to buy, and what each size gives."""
         return self.tally.by_npus()
+
+    def run(self, tokens: float | None = None) -> RunFigures | None:
+        """The best candidate's buyer figures (:func:`~hieropt.studies.codesign.figures.row_run`:
+        tokens/s, MFU, days and $ of a run of ``tokens`` tokens (None: the space's token budget),
+        the caveats on the bandwidths its NPU cannot have); None without a best."""
+        from .figures import row_run
+
+        if self.best is None:
+            return None
+        return row_run(self.space, self.best.to_dict(),
+                       tokens if tokens is not None else self.space.tokens)
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top``
