@@ -11,7 +11,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, objective_unit
 from .common import floats, gap_or_none
-from .run import band_of, front_notes, instance_calibration, run_dict, run_notes
+from .run import front_notes, instance_calibration, run_dict, run_notes
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -49,10 +49,10 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
     if "notes" in out:
         fig = run_figures(instance, sol.iteration_time_ns, sol.network_cost_usd,
                           bw_gbps=sol.bw_gbps)
-        out["notes"] = out["notes"] + run_notes(fig, instance_calibration(instance))
-        if out.get("run") is not None:
-            band = band_of(fig, instance_calibration(instance))
-            out["run"]["band"] = None if band is None else band.to_dict()
+        calibration = instance_calibration(instance)
+        out["notes"] = out["notes"] + run_notes(fig, calibration)
+        if out.get("run") is not None:  # (the same figures, with their band)
+            out["run"] = run_dict(fig, calibration)
     return out
 
 
