@@ -74,6 +74,26 @@ class SolverError(HieroptError):
     exit_code = 3
 
 
+class LimitReached(SolverError):
+    """The time limit of a solve (an LP's or the MILP's ``time_limit_s``, s) was reached before any
+    design or proven bound existed: no answer and an unknown (infinite) gap, never "infeasible"
+    (exit 3). ``hieropt.solve`` returns it as status ``limit`` without a design
+    (:meth:`hieropt.Solution.raise_for_status` raises it again); ``kind`` is ``"limit"`` (the
+    command line's error document). The message starts with ``"limit: "`` (:func:`limit_reached`
+    words it)."""
+
+    kind = "limit"
+
+
+def limit_reached(what: str, time_limit_s: float) -> LimitReached:
+    """The :class:`LimitReached` of the solve of ``what`` (e.g. ``"the largest bandwidth of
+    dimension 0"``) stopped by its time limit ``time_limit_s`` (s) before any design or bound."""
+    return LimitReached(
+        f"limit: the time limit of {float(time_limit_s):g} s per solve was reached on {what} "
+        "before any design or proven bound: no design, gap unknown (inf); fix: allow more time "
+        "(time_limit_s)")
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM arrived during a sweep (``explore``, ``codesign``): handled like Ctrl-C (a pool is
     stopped, the rows so far are kept, one line says where they are), with exit 143."""

@@ -106,6 +106,43 @@ expert-parallel group."""
 PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
 """Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help
 order."""
+FLAGS = {
+    "bw_gbps": "--bw",
+    "points": "--points",
+    "objective": "--objective",
+    "rel_gap": "--gap",
+    "max_iteration_time_ns": "--max-time",
+    "max_network_cost_usd": "--budget",
+    "budget_usd": "--budget",
+    "max_cost_usd": "--budget",
+    "max_power_w": "--max-power-w",
+    "max_regret": "--max-regret",
+    "workers": "--workers",
+    "dask": "--dask",
+    "levels": "--tradeoff",
+    "out": "--out",
+    "spacing": "--spacing",
+    "fields": "--fit",
+    "loss": "--loss",
+    "binary": "--astra-sim",
+    "constraints": "--constraint",
+    "tolerance": "--tolerance",
+    "tokens": "--tokens",
+}
+"""Library argument -> the command-line flag that sets it: library errors name the argument, the
+command line names its flag (:func:`hieropt.cli.common.fail` swaps an error's source for it), and
+a message that names one in its text names both (:func:`with_flag`)."""
+
+
+def with_flag(name: str) -> str:
+    """The library argument ``name`` with the flag that sets it on the command line,
+    ``"max_iteration_time_ns (--max-time)"``: how a message names an input in its text, true
+    whether the library or the command line raised it (:data:`FLAGS`; ``name`` alone without a
+    flag)."""
+    flag = FLAGS.get(name)
+    return f"{name} ({flag})" if flag else name
+
+
 SEND_GROUP_SEPARATOR = "@"
 """Between a pipeline send group's name and the dimensions one stage boundary crosses, in the named
 group a send across that boundary runs on (``pp@0+1``: :mod:`hieropt.model.sends`)."""

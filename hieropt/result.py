@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import NoSolutionError
+from .errors import LimitReached, NoSolutionError
 from .model.run import RunFigures, run_figures
 from .model.timing import Breakdown
 from .spec import Instance
@@ -18,10 +18,11 @@ from .units import RELATIVE_UNIT, objective_unit
 
 class Status(StrEnum):
     """Why a solve stopped. Only ``OPTIMAL`` carries a certified optimum (gap within the target);
-    ``LIMIT`` carries a design with its proven gap; ``INFEASIBLE``, ``UNBOUNDED`` and
-    ``UNDECIDED`` (a time target inside the optimality gap of the fastest time: no design found
-    meets it and none is proven impossible) carry no design, only the reason in the message (the
-    command line exits 3)."""
+    ``LIMIT`` carries a design with its proven gap, or no design and an unknown gap (inf) when a
+    time limit stopped the solve before any design or bound existed; ``INFEASIBLE``,
+    ``UNBOUNDED`` and ``UNDECIDED`` (a time target inside the optimality gap of the fastest time:
+    no design found meets it and none is proven impossible) carry no design, only the reason in
+    the message (the command line exits 3)."""
 
     OPTIMAL = "optimal"
     LIMIT = "limit"
@@ -103,17 +104,22 @@ class Solution:
         Raises:
             NoSolutionError: status infeasible, unbounded or undecided, with the solution's
                 message (exit 3).
+            LimitReached: status LIMIT without a design (a time limit before any design or bound,
+                the gap unknown), with the solution's message (exit 3).
         """
         if self.status in NO_DESIGN:
             raise NoSolutionError(self.status.value, self.message)
+        if self.status is Status.LIMIT and not self.has_design:
+            raise LimitReached(f"limit: {self.message}")
         return self
 
     @classmethod
     def without_design(cls, status: Status, message: str, objective: str, objective_unit: str,
                        solve_seconds: float = 0.0, instance: Instance | None = None) -> Solution:
-        """The outcome of a solve that found no design: ``status`` one of :data:`NO_DESIGN`,
-        ``message`` the reason (one line, what to change), no bandwidths (an empty array), NaN
-        numbers, no breakdown."""
+        """The outcome of a solve that found no design: ``status`` one of :data:`NO_DESIGN`, or
+        LIMIT (a time limit before any design or bound: the gap unknown, inf); ``message`` the
+        reason (one line, what to change), no bandwidths (an empty array), NaN numbers, no
+        breakdown."""
         nan = float("nan")
         return cls(status=status, message=message, objective=objective, bw_gbps=np.zeros(0),
                    iteration_time_ns=nan, network_cost_usd=nan, objective_value=nan,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .names import with_flag
+
 GB = 1e9
 """Bytes in one GB (decimal, as LIBRA and hieropt use)."""
 GIB = 2.0**30
@@ -132,6 +134,10 @@ def implausible_bw_notes(
     return tuple(out)
 
 
+TARGET = with_flag("max_iteration_time_ns")
+"""The time target as a unit hint names it: the library's argument and the command line's flag."""
+
+
 def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     """A hint for a time target ``target_ns`` (ns) at least 1,000 x below the fastest possible
     ``fastest_ns`` (ns); "" when the target is not that far below.
@@ -139,7 +145,9 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     A target under ``PLAIN_SLIP_NS`` (100 us: no training iteration is that short) is almost always
     a time written in ms or s but read as ns (``--max-time 1300`` meant 1.3 s): the hint names the
     unit that makes it feasible. A larger one was written with a unit or in ns on purpose (``1ms``
-    below a 3 s optimum), so the hint states both times and asks to check the unit."""
+    below a 3 s optimum), so the hint states both times and asks to check the unit. The target is
+    named as the library's argument and the command line's flag (:data:`TARGET`), as the caller
+    may be either."""
     if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
         return ""
     ratio = fastest_ns / target_ns
@@ -147,7 +155,7 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
              else " — the target is more than 1e+308x below the fastest")
     if target_ns >= PLAIN_SLIP_NS:
         return (f"{below} ({target_ns / 1e6:,.6g} ms against {fastest_ns / 1e6:,.6g} ms): "
-                "check the target's unit")
+                f"check the unit of the target, {TARGET}")
     # (the smallest unit that makes it feasible)
     for unit, ns in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):
         if target_ns * ns >= fastest_ns:
@@ -156,7 +164,7 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
                 f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "
                 f"max_iteration_time_ns = {target_ns * ns:g})"
             )
-    return f"{below}: times are ns"
+    return f"{below}: times are ns (the target, {TARGET})"
 
 
 def power_unit_hint(budget_w: float, least_w: float) -> str:
@@ -286,3 +294,19 @@ def fmt_sig(value: float, digits: int = 4) -> str:
     if decimals <= 0:
         return f"{value:,.0f}"
     return f"{round(value, decimals):,.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def fmt_money(usd: float | None) -> str:
+    """$ with a suffix: ``$1.23B``, ``$45.6M``, ``$789k``, ``$12``, three significant digits (the
+    unit chosen after rounding: $999.7M is ``$1B``, not ``$1e+03M``)."""
+    if usd is None:
+        return "-"
+    rounded = float(f"{usd:.3g}")
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(rounded) >= size:
+            return (
+                f"${usd / size:,.3g}{suffix}"
+                if abs(usd) < 1000 * size
+                else f"${usd / size:,.0f}{suffix}"
+            )
+    return f"${usd:,.0f}"

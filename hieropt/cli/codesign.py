@@ -209,7 +209,7 @@ def codesign_command(
         reach = fastest_reachable(result, workers, dask)
     deadline_ns = parse_deadline(deadline)
     if json_out is not None:
-        _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
+        _write_summary(json_out, result, top, shortlist, written, deadline is not None,
                        [*budgets, *notes], reach, deadline_ns)
     from ..report.codesign import summary_lines
 
@@ -429,14 +429,16 @@ def _exports(result, catalog: Path | None, provision_top: int, write_instances: 
     return shortlist, written
 
 
-def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
+def _write_summary(json_out: Path, result, top: int, shortlist, written,
                    deadline: bool, notes: list[str], reach=None,
                    deadline_ns: float | None = None) -> None:
     """Write the ``--json`` summary of ``result`` to ``json_out`` ('-': stdout): its ``top``
-    ranking, the provisioned ``shortlist``, the ``written`` instance files, the ``run`` and its
-    ``notes``, with several sizes or a ``deadline`` each size's outcome, and without an answer
-    ``no_answer`` (the line the command prints) and ``reach`` (what the space reaches without its
-    time target: ``bound_ns``, ``bound_of``, ``fastest`` its fastest row, or null)."""
+    ranking and its ``run`` (:meth:`~hieropt.studies.codesign.search.Codesign.to_dict`, the one
+    computation of both), the provisioned ``shortlist``, the ``written`` instance files, the
+    ``notes`` on the run, with several sizes or a ``deadline`` each size's outcome, and without
+    an answer ``no_answer`` (the line the command prints) and ``reach`` (what the space reaches
+    without its time target: ``bound_ns``, ``bound_of``, ``fastest`` its fastest row, or
+    null)."""
     from ..report.codesign import codesign_dict
     from .common import write_json
 
@@ -449,9 +451,6 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
             data["provision_error"] = problem
     if written is not None:
         data["instances"] = [str(p) for p in written]
-    from ..report.run import codesign_calibration, run_dict
-
-    data["run"] = run_dict(run, codesign_calibration(result))
     if result.best is None:
         from ..report.codesign import no_answer
 

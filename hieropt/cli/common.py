@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from ..names import FLAGS  # (library argument -> its flag: the one table, in hieropt.names)
 from .outputs import (
     check_command_outputs,
     check_not_input,
@@ -371,31 +372,6 @@ def error_line(err: Console, message: str, label: str = "error:", style: str = "
         highlight=False,
         soft_wrap=True,
     )
-
-
-FLAGS = {
-    "bw_gbps": "--bw",
-    "points": "--points",
-    "objective": "--objective",
-    "rel_gap": "--gap",
-    "max_iteration_time_ns": "--max-time",
-    "max_network_cost_usd": "--budget",
-    "budget_usd": "--budget",
-    "max_cost_usd": "--budget",
-    "max_power_w": "--max-power-w",
-    "max_regret": "--max-regret",
-    "workers": "--workers",
-    "dask": "--dask",
-    "levels": "--tradeoff",
-    "out": "--out",
-    "spacing": "--spacing",
-    "fields": "--fit",
-    "loss": "--loss",
-    "binary": "--astra-sim",
-    "constraints": "--constraint",
-}
-"""Library argument -> the command-line flag that sets it: library errors name the argument, the
-command line names its flag."""
 
 
 def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.Exit:

@@ -155,8 +155,9 @@ def solve_command(
     training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance,
     the knee. Exit 3 without a certified answer: infeasible (e.g. a time target below the fastest
     possible time), unbounded, undecided (a time target within the fastest time's gap), or a limit
-    reached before the gap target (the best design found is printed, with its proven gap) or a
-    failed verification.
+    reached before the gap target (the best design found is printed, with its proven gap; a time
+    limit of 60 s per LP reached before any design or bound prints "error: limit: ...", the gap
+    unknown) or a failed verification.
     """
     from ..errors import HieroptError
 

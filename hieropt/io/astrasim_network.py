@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..names import with_flag
 from ..spec import PHASES, Instance
 from ..units import GB, GIB
 from .astrasim_groups import PIPELINE, GroupLayout, group_layout
@@ -234,7 +235,8 @@ def sim_network(
     bw = [float(b) for b in bw_gbps]
     if len(bw) != D:
         raise InputError(
-            source, "--bw", f"{len(bw)} bandwidths for {D} dimensions", f"give {D} values (GB/s)"
+            source, with_flag("bw_gbps"), f"{len(bw)} bandwidths for {D} dimensions",
+            f"give {D} values (GB/s)"
         )
     for d, b in enumerate(bw):
         if not math.isfinite(b) or b <= 0:
@@ -243,7 +245,7 @@ def sim_network(
                 f"bw[{d}]",
                 f"{b:g} GB/s per NPU: ASTRA-sim needs a bandwidth > 0 on every dimension",
                 f"bound dimension {d} from below (e.g. bounds = [{{dim = {d}, lower_gbps = "
-                "1}]) or pass --bw",
+                f"1}}]) or pass {with_flag('bw_gbps')}",
             )
     if any(job.mapping.groups for job in instance.jobs):
         return _check_links(_named_network(instance, bw, source), source)

@@ -44,7 +44,7 @@ def load_libra(
     """
     if objective not in OBJECTIVES:
         raise InputError(
-            "--objective",
+            "objective",
             None,
             f"unknown objective {objective!r}",
             f"use one of {', '.join(OBJECTIVES)}",

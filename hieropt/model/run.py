@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from ..names import with_flag
 from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
@@ -317,9 +318,8 @@ def figures(
             out["iterations_per_run"] = tokens / tr.tokens_per_iteration
             out["time_to_train_days"] = out["iterations_per_run"] * seconds / SECONDS_PER_DAY
     if tokens is None:
-        unknown.append(
-            "time, energy and $ of a run: no token budget (give --tokens or tokens in the file)"
-        )
+        unknown.append("time, energy and $ of a run: no token budget (give "
+                       f"{with_flag('tokens')}, or tokens in the file)")
     rate = None if cluster is None else cost_rate(cluster, npus)
     if cluster is None:
         unknown.append("power, capex and $: no [cluster] section")
@@ -432,7 +432,7 @@ def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
             None,
             "a deadline needs the run's token budget and the tokens per iteration "
             + ("(no token budget)" if instance.tokens is None else "(no LLM model)"),
-            "give --tokens (or tokens in the file) and an LLM model file",
+            f"give {with_flag('tokens')} (or tokens in the file) and an LLM model file",
         )
     return deadline_ns / (instance.tokens / tr.tokens_per_iteration)
 
@@ -459,7 +459,7 @@ def network_budget_usd(instance: Instance, total_usd: float) -> float:
             "total budget",
             None,
             "needs the cluster's capex: [cluster] with accelerator_usd and amortisation_years",
-            "add them to [cluster], or give a network budget (--budget)",
+            f"add them to [cluster], or give a network budget, {with_flag('budget_usd')}",
         )
     left = total_usd - rate.capex_fixed_usd
     if left <= 0:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverError
+from ..errors import NoSolutionError, SolverError, limit_reached
 from ..formulation.ratio_arrays import CostRangeLP, compile_cost_range_lp
 from ..formulation.scale import cost_bounds_usd
 from ..model.cost import cluster_cost_usd_per_gbps
@@ -86,7 +86,8 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
-        SolverError: HiGHS fails on the cheapest network's LP.
+        SolverError: HiGHS fails on the cheapest network's LP (:class:`hieropt.errors.LimitReached`
+            at its time limit).
     """
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
@@ -108,6 +109,8 @@ def _vertex(instance: Instance, time_limit_s: float,
         low = solver.solve()
         if low.status is Status.INFEASIBLE:
             raise rows_infeasible(instance)
+        if low.status is Status.LIMIT:
+            raise limit_reached("the cheapest network's LP", time_limit_s)
         if low.status is not Status.OPTIMAL:
             raise SolverError(f"HiGHS could not find the cheapest network ({low.termination})")
         duals = solver.row_duals()[:lp.n_rows] if lp.n_rows else np.zeros(0)
@@ -158,7 +161,8 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
     a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension
     (unlimited at an optimum >= 0.5; docs/certificates.md, "Unbounded, the same at every scale").
-    Raises SolverError when HiGHS fails on one of the LPs."""
+    Raises SolverError when HiGHS fails on one of the LPs (:class:`hieropt.errors.LimitReached`
+    at its time limit)."""
     if not dims:
         return ()
     lp = _cone_lp(instance, priced)
@@ -169,6 +173,8 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
                 continue
             solver.change_col_bounds(int(d), 0.0, 1.0)
             res = _maximise(solver, lp.n_cols, d)
+            if res.status is Status.LIMIT:
+                raise limit_reached(f"whether bw[{d}] has an upper limit", time_limit_s)
             if res.status is not Status.OPTIMAL:
                 raise SolverError(f"HiGHS could not decide whether bw[{d}] has an upper limit "
                                   f"({res.termination})")
@@ -188,7 +194,8 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
-        SolverError: HiGHS fails on one of the LPs.
+        SolverError: HiGHS fails on one of the LPs (:class:`hieropt.errors.LimitReached` at its
+            time limit: no design yet, the gap unknown).
     """
     unit = _unit_gbps(instance)
     lp = compile_cost_range_lp(instance, unit)
@@ -199,10 +206,7 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
             if res.status is Status.INFEASIBLE:
                 raise rows_infeasible(instance)
             if res.status is Status.LIMIT:
-                raise SolverError(
-                    f"HiGHS could not find the largest bandwidth of dimension {d} within the "
-                    f"time limit of {time_limit_s:g} s ({res.termination}); fix: allow more time "
-                    "(time_limit_s)")
+                raise limit_reached(f"the largest bandwidth of dimension {d}", time_limit_s)
             if res.status not in (Status.OPTIMAL, Status.UNBOUNDED):
                 raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
                                   f"({res.termination})")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SolverError
+from ..errors import SolverError, limit_reached
 from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
 from .dense_lp import MAX_COLS, MAX_ROWS, SEEN, DenseLP
@@ -285,9 +285,13 @@ class CutLP:
 
     def _lp_failed(self, run: LoopState, res: LPResult, it: int) -> bool:
         """LP ``it`` failed on every retry: re-centre the scale and go on (False), else stop with
-        the incumbent (True). Raises SolverError when there is no incumbent."""
+        the incumbent (True). Raises SolverError when there is no incumbent
+        (:class:`hieropt.errors.LimitReached` when the LP stopped at its time limit: no design and
+        no proven bound yet, the gap unknown)."""
         if self._centre(run.best if run.best is not None else self._centre_default(), force=True):
             return False
+        if run.best is None and res.status is Status.LIMIT:
+            raise limit_reached(f"cutting-plane LP {it}", self.solver.time_limit_s)
         if run.best is None:
             raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' "
                               "on every retry")

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverError
+from ..errors import NoSolutionError, SolverError, limit_reached
 from ..formulation.arrays import LPArrays, compile_perf_lp, read_only
 from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
 from ..model.cost import cluster_cost_usd_per_gbps
@@ -110,9 +110,11 @@ class TimeLP(CutLP):
         costs[self.arr.b_col[loaded]] = self.scale.bw_gbps[loaded]
         with self._rows_alone():
             res = self._solve(costs if loaded else self.arr.cost_costs, maximize=True)
-            # bounded below by 0: not optimal means infeasible
-            if (res.status is not Status.OPTIMAL
-                    and self._solve(self.arr.cost_costs).status is not Status.OPTIMAL):
+            # bounded below by 0: not optimal means infeasible (stopped at the time limit: unknown)
+            low = None if res.status is Status.OPTIMAL else self._solve(self.arr.cost_costs).status
+            if low is Status.LIMIT:
+                raise limit_reached("the bandwidths' reach", self.solver.time_limit_s)
+            if low is not None and low is not Status.OPTIMAL:
                 raise rows_infeasible(self.instance)
         # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum,
         # which HiGHS reports as a huge finite value at some scales and as 'Unbounded' at others)
@@ -348,6 +350,8 @@ class TimeLP(CutLP):
             res = self._solve(self.arr.cost_costs)
             if res.status is not Status.OPTIMAL:
                 self._diagnose_empty(res.x)
+                if res.status is Status.LIMIT:
+                    raise limit_reached("the cheapest design's LP", self.solver.time_limit_s)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
             if not meets_rows(self.instance, bw):  # (round-off clipped at 0 can break a row)

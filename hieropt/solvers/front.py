@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..cache import Cache, scoped
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import InputError, LimitReached, NoSolutionError, SolverError
 from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
@@ -104,7 +104,9 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         InputError: ``points`` not a whole number from 2 to :data:`MAX_POINTS`, or an unknown
             ``spacing``.
         NoSolutionError: infeasible constraints.
-        SolverError: a point failed independent verification.
+        SolverError: a point failed independent verification;
+            :class:`hieropt.errors.LimitReached` (kind ``limit``): an LP's time limit stopped a
+            point before any design or proven bound (the gap unknown).
     """
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
         raise InputError("points", None, f"{points!r} is not a whole number",
@@ -236,6 +238,8 @@ def _starved_start(core: TimeLP, k_min: float, k_hi: float,
             break
         try:
             res = fastest_design(core, rel_gap, budget)
+        except LimitReached:  # (a time limit is the answer's: no design, the gap unknown)
+            raise
         except (NoSolutionError, SolverError):
             continue
         if res.status is Status.OPTIMAL:
@@ -254,8 +258,8 @@ def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
             t = fastest_design(core, rel_gap, kappa).upper
         except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
             t = INF
-        except SolverError:  # (the budgets have grown beyond what the LPs resolve: the end)
-            if prev is None:
+        except SolverError as e:  # (the budgets have grown beyond what the LPs resolve: the end)
+            if prev is None or isinstance(e, LimitReached):
                 raise
             return prev[0]
         if prev is not None and prev[1] - t < TAIL_GAIN * t:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from functools import partial
 
 from ..cache import scoped
-from ..errors import HieroptError, InputError, NoSolutionError
+from ..errors import HieroptError, InputError, LimitReached, NoSolutionError
 from ..model.cutmodel import cut_model, prefers_cuts
 from ..model.run import power_cap_problem
 from ..model.timing import build_time_model, evaluate
@@ -154,8 +154,10 @@ def solve(instance: Instance, objective: str | None = None, *,
 
     Returns:
         A :class:`Solution`: status OPTIMAL when the gap target was met, LIMIT (with the proven
-        gap) otherwise; or, without a design, INFEASIBLE (infeasible constraints, budget or time
-        target: "fastest possible is ... ns"), UNBOUNDED (no upper limit on bandwidth, or for the
+        gap) otherwise, also without a design when an LP's time limit stopped the solve before
+        any design or proven bound (gap inf: unknown; the message says which LP); or, without a
+        design, INFEASIBLE (infeasible constraints, budget or time target: "fastest possible is
+        ... ns"), UNBOUNDED (no upper limit on bandwidth, or for the
         time-cost product no floor on it) or UNDECIDED (a time target within the optimality gap of
         the fastest time), the reason in ``message``.
 
@@ -171,7 +173,7 @@ def solve(instance: Instance, objective: str | None = None, *,
     instance, dropped = _without_own_regret(instance, objective, options)
     try:
         sol = _solve(instance, objective, options, start)
-    except NoSolutionError as e:
+    except (NoSolutionError, LimitReached) as e:
         obj = objective or instance.objective
         reason = str(e).removeprefix(f"{e.kind}: ")
         unit = objective_unit(obj, instance.relative_time)

@@ -16,7 +16,14 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..cache import scoped
-from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
+from ..errors import (
+    HieroptError,
+    InputError,
+    NoSolutionError,
+    SolverError,
+    limit_reached,
+    number_problem,
+)
 from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
 from ..model.capex import TotalCapex, total_capex
@@ -214,7 +221,8 @@ def provision(
             the power budget, the site's power cap (its MW in the message) or the total cap (the
             total that buys the cheapest design in the message) (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
-            3).
+            3); :class:`hieropt.errors.LimitReached` (kind ``limit``) when the MILP's time limit
+            came before any design (no design, the gap unknown).
     """
     time_limit_s = check_time_limit(time_limit_s)
     start = time.perf_counter()
@@ -256,6 +264,8 @@ def provision(
     if run.status is Status.INFEASIBLE:
         raise explain_infeasible(solver, instance, tm, options, *limits, site=site, total=total)
     limits = (max_iteration_time_ns, max_cost_usd, _power_limit(max_power_w, site))
+    if run.choice is None and run.status is Status.LIMIT:
+        raise limit_reached("the catalog's MILP", time_limit_s)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, PRIMARY[objective]

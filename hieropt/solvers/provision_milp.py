@@ -16,7 +16,7 @@ from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..cache import scoped
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError, limit_reached
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
 from ..model.capex import TotalCapex
@@ -440,7 +440,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     Raises:
         InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
         NoSolutionError: no catalog design meets the design constraints or the site's power cap.
-        SolverError: HiGHS failed, or a design failed independent verification.
+        SolverError: HiGHS failed, or a design failed independent verification;
+            :class:`hieropt.errors.LimitReached` (kind ``limit``) when a point's time limit came
+            before any design (not read as "no design within the levels").
     """
     start = time.perf_counter()
     time_limit_s = check_time_limit(time_limit_s)
@@ -477,6 +479,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             m.cost_cap = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
             m.power_cap = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
             run = solver.solve("obj_time")
+            if run.choice is None and run.status is Status.LIMIT:  # (not "no design": unknown)
+                raise limit_reached(f"the trade-off point at ${c:,.0f} and {p:,.0f} W",
+                                    time_limit_s)
             if run.choice is None:  # no design within both levels
                 continue
             if run.status is not Status.OPTIMAL:

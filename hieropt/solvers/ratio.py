@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverError
+from ..errors import LimitReached, NoSolutionError, SolverError
 from ..formulation.ratio_arrays import RatioArrays, shared_ratio_lp
 from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
@@ -131,6 +131,8 @@ class RatioCore(CutLP):
         spec.on_empty = empty
         try:
             out = self._loop(spec, rel_gap)
+        except LimitReached:  # (no design and no bound: the gap unknown, never "infeasible")
+            raise
         except SolverError as e:
             return OAResult(Status.LIMIT, None, INF, -INF, self.lps, str(e))
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None

@@ -10,7 +10,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from ..errors import InputError, number_problem
-from ..names import OBJECTIVES
+from ..names import OBJECTIVES, with_flag
 from .base import check_max_regret
 
 M = TypeVar("M", bound=BaseModel)
@@ -96,12 +96,12 @@ def _refuse_regret_and_target(out, regret_given: bool, flag_prefix: str) -> None
     source = f"{flag_prefix}max_regret" if regret_given else f"{flag_prefix}max_iteration_time_ns"
     raise InputError(
         source, None,
-        f"{regret} and the time target max_iteration_time_ns {out.max_iteration_time_ns:,.0f} ns "
-        "(--max-time) together: the cheapest network within a regret bound bounds each workload "
-        "against its own optimum and takes no time target",
-        "drop the time target (--max-time) for the cheapest network within the regret, or the "
-        "regret bound (--max-regret, or the instance's max_regret) for the cheapest network "
-        "meeting the time target")
+        f"{regret} and the time target {with_flag('max_iteration_time_ns')} "
+        f"{out.max_iteration_time_ns:,.0f} ns together: the cheapest network within a regret "
+        "bound bounds each workload against its own optimum and takes no time target",
+        f"drop the time target {with_flag('max_iteration_time_ns')} for the cheapest network "
+        f"within the regret, or the regret bound {with_flag('max_regret')} (or the instance's "
+        "max_regret) for the cheapest network meeting the time target")
 
 
 def _with_min_cost_target(out: M) -> M:

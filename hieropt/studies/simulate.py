@@ -31,6 +31,7 @@ from ..io.astrasim_bundle import Bundle, write_bundle
 from ..io.astrasim_network import sim_network
 from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
+from ..names import with_flag
 from ..solvers.portfolio import hours_weighted
 from ..spec import Instance, Workload
 from .simulator_run import DEFAULT_TIMEOUT_S, check_binary, run_bundle, run_text
@@ -473,7 +474,7 @@ def simulate_allocations(
 
     if not (math.isfinite(tolerance) and 0 < tolerance < 1):
         raise InputError(
-            "--tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %"
+            "tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %"
         )
     binary = check_binary(binary)
     check_traceable(instance, source)
@@ -502,7 +503,8 @@ def simulate_allocations(
     rows = []
     for i, (name, label, bw) in enumerate(allocations):
         sub = None if folder is None else Path(folder) / name
-        what = "the --bw allocation" if name == "given" else f"allocation {label}"
+        what = (f"the {with_flag('bw_gbps')} allocation" if name == "given"
+                else f"allocation {label}")
         if len(allocations) > 1:
             what += f" ({i + 1} of {len(allocations)})"
         rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s, source,

@@ -45,7 +45,8 @@ def test_a_min_cost_target_far_below_the_fastest_is_printed_as_given(target, sho
     assert r.exit_code == 3, r.output
     assert error_line(r) == (
         f"error: infeasible: time target {shown} ns: fastest possible is 1,166,511,725.3 ns — "
-        f"the target is {below} below the fastest: times are ns"
+        f"the target is {below} below the fastest: times are ns (the target, "
+        "max_iteration_time_ns (--max-time))"
     )
 
 

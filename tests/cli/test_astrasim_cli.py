@@ -129,7 +129,8 @@ def _failed_run(r, *parts: str) -> None:
     (no end line) and one error line holding every one of ``parts``."""
     assert r.exit_code == 3 and r.stdout == "" and "Traceback" not in r.output, r.output
     start, error = r.stderr.strip().splitlines()
-    assert start.startswith("ASTRA-sim: simulating the --bw allocation, workload 'wl': 128 NPUs")
+    assert start.startswith(
+        "ASTRA-sim: simulating the bw_gbps (--bw) allocation, workload 'wl': 128 NPUs")
     assert error.startswith("error: ")
     for p in parts:
         assert p in error, (p, error)

@@ -17,10 +17,10 @@ from tests.cases import REPO
 from tests.cli.util import error_line, run
 
 MIX = REPO / "instances" / "mix-gpt3-dlrm-4d.toml"
-FIX = ("fix: drop the time target (--max-time) for the cheapest network within the regret, or the "
-       "regret bound (--max-regret, or the instance's max_regret) for the cheapest network meeting "
-       "the time target")
-BOTH = ("and the time target max_iteration_time_ns {ns} ns (--max-time) together: the cheapest "
+FIX = ("fix: drop the time target max_iteration_time_ns (--max-time) for the cheapest network "
+       "within the regret, or the regret bound max_regret (--max-regret) (or the instance's "
+       "max_regret) for the cheapest network meeting the time target")
+BOTH = ("and the time target max_iteration_time_ns (--max-time) {ns} ns together: the cheapest "
         "network within a regret bound bounds each workload against its own optimum and takes no "
         "time target; ")
 

@@ -32,10 +32,11 @@ def test_simulate_prints_what_runs_and_its_elapsed_time(tmp_path: Path, astra_si
     assert len(lines) == 2, r.stderr
     # the bundle's one trace file holds 687 bytes (the bundle's own count, hard links once)
     assert lines[0] == (
-        "ASTRA-sim: simulating the --bw allocation, workload 'wl': 128 NPUs, 4 chunks per "
-        f"collective, trace 687 bytes in 1 file (8 nodes); {TAIL}"
+        "ASTRA-sim: simulating the bw_gbps (--bw) allocation, workload 'wl': 128 NPUs, 4 chunks "
+        f"per collective, trace 687 bytes in 1 file (8 nodes); {TAIL}"
     )
-    m = re.fullmatch(r"ASTRA-sim: the --bw allocation, workload 'wl' simulated in (\d+\.\d) s",
+    m = re.fullmatch(r"ASTRA-sim: the bw_gbps \(--bw\) allocation, workload 'wl' simulated in "
+                     r"(\d+\.\d) s",
                      lines[1])
     assert m is not None, lines[1]
     assert 0.0 < float(m.group(1)) < 60.0

@@ -44,8 +44,8 @@ def test_a_field_no_run_depends_on_is_refused_naming_the_runs_that_would_determi
         f"error: --fit: attention_efficiency: no prediction of the 4 runs of {path} depends on it "
         "(a step of 1% moves none by more than 1e-09): the runs do not determine it, and the "
         "value the fit would report (0.6) is its start value; fix: leave attention_efficiency out "
-        "of --fit, or add runs with flash_attention = true (the fused FlashAttention kernel it "
-        "times)"
+        "of fields (--fit), or add runs with flash_attention = true (the fused FlashAttention "
+        "kernel it times)"
     )
     assert not out.exists()
 
@@ -112,7 +112,8 @@ def test_the_scaled_jacobian_by_hand(tmp_path: Path):
     assert j[0, 1] / j[1, 1] == pytest.approx(base[1] / base[0], rel=1e-9)
     unit = j / np.linalg.norm(j, axis=0)
     assert np.linalg.svd(unit, compute_uv=False)[-1] < 1e-9 < SEPARATION
-    with pytest.raises(InputError, match=r"^--fit: efficiency and hbm_gbps are not separated by "
+    # (the library's argument, fields; the command line names its flag, --fit)
+    with pytest.raises(InputError, match=r"^fields: efficiency and hbm_gbps are not separated by "
                        r"the 2 runs of .*; fix: fit fewer fields \(one of efficiency, hbm_gbps\)"):
         fit_npu(runs, [CalibrationField(f, lo, hi) for f, lo, hi in
                        (("efficiency", 0.05, 1.0), ("hbm_gbps", 10.0, 1e3))])
@@ -120,4 +121,4 @@ def test_the_scaled_jacobian_by_hand(tmp_path: Path):
     with pytest.raises(InputError) as e:
         fit_npu(runs, [CalibrationField("hbm_reserve_gib", 0.0, 0.5)])
     assert e.value.one_line().endswith(
-        "fix: leave hbm_reserve_gib out of --fit, or add runs that time it")
+        "fix: leave hbm_reserve_gib out of fields (--fit), or add runs that time it")

@@ -55,4 +55,13 @@ def row_run(space: CodesignSpace, row: dict[str, Any], tokens: float | None) -> 
                    dims_npus=shape_npus(row["shape"]))
 
 
-__all__ = ["row_params", "row_bw", "row_run"]
+def row_calibration(space: Any, row: dict[str, Any]) -> str | None:
+    """The accelerator whose shipped default calibration timed a co-design ``row`` of ``space``
+    (a :class:`hieropt.workloads.llm.space.CodesignSpace`), or its calibrated accelerator file
+    (:func:`hieropt.io.npus.calibration_of` of its plan's NPU), else None."""
+    from ...io.npus import calibration_of
+
+    return calibration_of(row_params(space, row).npu)
+
+
+__all__ = ["row_params", "row_bw", "row_run", "row_calibration"]

@@ -222,8 +222,17 @@ class Codesign:
         the space holds them (``npus``, ``reason`` with its fix; empty when every size has
         one). ``status``, ``gap``, ``lower_bound``: the search's answer (:attr:`status`: optimal or
         limit, None without a best), its proven relative gap over the whole search (:attr:`gap`)
-        and the least proven bound behind it (the objective's unit)."""
+        and the least proven bound behind it (the objective's unit). ``run``: the best's buyer
+        figures (:meth:`run`, the space's token budget) with their error band
+        (:func:`hieropt.studies.run_band.run_dict`; None without a best), as ``hieropt codesign
+        --json`` writes them."""
+        from ..run_band import run_dict
+        from .figures import row_calibration
+
         en = self.enumeration
+        calibration = None if self.best is None else row_calibration(self.space,
+                                                                      self.best.to_dict())
+        run = run_dict(self.run(), calibration)
         return {
             "space": self.space.name,
             "space_hash": self.space_hash,
@@ -256,6 +265,7 @@ class Codesign:
             "lower_bound": None if self.best is None else min(
                 self.open_floor, self.best.objective_bound or self.best.objective_value),
             "best": None if self.best is None else self.best.to_dict(),
+            "run": run,
             "ranking": json_ranking(self.ranking, top),
             "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
             "by_npus": [
@@ -337,7 +347,7 @@ def codesign(
     except ValidationError as e:
         raise validation_error(e, space.name) from e
     if workers is not None and workers < 1:
-        raise InputError("--workers", None, f"{workers} workers", "give at least 1")
+        raise InputError("workers", None, f"{workers} workers", "give at least 1")
     if keep < 1:
         raise InputError("keep", None, f"{keep} rows", "keep at least 1")
     with paused_gc():

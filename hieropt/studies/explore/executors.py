@@ -16,6 +16,7 @@ from typing import Any
 
 from ...cache import Cache, scoped, use
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError, raise_terminated
+from ...names import with_flag
 from ...result import Solution
 from ...spec import Mapping
 from ...spec.space import ShapeSpace, nic_count
@@ -372,8 +373,8 @@ def no_worker(client: Any) -> SolverError:
     """The error of a Dask scheduler that has had no worker for :data:`NO_WORKER_S` seconds."""
     return SolverError(
         f"Dask: the scheduler at {client_address(client)} has had no worker for {NO_WORKER_S:g} s "
-        "(all died or none joined); the rows so far are kept in --out: start workers (dask worker "
-        "ADDRESS) and rerun to resume"
+        f"(all died or none joined); the rows so far are kept in {with_flag('out')}: start "
+        "workers (dask worker ADDRESS) and rerun to resume"
     )
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...io.runs import Run
+from ...names import with_flag
 from .checks import runs_text
 
 STEP = 0.01
@@ -105,9 +106,9 @@ def check_identifiable(
         jacobian: :func:`scaled_jacobian` at the fit, shape (runs, fields).
 
     Raises:
-        InputError: ``--fit``: a field no run's prediction depends on (naming it and the runs that
-            would determine it), or fields the runs do not separate (naming them, the singular
-            value and the fix).
+        InputError: ``fields`` (``--fit``): a field no run's prediction depends on (naming it and
+            the runs that would determine it), or fields the runs do not separate (naming them,
+            the singular value and the fix).
     """
     files = ", ".join(dict.fromkeys(str(r.path) for r in runs))
     on = f"{runs_text(distinct, len(runs))} of {files}"
@@ -115,12 +116,13 @@ def check_identifiable(
     for name, m in zip(names, moves, strict=True):
         if m <= MOVES:
             raise InputError(
-                "--fit",
+                "fields",
                 None,
                 f"{name}: no prediction of the {on} depends on it (a step of {STEP:.0%} moves "
                 f"none by more than {MOVES:g}): the runs do not determine it, and the value the "
                 f"fit would report ({values[name]:.4g}) is its start value",
-                f"leave {name} out of --fit, or add {DETERMINED_BY.get(name, 'runs that time it')}",
+                f"leave {name} out of {with_flag('fields')}, or add "
+                f"{DETERMINED_BY.get(name, 'runs that time it')}",
             )
     if len(names) < 2:
         return
@@ -131,7 +133,7 @@ def check_identifiable(
     mixed = [n for n, w in zip(names, vt[-1], strict=True) if abs(w) >= IN_COMBINATION]
     fitted = ", ".join(f"{n} = {values[n]:.4g}" for n in mixed)
     raise InputError(
-        "--fit",
+        "fields",
         None,
         f"{' and '.join(mixed)} are not separated by the {on}: changed together in some "
         "proportion they move no predicted time (the smallest singular value of the predictions' "
