@@ -55,7 +55,8 @@ ReportObjectiveOpt = Annotated[
         "Default: the instance's objective, answered by a "
         "column named in the page's head (the detail compares performance, and says so, when "
         "that is min_run_cost or min_max_regret); the recommendation is then the least $ per "
-        "run, else the knee.",
+        "run (with --catalog, among the designs in whole parts: the other columns' $ per GB/s "
+        "are bounds, not purchases), else the knee.",
     ),
 ]
 CommOpt = Annotated[
@@ -573,7 +574,8 @@ def _finish(
     out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int,
     notes: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Write the committee's JSON, print the recommendation, its ``notes`` and the files written,
+    """Write the committee's JSON, print the recommendation (with the columns' price bases when
+    they differ), its ``notes`` and the files written,
     exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
@@ -586,6 +588,8 @@ def _finish(
         soft_wrap=True,
         markup=False,
     )
+    for line in committee.price_basis:
+        out.print(f"price basis: {line}", highlight=False, soft_wrap=True, markup=False)
     for key in HEADLINE:
         out.print(
             f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key], rec.time_unit)}",

@@ -85,7 +85,7 @@ delayed-scaling runs of Llama 3.1 70B and 405B on 64-2,304 GPUs, validation/dgxc
 mean_pct %, worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative
 error); basis (when given): the runs it was fitted on, in words (else "the measured runs");
 band (when given): the same figures on the held-out runs without ZeRO stage 3 (whose plans have
-a caveat of their own), for :func:`run_band` (else the entry's own)."""
+a caveat of their own), for :func:`hieropt.report.band.run_band` (else the entry's own)."""
 SYSTEMATIC = 0.8
 """At least this fraction of a :data:`FITTED` entry's runs erring one way: the note says which way
 (``mostly too fast``: days and $ per run likely low), from :data:`SYSTEMATIC_RUNS` runs up."""
@@ -309,7 +309,9 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     if fig.run_cost_usd is not None:
         run.append(f"{fmt_money(fig.run_cost_usd)} per run")
     if run:
-        band = run_band(fig, calibration)
+        from .band import no_band_reason, run_band
+
+        band = run_band(fig, calibration) or no_band_reason(fig, calibration)
         lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run)
                      + (f"; {band}" if band else ""))
     cluster = []
@@ -331,102 +333,19 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     return lines
 
 
-def held_out_band(calibration: str | None) -> tuple[float, bool, str] | None:
-    """(w, low, scope) of the shipped default calibration ``calibration`` (an accelerator's name, as
-    :func:`calibration_note` takes it): w the worst relative error (a fraction) on the published
-    runs held out of its fit, without ZeRO stage 3 (:data:`FITTED`'s ``band``, else its own
-    figures); low when they err one way, too fast (:data:`SYSTEMATIC` of at least
-    :data:`SYSTEMATIC_RUNS` runs); scope: the runs w is over, in words (empty: all held out).
-    None: no default fitted on measured runs, an extrapolated one
-    (unverified) or a calibrated file (its fit's own errors are no held-out measure)."""
-    from ..io.npus import EXTRAPOLATED
-
-    if calibration is None or EXTRAPOLATED in calibration or Path(calibration).is_absolute():
-        return None
-    runs = _default_runs_file(calibration)
-    f = FITTED.get(runs) if runs is not None else None
-    if f is None:
-        return None
-    b = f.get("band", f)
-    low = b["runs"] >= SYSTEMATIC_RUNS and b["too_fast"] >= SYSTEMATIC * b["runs"]
-    return b["worst_pct"] / 100.0, low, " on plans without ZeRO stage 3" if "band" in f else ""
-
-
-@dataclass(frozen=True)
-class RunBand:
-    """A run's days and $ at its calibration's worst held-out error (:func:`band_of`).
-
-    Attributes:
-        days: (low, high) days to train.
-        run_cost_usd: (low, high) $ per run, None when the run's $ are unknown.
-        error: w, the worst relative error (a fraction) of the calibration on held-out runs.
-        one_sided: the held-out runs were mostly predicted too fast: the band starts at the
-            prediction.
-        scope: the held-out runs w is over, in words (empty: all of them).
-    """
-
-    days: tuple[float, float]
-    run_cost_usd: tuple[float, float] | None
-    error: float
-    one_sided: bool
-    scope: str
-
-    def text(self) -> str:
-        """The band as the run line shows it ("65.0 to 73.7 days, $34.5M to $39.2M per run at
-        ...")."""
-        money = ("" if self.run_cost_usd is None else
-                 f", {fmt_money(self.run_cost_usd[0])} to {fmt_money(self.run_cost_usd[1])} "
-                 "per run")
-        way = "mostly too fast, so from the prediction up" if self.one_sided else "either way"
-        return (f"{self.days[0]:,.1f} to {self.days[1]:,.1f} days{money} at the calibration's "
-                f"worst held-out error{self.scope} ({self.error:.1%}, {way})")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (docs/reference/json.md, ``run.band``): the ranges as [low, high] lists,
-        ``held_out_error`` w as a fraction, ``one_sided``, ``basis`` the text of :meth:`text`."""
-        return {"time_to_train_days": list(self.days),
-                "run_cost_usd": None if self.run_cost_usd is None else list(self.run_cost_usd),
-                "held_out_error": self.error, "one_sided": self.one_sided, "basis": self.text()}
-
-
-def band_of(fig: RunFigures, calibration: str | None) -> RunBand | None:
-    """The run's days and $ at the calibration's worst held-out error w (:func:`held_out_band`):
-    a measured time within w of the prediction (error = (predicted - measured) / measured) lies
-    in [T / (1 + w), T / (1 - w)], from T itself when the held-out runs were mostly predicted too
-    fast (the days are likely low); days, MWh and $ per run scale with it
-    (:func:`hieropt.model.run.figures`: each is the iteration time times a rate). None without
-    days or without such an error (w of 1 or more: no upper end), and for a ZeRO stage 3 plan
-    when w is over plans without it (its caveat says how far such runs erred:
-    :data:`hieropt.workloads.llm.flops.ZERO3_CAVEAT`)."""
-    band = held_out_band(calibration)
-    days = fig.time_to_train_days
-    if band is None or days is None or band[0] >= 1:
-        return None
-    w, low, scope = band
-    from ..workloads.llm.flops import ZERO3_CAVEAT
-
-    if scope and ZERO3_CAVEAT in fig.caveats:  # (a ZeRO-3 plan: its own caveat gives the spread)
-        return None
-    lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
-    usd = fig.run_cost_usd
-    return RunBand((days * lo, days * hi), None if usd is None else (usd * lo, usd * hi), w,
-                   low, scope)
-
-
-def run_band(fig: RunFigures, calibration: str | None) -> str | None:
-    """The text of :func:`band_of` (None where it is None): what the run line adds."""
-    band = band_of(fig, calibration)
-    return None if band is None else band.text()
-
-
 def run_dict(fig: RunFigures | None, calibration: str | None) -> dict[str, Any] | None:
-    """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict` and ``band``, the
-    :func:`band_of` of ``calibration`` (the accelerator timed with its shipped default
-    calibration, as :func:`run_lines` takes it; null without one). None for None."""
+    """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict`, ``band``, the
+    :func:`hieropt.report.band.band_of` of ``calibration`` (the accelerator timed with its
+    shipped default calibration, as :func:`run_lines` takes it; null without one), and
+    ``no_band``, why a run with days has none (:func:`hieropt.report.band.no_band_reason`; null
+    otherwise). None for None."""
     if fig is None:
         return None
+    from .band import band_of, no_band_reason
+
     band = band_of(fig, calibration)
-    return {**fig.to_dict(), "band": None if band is None else band.to_dict()}
+    return {**fig.to_dict(), "band": None if band is None else band.to_dict(),
+            "no_band": no_band_reason(fig, calibration)}
 
 
 def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
@@ -564,7 +483,7 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
     return " (" + "; ".join(parts) + ")"
 
 
-__all__ = ["run_lines", "run_dict", "band_of", "RunBand", "run_band", "held_out_band",
+__all__ = ["run_lines", "run_dict",
            "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC", "fmt_days",
            "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
            "row_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..result import Marginal, Sensitivity
 from ..units import RELATIVE_UNIT
+from .common import fmt_usd_per_ms
 from .run import BuyerScale, bandwidth_effect
 
 __all__ = ["sensitivity_lines", "sensitivity_dict"]
@@ -139,8 +140,7 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None,
     if sens.usd_per_ms is not None:
         row = "the budget row is worth" if budget is not None else "time-cost front:"
         usd = sens.usd_per_ms
-        # (a budget a hair above the cheapest: $1e-5 per ms)
-        money = f"{usd:,.0f}" if usd >= 1000 else f"{usd:.4g}"
+        money = fmt_usd_per_ms(usd)  # (a budget a hair above the cheapest: $1e-5 per ms)
         out.append(f"  {row} ${money} per ms ({sens.usd_per_ms_note})")
     else:
         out.append(f"  time-cost front: {sens.usd_per_ms_note}")
