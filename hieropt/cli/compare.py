@@ -575,30 +575,19 @@ def _finish(
     notes: tuple[str, ...] | list[str] = (),
 ) -> None:
     """Write the committee's JSON, print the recommendation (with the columns' price bases when
-    they differ), its ``notes`` and the files written,
-    exit with ``code``."""
+    they differ), its figures, its ``notes`` and the files written, exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
     if json_out is not None:
         write_json(json_out, committee.to_dict())
     rec = committee.recommendation
-    out.print(
-        f"recommendation: {rec.label} - {committee.why}",
-        highlight=False,
-        soft_wrap=True,
-        markup=False,
-    )
-    for line in committee.price_basis:
-        out.print(f"price basis: {line}", highlight=False, soft_wrap=True, markup=False)
-    for key in HEADLINE:
-        out.print(
-            f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key], rec.time_unit)}",
-            highlight=False,
-            soft_wrap=True,
-            markup=False,
-        )
-    for note in notes:
-        out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
+    lines = [f"recommendation: {rec.label} - {committee.why}",
+             *(f"price basis: {line}" for line in committee.price_basis),
+             *(f"  {LABELS[k]}: {fmt_figure(k, rec.figures()[k], rec.time_unit)}"
+               for k in HEADLINE),
+             *(f"note: {note}" for note in notes)]
+    for line in lines:
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
     for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(code)

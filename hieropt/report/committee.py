@@ -118,7 +118,7 @@ class Alternative:
         max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
             ``time_unit``, a network budget in $), None where there was none.
         calibration: the accelerator whose shipped default calibration timed it (its run's
-            error band: :func:`hieropt.report.band.band_of`), None for none or unknown.
+            error band: :func:`hieropt.report.run.band_of`), None for none or unknown.
         gap: the proven relative gap (value - bound) / value of the solve that gave it, for
             ``gap_of`` (the objective of that solve: its own, or a co-design candidate's search
             objective); None when unknown.

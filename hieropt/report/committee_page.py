@@ -12,7 +12,6 @@ import io
 import json
 from typing import Any
 
-from .band import band_of, no_band_reason
 from .committee import (
     HEADLINE,
     LABELS,
@@ -23,7 +22,7 @@ from .committee import (
     fmt_figure,
     workload_rows,
 )
-from .run import fmt_days, fmt_money
+from .run import band_of, fmt_days, fmt_money, no_band_reason
 
 COLORS = {
     "min_run_cost": "#1b7837",

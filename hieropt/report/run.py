@@ -40,6 +40,19 @@ def fmt_days(days: float) -> str:
     return f"{hours * 3600:.3g} seconds"
 
 
+def fmt_days_range(low: float, high: float, days: float) -> str:
+    """A range of wall times in the unit :func:`fmt_days` gives ``days`` (the prediction the range
+    is around): ``27.8 to 31.5 days``; ``41.5 to 47.1 minutes`` for a 44.1-minute run (never
+    ``0.0 to 0.0 days`` beside a headline in minutes)."""
+    if days >= 1:
+        return f"{low:,.1f} to {high:,.1f} days"
+    if days * 24 >= 1:
+        return f"{low * 24:.1f} to {high * 24:.1f} hours"
+    if days * 1440 >= 1:
+        return f"{low * 1440:.1f} to {high * 1440:.1f} minutes"
+    return f"{low * 86400:.3g} to {high * 86400:.3g} seconds"
+
+
 def fmt_tokens(n: float) -> str:
     """A token count with a suffix: ``15T``, ``300B``, ``3.1M``."""
     for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
@@ -85,7 +98,7 @@ delayed-scaling runs of Llama 3.1 70B and 405B on 64-2,304 GPUs, validation/dgxc
 mean_pct %, worst worst_pct %, and too_fast of the runs predicted faster than measured (a negative
 error); basis (when given): the runs it was fitted on, in words (else "the measured runs");
 band (when given): the same figures on the held-out runs without ZeRO stage 3 (whose plans have
-a caveat of their own), for :func:`hieropt.report.band.run_band` (else the entry's own)."""
+a caveat of their own), for :func:`run_band` (else the entry's own)."""
 SYSTEMATIC = 0.8
 """At least this fraction of a :data:`FITTED` entry's runs erring one way: the note says which way
 (``mostly too fast``: days and $ per run likely low), from :data:`SYSTEMATIC_RUNS` runs up."""
@@ -309,8 +322,6 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     if fig.run_cost_usd is not None:
         run.append(f"{fmt_money(fig.run_cost_usd)} per run")
     if run:
-        from .band import no_band_reason, run_band
-
         band = run_band(fig, calibration) or no_band_reason(fig, calibration)
         lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run)
                      + (f"; {band}" if band else ""))
@@ -333,16 +344,139 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     return lines
 
 
+def held_out_band(calibration: str | None) -> tuple[float, bool, str] | None:
+    """(w, low, scope) of the shipped default calibration ``calibration`` (an accelerator's name, as
+    :func:`calibration_note` takes it): w the worst relative error (a fraction) on the published
+    runs held out of its fit, without ZeRO stage 3 (:data:`FITTED`'s ``band``, else its own
+    figures); low when they err one way, too fast (:data:`SYSTEMATIC` of at least
+    :data:`SYSTEMATIC_RUNS` runs); scope: the runs w is over, in words (empty: all held out).
+    None: no default fitted on measured runs, an extrapolated one
+    (unverified) or a calibrated file (its fit's own errors are no held-out measure)."""
+    from ..io.npus import EXTRAPOLATED
+
+    if calibration is None or EXTRAPOLATED in calibration or Path(calibration).is_absolute():
+        return None
+    runs = _default_runs_file(calibration)
+    f = FITTED.get(runs) if runs is not None else None
+    if f is None:
+        return None
+    b = f.get("band", f)
+    low = b["runs"] >= SYSTEMATIC_RUNS and b["too_fast"] >= SYSTEMATIC * b["runs"]
+    return b["worst_pct"] / 100.0, low, " on plans without ZeRO stage 3" if "band" in f else ""
+
+
+@dataclass(frozen=True)
+class RunBand:
+    """A run's days and $ at its calibration's worst held-out error (:func:`band_of`).
+
+    Attributes:
+        days: (low, high) days to train.
+        run_cost_usd: (low, high) $ per run, None when the run's $ are unknown.
+        error: w, the worst relative error (a fraction) of the calibration on held-out runs.
+        one_sided: the held-out runs were mostly predicted too fast: the band starts at the
+            prediction.
+        scope: the held-out runs w is over, in words (empty: all of them).
+        predicted_days: the prediction the band is around (the run's days to train): its unit
+            (:func:`fmt_days`: days, hours, minutes, seconds) is the band's; None: the band's
+            high end's.
+    """
+
+    days: tuple[float, float]
+    run_cost_usd: tuple[float, float] | None
+    error: float
+    one_sided: bool
+    scope: str
+    predicted_days: float | None = None
+
+    def text(self) -> str:
+        """The band as the run line shows it ("65.0 to 73.7 days, $34.5M to $39.2M per run at
+        ..."), its times in the prediction's unit (:func:`fmt_days_range`)."""
+        money = ("" if self.run_cost_usd is None else
+                 f", {fmt_money(self.run_cost_usd[0])} to {fmt_money(self.run_cost_usd[1])} "
+                 "per run")
+        way = "mostly too fast, so from the prediction up" if self.one_sided else "either way"
+        ref = self.days[1] if self.predicted_days is None else self.predicted_days
+        return (f"{fmt_days_range(*self.days, ref)}{money} at the calibration's "
+                f"worst held-out error{self.scope} ({self.error:.1%}, {way})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (docs/reference/json.md, ``run.band``): the ranges as [low, high] lists,
+        ``held_out_error`` w as a fraction, ``one_sided``, ``basis`` the text of :meth:`text`."""
+        return {"time_to_train_days": list(self.days),
+                "run_cost_usd": None if self.run_cost_usd is None else list(self.run_cost_usd),
+                "held_out_error": self.error, "one_sided": self.one_sided, "basis": self.text()}
+
+
+def band_of(fig: RunFigures, calibration: str | None) -> RunBand | None:
+    """The run's days and $ at the calibration's worst held-out error w (:func:`held_out_band`):
+    a measured time within w of the prediction (error = (predicted - measured) / measured) lies
+    in [T / (1 + w), T / (1 - w)], from T itself when the held-out runs were mostly predicted too
+    fast (the days are likely low); days, MWh and $ per run scale with it
+    (:func:`hieropt.model.run.figures`: each is the iteration time times a rate). None without
+    days or without such an error (w of 1 or more: no upper end), and for a ZeRO stage 3 plan
+    when w is over plans without it (its caveat says how far such runs erred:
+    :data:`hieropt.workloads.llm.flops.ZERO3_CAVEAT`)."""
+    band = held_out_band(calibration)
+    days = fig.time_to_train_days
+    if band is None or days is None or band[0] >= 1:
+        return None
+    w, low, scope = band
+    from ..workloads.llm.flops import ZERO3_CAVEAT
+
+    if scope and ZERO3_CAVEAT in fig.caveats:  # (a ZeRO-3 plan: its own caveat gives the spread)
+        return None
+    lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
+    usd = fig.run_cost_usd
+    return RunBand((days * lo, days * hi), None if usd is None else (usd * lo, usd * hi), w,
+                   low, scope, days)
+
+
+def no_band_reason(fig: RunFigures, calibration: str | None) -> str | None:
+    """Why a run with days to train has no error band (:func:`band_of` is None), in words for the
+    place the band would be: a calibration of the user's own (a calibrated accelerator file: its
+    fit's errors are on the runs it was fitted to, no held-out measure; ``hieropt validate``
+    measures one), an extrapolated one, a kernel-level default, a held-out error of 100 % or more,
+    or a ZeRO stage 3 plan. None when there is a band, no days to train, or no calibration to
+    name (``calibration`` None: fitted values given inline, which get no note either)."""
+    from ..io.npus import EXTRAPOLATED
+
+    if fig.time_to_train_days is None or band_of(fig, calibration) is not None:
+        return None
+    lead = "no error band: "
+    if calibration is None:  # (values given inline, or the flat model: no calibration to name)
+        return None
+    if EXTRAPOLATED in calibration:
+        return lead + ("the calibration is used away from the figures it was fitted at "
+                       "(extrapolated), where no measured run gives its error")
+    if Path(calibration).is_absolute():
+        name = Path(calibration).name
+        return lead + (f"a calibration of your own ({name}) has no held-out error here (its "
+                       "fit's errors are on the runs it was fitted to); 'hieropt validate "
+                       f"RUNS.csv --npu {name}' measures it on runs it was not fitted to")
+    band = held_out_band(calibration)
+    if band is None:
+        return lead + ("the catalog's kernel-level default is not fitted on measured runs (its "
+                       "note gives how far such figures err)")
+    if band[0] >= 1:
+        return lead + (f"the calibration's worst held-out error, {band[0]:.1%}, leaves no upper "
+                       "end")
+    return lead + "a ZeRO stage 3 plan: its caveat gives how far such runs erred"
+
+
+def run_band(fig: RunFigures, calibration: str | None) -> str | None:
+    """The text of :func:`band_of` (None where it is None): what the run line adds."""
+    band = band_of(fig, calibration)
+    return None if band is None else band.text()
+
+
 def run_dict(fig: RunFigures | None, calibration: str | None) -> dict[str, Any] | None:
     """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict`, ``band``, the
-    :func:`hieropt.report.band.band_of` of ``calibration`` (the accelerator timed with its
+    :func:`band_of` of ``calibration`` (the accelerator timed with its
     shipped default calibration, as :func:`run_lines` takes it; null without one), and
-    ``no_band``, why a run with days has none (:func:`hieropt.report.band.no_band_reason`; null
+    ``no_band``, why a run with days has none (:func:`no_band_reason`; null
     otherwise). None for None."""
     if fig is None:
         return None
-    from .band import band_of, no_band_reason
-
     band = band_of(fig, calibration)
     return {**fig.to_dict(), "band": None if band is None else band.to_dict(),
             "no_band": no_band_reason(fig, calibration)}
@@ -415,76 +549,8 @@ def row_calibration(space: Any, row: dict[str, Any]) -> str | None:
     return calibration_of(row_params(space, row).npu)
 
 
-@dataclass(frozen=True)
-class BuyerScale:
-    """What turns a marginal time per GB/s per NPU into the buyer's units
-    (:func:`bandwidth_effect`).
-
-    Attributes:
-        npus: N (1 GB/s per NPU is N GB/s of the cluster's capacity).
-        iterations: iterations per run (None: no token budget).
-        iteration_ns: T at the optimum, ns.
-        usd_per_h: the cost rate at the optimum, $ / h (None: no [cluster] cost rate).
-        per_network_usd: $ / h per $ of network capex.
-        price_usd_per_gbps: (D,) N u_d, the network's $ per GB/s per NPU of each dimension.
-    """
-
-    npus: int
-    iterations: float | None
-    iteration_ns: float
-    usd_per_h: float | None
-    per_network_usd: float
-    price_usd_per_gbps: tuple[float, ...]
-
-
-def buyer_scale(instance: Any, sol: Any) -> BuyerScale:
-    """The :class:`BuyerScale` of a solved instance (its run figures and cost rate at ``sol``)."""
-    from ..model.cost import cluster_cost_usd_per_gbps
-    from ..model.run import cost_rate
-
-    fig = sol.run
-    rate = (
-        None
-        if instance.cluster is None
-        else cost_rate(instance.cluster, instance.network.npus_total)
-    )
-    return BuyerScale(
-        instance.network.npus_total,
-        fig.iterations_per_run if fig is not None else None,
-        sol.iteration_time_ns,
-        None if rate is None else rate.usd_per_h(sol.network_cost_usd),
-        0.0 if rate is None else rate.per_network_usd,
-        tuple(float(x) for x in cluster_cost_usd_per_gbps(instance)),
-    )
-
-
-def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> str:
-    """The effect of 1 GB/s more per NPU on dimension ``d`` whose marginal time is ``ns_per_gbps``
-    (ns per iteration per GB/s, < 0 saves), in the buyer's units: the cluster's capacity it adds,
-    days per run and $ per run (d(run $)/dB_d = I / 3.6e12 x (dT/dB_d x rate + T x N u_d / H)); ""
-    without a scale."""
-    if scale is None:
-        return ""
-    cap = scale.npus
-    parts = [f"{cap:,} GB/s = {cap * 8 / 1e3:,.4g} Tb/s across the cluster"]
-    if scale.iterations is not None:
-        days = ns_per_gbps * scale.iterations / 86400e9
-        parts.append(f"{'saves' if days < 0 else 'costs'} {abs(days):,.4g} days per run")
-        if scale.usd_per_h is not None:
-            usd = (
-                scale.iterations
-                / 3.6e12
-                * (
-                    ns_per_gbps * scale.usd_per_h
-                    + scale.iteration_ns * scale.price_usd_per_gbps[d] * scale.per_network_usd
-                )
-            )
-            parts.append(f"{'saves' if usd < 0 else 'costs'} {fmt_money(abs(usd))} per run")
-    return " (" + "; ".join(parts) + ")"
-
-
-__all__ = ["run_lines", "run_dict",
+__all__ = ["run_lines", "run_dict", "band_of", "RunBand", "run_band", "held_out_band",
+           "no_band_reason", "fmt_days_range",
            "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC", "fmt_days",
            "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
-           "row_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
-           "buyer_scale", "bandwidth_effect"]
+           "row_calibration", "fmt_money", "fmt_tokens", "codesign_run"]

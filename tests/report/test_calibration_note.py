@@ -396,7 +396,7 @@ def test_the_band_of_days_and_dollars_at_the_worst_held_out_error():
     too fast, from the prediction up: 7.8 to 10.8 days; no band for a calibrated file or without
     days."""
     from hieropt.model.run import RunFigures
-    from hieropt.report.band import held_out_band, run_band
+    from hieropt.report.run import held_out_band, run_band
 
     assert held_out_band("H100-SXM") == (pytest.approx(0.063), False, "")
     assert held_out_band("A100-SXM-80GB") == (
@@ -423,7 +423,7 @@ def test_money_rounds_before_it_picks_its_unit():
 
 def test_a_zero3_plan_gets_no_band_over_plans_without_it():
     from hieropt.model.run import RunFigures
-    from hieropt.report.band import run_band
+    from hieropt.report.run import run_band
     from hieropt.workloads.llm.flops import ZERO3_CAVEAT
 
     fig = RunFigures(iteration_time_ns=1.0, time_to_train_days=7.8, caveats=(ZERO3_CAVEAT,))

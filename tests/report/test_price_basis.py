@@ -13,7 +13,6 @@ from rich.console import Console
 
 import hieropt
 from hieropt.model.run import RunFigures
-from hieropt.report.band import band_of, fmt_days_range, no_band_reason
 from hieropt.report.committee import Alternative
 from hieropt.report.committee_asked import Asked
 from hieropt.report.committee_basis import (
@@ -24,6 +23,7 @@ from hieropt.report.committee_basis import (
     recommend,
 )
 from hieropt.report.common import fmt_usd_per_ms
+from hieropt.report.run import band_of, fmt_days_range, no_band_reason
 from hieropt.report.text import front_table
 from tests.cases import REPO
 
