@@ -55,7 +55,8 @@ ReportObjectiveOpt = Annotated[
         "Default: the instance's objective, answered by a "
         "column named in the page's head (the detail compares performance, and says so, when "
         "that is min_run_cost or min_max_regret); the recommendation is then the least $ per "
-        "run, else the knee.",
+        "run (with --catalog, among the designs in whole parts: the other columns' $ per GB/s "
+        "are bounds, not purchases), else the knee.",
     ),
 ]
 CommOpt = Annotated[
@@ -573,28 +574,20 @@ def _finish(
     out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int,
     notes: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Write the committee's JSON, print the recommendation, its ``notes`` and the files written,
-    exit with ``code``."""
+    """Write the committee's JSON, print the recommendation (with the columns' price bases when
+    they differ), its figures, its ``notes`` and the files written, exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
     if json_out is not None:
         write_json(json_out, committee.to_dict())
     rec = committee.recommendation
-    out.print(
-        f"recommendation: {rec.label} - {committee.why}",
-        highlight=False,
-        soft_wrap=True,
-        markup=False,
-    )
-    for key in HEADLINE:
-        out.print(
-            f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key], rec.time_unit)}",
-            highlight=False,
-            soft_wrap=True,
-            markup=False,
-        )
-    for note in notes:
-        out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
+    lines = [f"recommendation: {rec.label} - {committee.why}",
+             *(f"price basis: {line}" for line in committee.price_basis),
+             *(f"  {LABELS[k]}: {fmt_figure(k, rec.figures()[k], rec.time_unit)}"
+               for k in HEADLINE),
+             *(f"note: {note}" for note in notes)]
+    for line in lines:
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
     for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(code)

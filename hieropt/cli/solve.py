@@ -214,7 +214,7 @@ def solve_command(
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:
         out.print(table)
-    from ..report.run import buyer_scale
+    from ..report.sensitivity import buyer_scale
 
     for line in sensitivity_lines(sol.sensitivity, buyer_scale(inst, sol), sol.bw_gbps):
         out.print(line, highlight=False, soft_wrap=True, markup=False)

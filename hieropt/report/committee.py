@@ -5,10 +5,8 @@ MFU), as values.
 One :class:`Committee` holds what the page (:mod:`hieropt.report.committee_page`) shows and what
 ``hieropt report --json`` writes, so the two carry the same numbers. Built from a procurement answer
 (:mod:`.committee_answers`) or a co-design result (:mod:`.committee_codesign`). Which design is
-recommended (:func:`recommend`): the cheapest run ($ per run) when the cluster's cost and a token
-budget are known, else the knee (the cheapest design within ``within`` of the fastest time), else
-the fastest; when the user asked an objective (``hieropt report --objective``), its optimum under
-the targets asked (:class:`Asked`), the design ``hieropt solve`` gives with the same flags.
+recommended, and on which price basis each column is priced (a catalog's whole parts, or the cost
+model's $ per GB/s): :mod:`.committee_basis`.
 """
 
 from __future__ import annotations
@@ -67,6 +65,10 @@ ORDER = (
     "catalog",
 )
 """The alternatives' order on the page (those present)."""
+
+WHOLE_PARTS = ("catalog_knee", "catalog")
+"""The alternatives in a parts catalog's whole parts, priced by their bill of materials: designs
+that can be bought. The others price bandwidth by the cost model's $ per GB/s per NPU."""
 
 def fmt_figure(key: str, value: Any, time_unit: str = "ns") -> str:
     """A headline figure as the page shows it, with its unit; ``unknown`` for None. ``time_unit``:
@@ -156,14 +158,21 @@ class Alternative:
         a gap)."""
         return None if self.gap is None else self.gap_of or self.objective
 
+    @property
+    def price_basis(self) -> str:
+        """``catalog`` (whole parts, its bill of materials' $: :data:`WHOLE_PARTS`) or
+        ``cost_model`` (the cost model's $ per GB/s per NPU: a continuous design, a bound)."""
+        return "catalog" if self.key in WHOLE_PARTS else "cost_model"
+
     def to_dict(self, fastest: Alternative | None = None) -> dict[str, Any]:
-        """JSON-ready: key, label, how, the objective it is the optimum of and the targets it was
-        solved under (``max_iteration_time_ns``, ``max_network_cost_usd``; null where none), the
-        proven ``gap`` and the objective it is of (``gap_of``; null where unknown), the headline
-        figures, bandwidths, the network's power, every run figure (``run``) and ``portfolio``
-        (:func:`workload_rows` against ``fastest``; null for one workload)."""
+        """JSON-ready: key, label, how, ``price_basis``, the objective it is the optimum of and
+        the targets it was solved under (``max_iteration_time_ns``, ``max_network_cost_usd``;
+        null where none), the proven ``gap`` and the objective it is of (``gap_of``; null where
+        unknown), the headline figures, bandwidths, the network's power, every run figure
+        (``run``) and ``portfolio`` (:func:`workload_rows` against ``fastest``; null for one
+        workload)."""
         return {"key": self.key, "label": self.label, "how": self.how,
-                "objective": self.objective,
+                "price_basis": self.price_basis, "objective": self.objective,
                 "targets": {"max_iteration_time_ns": self.max_time_ns,
                             "max_network_cost_usd": self.budget_usd},
                 "gap": self.gap, "gap_of": self.gap_word,
@@ -310,6 +319,9 @@ class Committee:
         unknown: why headline figures are unknown, one line each; notes: method notes.
         asked: the question the page answers (an objective under targets, and the column that is
             its optimum); None for a co-design result.
+        price_basis: on a page with columns of both price bases, which columns are priced by
+            a catalog's whole parts and which by the cost model's $ per GB/s, one line each
+            (:func:`hieropt.report.committee_basis.basis_lines`); empty on a page of one basis.
     """
 
     kind: str
@@ -324,6 +336,7 @@ class Committee:
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     asked: Asked | None = None
+    price_basis: tuple[str, ...] = ()
 
     @property
     def recommendation(self) -> Alternative:
@@ -342,8 +355,9 @@ class Committee:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: kind, name, the subject lines, the question asked (``asked``:
         :meth:`Asked.to_dict`, null for a co-design result), the recommendation (key, why,
-        ``headline``), every alternative, the missing ones, the knee's slack, the plot's points,
-        what is unknown and the notes."""
+        ``headline``), the price basis of the columns (``price_basis``: one line per basis, empty
+        on a page of one basis), every alternative, the missing ones, the knee's slack, the plot's
+        points, what is unknown and the notes."""
         return {
             "kind": self.kind,
             "name": self.name,
@@ -352,6 +366,7 @@ class Committee:
             "recommended": self.recommended,
             "why": self.why,
             "headline": self.headline(),
+            "price_basis": list(self.price_basis),
             "alternatives": [a.to_dict(self.fastest) for a in self.alternatives],
             "missing": [{"key": m.key, "label": m.label, "why": m.why} for m in self.missing],
             "within": self.within,
@@ -359,50 +374,6 @@ class Committee:
             "unknown": list(self.unknown),
             "notes": list(self.notes),
         }
-
-
-def recommend(alternatives: list[Alternative], within: float,
-              asked: Asked | None = None) -> tuple[str, str]:
-    """(key, why) of the recommended alternative: the optimum of the objective asked with
-    ``--objective`` (``asked``, when given and on the page), else the cheapest run when $ per run
-    is known, else the knee in a parts catalog's whole parts (a design that can be bought), else
-    the knee (none when ``within`` is 0), else the fastest, else the first of ``alternatives``."""
-    keys = {a.key: a for a in alternatives}
-    pct = f"{within * 100:g} %"
-    if asked is not None and asked.given and asked.answer in keys:
-        also = ("; the least $ per run is its own column" if asked.answer != "min_run_cost"
-                and "min_run_cost" in keys else "")
-        return asked.answer, (
-            f"the certified optimum of the objective asked ({asked.words()}), the design "
-            f"hieropt solve gives with the same --objective and targets{also}"
-        )
-    lead = ""
-    if asked is not None and asked.given:
-        lead = (f"the objective asked ({asked.words()}) has no optimum on this page "
-                f"({asked.why_not or 'no column gives it'}); instead ")
-    if "min_run_cost" in keys and keys["min_run_cost"].run.run_cost_usd is not None:
-        return "min_run_cost", lead + (
-            "the least $ per training run (run time x the whole cluster's cost rate); the "
-            "accelerators are paid for every hour the training takes"
-        )
-    if "catalog_knee" in keys:
-        return "catalog_knee", lead + (
-            f"the cheapest design in the catalog's whole parts within {pct} of the catalog's "
-            "fastest (buildable: the continuous knee's bandwidths are not all catalog parts; the "
-            "$ per run is unknown: give a [cluster] section and a token budget to rank by it)"
-        )
-    if "knee" in keys:
-        return "knee", lead + (
-            f"the cheapest network within {pct} of the fastest iteration time (the $ per run is "
-            "unknown: give a [cluster] section and a token budget to rank by it)"
-        )
-    if "fastest" in keys:
-        return "fastest", lead + ("the fastest design (the $ per run is unknown, and --within 0 "
-                                  "turns the knee off)" if within <= 0 else
-                                  "the fastest design (neither the $ per run nor a knee is known)")
-    a = alternatives[0]
-    return a.key, lead + (
-        f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known")
 
 
 PRACTICAL_SLOWDOWN = 10.0
@@ -575,6 +546,7 @@ __all__ = [
     "HEADLINE",
     "LABELS",
     "ORDER",
+    "WHOLE_PARTS",
     "RATIO_LABEL",
     "Alternative",
     "WorkloadRow",
@@ -586,7 +558,6 @@ __all__ = [
     "ParetoData",
     "Committee",
     "fmt_figure",
-    "recommend",
     "ordered",
     "PRACTICAL_SLOWDOWN",
     "practical",

@@ -45,12 +45,12 @@ from .committee import (
     practical,
     practical_limit,
     practical_note,
-    recommend,
     slowdown_words,
     subject_lines,
     unknown_lines,
 )
 from .committee_asked import ANSWERS, Asked, asked_lines, titled
+from .committee_basis import basis_lines, priced_labels, recommend
 from .run import calibration_note, instance_calibration
 
 PLAN_FACTORS = ("tp", "cp", "pp", "dp")
@@ -466,7 +466,7 @@ def procurement_committee(
         else:
             asked = replace(asked, why_not=next(
                 (m.why for m in missing if m.key == key_of), "no column gives it"))
-    alts_t = ordered(alts)
+    alts_t = ordered(priced_labels(alts))
     key, why = recommend(list(alts_t), within, asked)
     cap = instance.max_iteration_time_ns
     alts_t, dropped = practical(alts_t, key, cap, asked.answer)
@@ -524,6 +524,7 @@ def procurement_committee(
         unknown_lines(alts_t),
         tuple(notes),
         asked,
+        basis_lines(alts_t),
     )
 
 

@@ -34,9 +34,15 @@ from .committee import (
     practical,
     practical_limit,
     practical_note,
-    recommend,
     subject_lines,
     unknown_lines,
+)
+from .committee_basis import (
+    PAGE_CHEAPEST,
+    PAGE_RUN_COST,
+    basis_lines,
+    priced_labels,
+    recommend,
 )
 from .run import calibration_note, fmt_tokens
 
@@ -47,14 +53,8 @@ NO_SPACE = (
 )
 
 
-PAGE_RUN_COST = "least $ per run on this page"
-"""The label of the least $ per run among a co-design page's designs when the search minimised
-another objective: a design of a candidate the result did not rank can be cheaper per run
-(``codesign --objective min_run_cost`` finds the least over every candidate)."""
-
-
 def page_run_cost_why(why: str, objective: Any) -> str:
-    """The recommendation's ``why`` (:func:`hieropt.report.committee.recommend`) of the least $ per
+    """The recommendation's ``why`` (:func:`hieropt.report.committee_basis.recommend`) of the least $ per
     run on a co-design page whose search minimised ``objective`` (not ``min_run_cost``): scoped to
     the designs on the page, naming the search that finds the least over every candidate."""
     return why.replace(
@@ -112,7 +112,7 @@ def result_run(data: dict[str, Any], tokens: float | None = None) -> RunFigures 
         return None
     fig = RunFigures(
         **{
-            **{k: v for k, v in run.items() if k != "band"},  # (the report's, not a figure)
+            **{k: v for k, v in run.items() if k not in ("band", "no_band")},  # (the report's)
             "unknown": tuple(run.get("unknown", ())),
             "left_out": tuple(run.get("left_out", ())),
             "caveats": tuple(run.get("caveats", ())),
@@ -256,7 +256,7 @@ def codesign_alternatives(
     alts.append(
         _row_alt(
             "cheapest",
-            "cheapest network" if objective == "min_cost" else "cheapest network on this page",
+            "cheapest network" if objective == "min_cost" else PAGE_CHEAPEST,
             f"the least network capex {among_all}"
             + (" (the knee's design)" if cheapest is knee and knee is not None
                and len(considered) > n else ""),
@@ -439,7 +439,7 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     (:func:`result_tokens`). Raises InputError when the result has no solved candidate."""
     tokens = result_tokens(data, space, tokens)
     alts, missing, designs = codesign_alternatives(data, space, tokens, within, fixed, fixed_space)
-    alts_t = ordered(alts)
+    alts_t = ordered(priced_labels(alts))
     key, why = recommend(list(alts_t), within)
     if key == "min_run_cost" and data.get("objective") != "min_run_cost":
         why = page_run_cost_why(why, data.get("objective"))
@@ -485,6 +485,7 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
         pareto,
         unknown_lines(alts_t),
         tuple(notes),
+        price_basis=basis_lines(alts_t),
     )
 
 

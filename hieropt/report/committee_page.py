@@ -22,7 +22,7 @@ from .committee import (
     fmt_figure,
     workload_rows,
 )
-from .run import band_of, fmt_days, fmt_money
+from .run import band_of, fmt_days, fmt_money, no_band_reason
 
 COLORS = {
     "min_run_cost": "#1b7837",
@@ -73,7 +73,8 @@ def figure_cell(tag: str, key: str, value: Any, extra: str = "", time_unit: str 
 
 
 def recommendation_html(c: Committee) -> str:
-    """The recommendation block: what is recommended, why, what the validation says of its plan
+    """The recommendation block: what is recommended, why, the price basis of each column when
+    they differ (:func:`basis_html`), what the validation says of its plan
     (:attr:`hieropt.model.run.RunFigures.caveats`: ZeRO-3, experts) and its headline figures."""
     a = c.recommendation
     figs = a.figures()
@@ -81,18 +82,31 @@ def recommendation_html(c: Committee) -> str:
                     for k in HEADLINE)
     caveats = "".join(f"<p class='caveat'>Caveat: {html.escape(x)}</p>" for x in a.run.caveats)
     band = band_of(a.run, a.calibration)
-    within = ("" if band is None else
-              f"<p class='band'>Error band: {html.escape(band.text())}</p>")
+    none = no_band_reason(a.run, a.calibration)
+    within = (f"<p class='band'>Error band: {html.escape(band.text())}</p>" if band is not None
+              else "" if none is None else
+              f"<p class='band'>{html.escape(none[0].upper() + none[1:])}</p>")
     return (
         f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
         f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
-        f"{caveats}<dl class='figs'>{items}</dl>{within}</section>"
+        f"{basis_html(c)}{caveats}<dl class='figs'>{items}</dl>{within}</section>"
     )
+
+
+def basis_html(c: Committee) -> str:
+    """The price basis of each column (:attr:`Committee.price_basis`), one item per basis, next
+    to the recommendation; empty on a page of one basis."""
+    if not c.price_basis:
+        return ""
+    items = "".join(f"<li>{html.escape(x)}</li>" for x in c.price_basis)
+    return (f"<div class='basis'><p>The columns are priced on two bases, whose $ are not "
+            f"comparable:</p><ul>{items}</ul></div>")
 
 
 def alternatives_html(c: Committee) -> str:
     """The alternatives side by side: one column per alternative, one row per headline figure, the
-    network power of catalog designs and the proven gap of each (``data-gap``: its value, ``null``
+    network power of catalog designs, the price basis of each (``data-basis``) when they differ,
+    and the proven gap of each (``data-gap``: its value, ``null``
     where unknown) when any has them, then how each was obtained; the missing alternatives listed
     with why."""
     alts = c.alternatives
@@ -120,6 +134,11 @@ def alternatives_html(c: Committee) -> str:
             )
             + "</tr>"
         )
+    if c.price_basis:
+        rows.append("<tr><th>price basis</th>" + "".join(
+            f"<td class='text' data-alt='{a.key}' data-basis='{a.price_basis}'>"
+            + ("catalog's whole parts (can be bought)" if a.price_basis == "catalog"
+               else "$ per GB/s (a bound)") + "</td>" for a in alts) + "</tr>")
     if any(a.gap is not None for a in alts):
         rows.append("<tr><th>proven gap</th>" + "".join(
             f"<td class='num' data-alt='{a.key}' data-gap='{data_value(a.gap)}'>"
@@ -305,6 +324,7 @@ __all__ = [
     "COLORS",
     "committee_sections",
     "recommendation_html",
+    "basis_html",
     "alternatives_html",
     "workloads_html",
     "pareto_svg",

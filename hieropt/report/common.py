@@ -50,6 +50,13 @@ def fmt_money(usd: float) -> str:
     return f"${usd:,.2f}" if abs(usd) < 999.995 else f"${usd:,.0f}"
 
 
+def fmt_usd_per_ms(usd: float) -> str:
+    """A front's slope in $ per ms of iteration time: whole dollars with separators from $1,000
+    up, else four significant digits (a budget barely above the cheapest network binds at
+    $0.1712 per ms: not ``0``)."""
+    return f"{usd:,.0f}" if abs(usd) >= 1000 else f"{usd:.4g}"
+
+
 def fmt_product(x: float | None) -> str:
     """time x cost, ns x $, 7 significant digits."""
     return "-" if x is None else f"{x:.6e}"

@@ -3,7 +3,6 @@ tokens/s, MFU, days, MW, MWh and $ per run, one unit per quantity. Returns value
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,9 @@ from ..studies.run_band import (
     RunBand,
     band_of,
     default_runs_file,
+    fmt_days_range,
     held_out_band,
+    no_band_reason,
     run_dict,
 )
 from ..units import fmt_money
@@ -33,6 +34,7 @@ def fmt_days(days: float) -> str:
     if hours * 60 >= 1:
         return f"{hours * 60:.1f} minutes"
     return f"{hours * 3600:.3g} seconds"
+
 
 
 def fmt_tokens(n: float) -> str:
@@ -255,7 +257,7 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     if fig.run_cost_usd is not None:
         run.append(f"{fmt_money(fig.run_cost_usd)} per run")
     if run:
-        band = run_band(fig, calibration)
+        band = run_band(fig, calibration) or no_band_reason(fig, calibration)
         lines.append(f"run of {fmt_tokens(fig.tokens)} tokens: " + ", ".join(run)
                      + (f"; {band}" if band else ""))
     cluster = []
@@ -349,76 +351,8 @@ def row_calibration(space: Any, row: dict[str, Any]) -> str | None:
     return of_row(space, row)
 
 
-@dataclass(frozen=True)
-class BuyerScale:
-    """What turns a marginal time per GB/s per NPU into the buyer's units
-    (:func:`bandwidth_effect`).
-
-    Attributes:
-        npus: N (1 GB/s per NPU is N GB/s of the cluster's capacity).
-        iterations: iterations per run (None: no token budget).
-        iteration_ns: T at the optimum, ns.
-        usd_per_h: the cost rate at the optimum, $ / h (None: no [cluster] cost rate).
-        per_network_usd: $ / h per $ of network capex.
-        price_usd_per_gbps: (D,) N u_d, the network's $ per GB/s per NPU of each dimension.
-    """
-
-    npus: int
-    iterations: float | None
-    iteration_ns: float
-    usd_per_h: float | None
-    per_network_usd: float
-    price_usd_per_gbps: tuple[float, ...]
-
-
-def buyer_scale(instance: Any, sol: Any) -> BuyerScale:
-    """The :class:`BuyerScale` of a solved instance (its run figures and cost rate at ``sol``)."""
-    from ..model.cost import cluster_cost_usd_per_gbps
-    from ..model.run import cost_rate
-
-    fig = sol.run
-    rate = (
-        None
-        if instance.cluster is None
-        else cost_rate(instance.cluster, instance.network.npus_total)
-    )
-    return BuyerScale(
-        instance.network.npus_total,
-        fig.iterations_per_run if fig is not None else None,
-        sol.iteration_time_ns,
-        None if rate is None else rate.usd_per_h(sol.network_cost_usd),
-        0.0 if rate is None else rate.per_network_usd,
-        tuple(float(x) for x in cluster_cost_usd_per_gbps(instance)),
-    )
-
-
-def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> str:
-    """The effect of 1 GB/s more per NPU on dimension ``d`` whose marginal time is ``ns_per_gbps``
-    (ns per iteration per GB/s, < 0 saves), in the buyer's units: the cluster's capacity it adds,
-    days per run and $ per run (d(run $)/dB_d = I / 3.6e12 x (dT/dB_d x rate + T x N u_d / H)); ""
-    without a scale."""
-    if scale is None:
-        return ""
-    cap = scale.npus
-    parts = [f"{cap:,} GB/s = {cap * 8 / 1e3:,.4g} Tb/s across the cluster"]
-    if scale.iterations is not None:
-        days = ns_per_gbps * scale.iterations / 86400e9
-        parts.append(f"{'saves' if days < 0 else 'costs'} {abs(days):,.4g} days per run")
-        if scale.usd_per_h is not None:
-            usd = (
-                scale.iterations
-                / 3.6e12
-                * (
-                    ns_per_gbps * scale.usd_per_h
-                    + scale.iteration_ns * scale.price_usd_per_gbps[d] * scale.per_network_usd
-                )
-            )
-            parts.append(f"{'saves' if usd < 0 else 'costs'} {fmt_money(abs(usd))} per run")
-    return " (" + "; ".join(parts) + ")"
-
-
 __all__ = ["run_lines", "run_dict", "band_of", "RunBand", "run_band", "held_out_band",
+           "no_band_reason", "fmt_days_range",
            "calibration_note", "calibrated_note", "UNRELIABLE_WORST", "SYSTEMATIC", "fmt_days",
            "run_notes", "front_notes", "instance_calibration", "codesign_calibration",
-           "row_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
-           "buyer_scale", "bandwidth_effect"]
+           "row_calibration", "fmt_money", "fmt_tokens", "codesign_run"]

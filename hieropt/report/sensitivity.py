@@ -11,13 +11,85 @@ values. Returns values; never prints.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..result import Marginal, Sensitivity
 from ..units import RELATIVE_UNIT
-from .run import BuyerScale, bandwidth_effect
+from .common import fmt_usd_per_ms
+from .run import fmt_money
 
-__all__ = ["sensitivity_lines", "sensitivity_dict"]
+
+@dataclass(frozen=True)
+class BuyerScale:
+    """What turns a marginal time per GB/s per NPU into the buyer's units
+    (:func:`bandwidth_effect`).
+
+    Attributes:
+        npus: N (1 GB/s per NPU is N GB/s of the cluster's capacity).
+        iterations: iterations per run (None: no token budget).
+        iteration_ns: T at the optimum, ns.
+        usd_per_h: the cost rate at the optimum, $ / h (None: no [cluster] cost rate).
+        per_network_usd: $ / h per $ of network capex.
+        price_usd_per_gbps: (D,) N u_d, the network's $ per GB/s per NPU of each dimension.
+    """
+
+    npus: int
+    iterations: float | None
+    iteration_ns: float
+    usd_per_h: float | None
+    per_network_usd: float
+    price_usd_per_gbps: tuple[float, ...]
+
+
+def buyer_scale(instance: Any, sol: Any) -> BuyerScale:
+    """The :class:`BuyerScale` of a solved instance (its run figures and cost rate at ``sol``)."""
+    from ..model.cost import cluster_cost_usd_per_gbps
+    from ..model.run import cost_rate
+
+    fig = sol.run
+    rate = (
+        None
+        if instance.cluster is None
+        else cost_rate(instance.cluster, instance.network.npus_total)
+    )
+    return BuyerScale(
+        instance.network.npus_total,
+        fig.iterations_per_run if fig is not None else None,
+        sol.iteration_time_ns,
+        None if rate is None else rate.usd_per_h(sol.network_cost_usd),
+        0.0 if rate is None else rate.per_network_usd,
+        tuple(float(x) for x in cluster_cost_usd_per_gbps(instance)),
+    )
+
+
+def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> str:
+    """The effect of 1 GB/s more per NPU on dimension ``d`` whose marginal time is ``ns_per_gbps``
+    (ns per iteration per GB/s, < 0 saves), in the buyer's units: the cluster's capacity it adds,
+    days per run and $ per run (d(run $)/dB_d = I / 3.6e12 x (dT/dB_d x rate + T x N u_d / H)); ""
+    without a scale."""
+    if scale is None:
+        return ""
+    cap = scale.npus
+    parts = [f"{cap:,} GB/s = {cap * 8 / 1e3:,.4g} Tb/s across the cluster"]
+    if scale.iterations is not None:
+        days = ns_per_gbps * scale.iterations / 86400e9
+        parts.append(f"{'saves' if days < 0 else 'costs'} {abs(days):,.4g} days per run")
+        if scale.usd_per_h is not None:
+            usd = (
+                scale.iterations
+                / 3.6e12
+                * (
+                    ns_per_gbps * scale.usd_per_h
+                    + scale.iteration_ns * scale.price_usd_per_gbps[d] * scale.per_network_usd
+                )
+            )
+            parts.append(f"{'saves' if usd < 0 else 'costs'} {fmt_money(abs(usd))} per run")
+    return " (" + "; ".join(parts) + ")"
+
+
+__all__ = ["sensitivity_lines", "sensitivity_dict", "BuyerScale", "buyer_scale",
+           "bandwidth_effect"]
 
 
 def _amount(v: float, unit: str) -> str:
@@ -117,7 +189,7 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None,
                       bw_gbps: Any = None) -> list[str]:
     """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity.
     ``scale``: the buyer's units of each dimension's bandwidth
-    (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity, days and $ per run).
+    (:func:`buyer_scale`: the cluster's capacity, days and $ per run).
     ``bw_gbps``: the design printed; when the marginals are of another design (the fastest found,
     before the tie-break to the cheapest equally fast one: :meth:`Sensitivity.elsewhere`), the
     heading names it (``at the fastest design found, 224.98, 138.05, ... GB/s per NPU, not the
@@ -139,8 +211,7 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None,
     if sens.usd_per_ms is not None:
         row = "the budget row is worth" if budget is not None else "time-cost front:"
         usd = sens.usd_per_ms
-        # (a budget a hair above the cheapest: $1e-5 per ms)
-        money = f"{usd:,.0f}" if usd >= 1000 else f"{usd:.4g}"
+        money = fmt_usd_per_ms(usd)  # (a budget a hair above the cheapest: $1e-5 per ms)
         out.append(f"  {row} ${money} per ms ({sens.usd_per_ms_note})")
     else:
         out.append(f"  time-cost front: {sens.usd_per_ms_note}")

@@ -17,7 +17,7 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
-from .common import fmt_money, fmt_ms, fmt_time, ms_text, time_header
+from .common import fmt_money, fmt_ms, fmt_time, fmt_usd_per_ms, ms_text, time_header
 
 
 def design_title(sol: Solution) -> str:
@@ -357,7 +357,7 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
             f"{p.network_cost_usd:,.0f}",
             fmt_time(p.iteration_time_ns, rel),
             f"{p.gap:.1e}",
-            "-" if p.usd_per_ms is None or rel else f"{p.usd_per_ms:,.0f}",
+            "-" if p.usd_per_ms is None or rel else fmt_usd_per_ms(p.usd_per_ms),
             *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw),
             *([f"{runs[i].time_to_train_days:,.2f}"] if days else []),
             *([f"{runs[i].run_cost_usd:,.0f}"] if dollars else []),

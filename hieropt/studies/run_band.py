@@ -51,6 +51,18 @@ SYSTEMATIC_RUNS = 3
 """The fewest runs of a :data:`FITTED` entry whose errors' sign the note states as a tendency (one
 or two runs show no pattern)."""
 
+def fmt_days_range(low: float, high: float, days: float) -> str:
+    """A range of wall times in the unit :func:`hieropt.report.run.fmt_days` gives ``days`` (the
+    prediction the range is around): ``27.8 to 31.5 days``; ``41.5 to 47.1 minutes`` for a
+    44.1-minute run (never ``0.0 to 0.0 days`` beside a headline in minutes)."""
+    if days >= 1:
+        return f"{low:,.1f} to {high:,.1f} days"
+    if days * 24 >= 1:
+        return f"{low * 24:.1f} to {high * 24:.1f} hours"
+    if days * 1440 >= 1:
+        return f"{low * 1440:.1f} to {high * 1440:.1f} minutes"
+    return f"{low * 86400:.3g} to {high * 86400:.3g} seconds"
+
 
 def default_runs_file(accelerator: str) -> str | None:
     """The runs file the shipped catalog's default calibration ``accelerator`` (a name, or a name
@@ -94,6 +106,9 @@ class RunBand:
         one_sided: the held-out runs were mostly predicted too fast: the band starts at the
             prediction.
         scope: the held-out runs w is over, in words (empty: all of them).
+        predicted_days: the prediction the band is around (the run's days to train): its unit
+            (:func:`fmt_days_range`: days, hours, minutes, seconds) is the band's; None: the
+            band's high end's.
     """
 
     days: tuple[float, float]
@@ -101,15 +116,17 @@ class RunBand:
     error: float
     one_sided: bool
     scope: str
+    predicted_days: float | None = None
 
     def text(self) -> str:
         """The band as the run line shows it ("65.0 to 73.7 days, $34.5M to $39.2M per run at
-        ...")."""
+        ..."), its times in the prediction's unit (:func:`fmt_days_range`)."""
         money = ("" if self.run_cost_usd is None else
                  f", {fmt_money(self.run_cost_usd[0])} to {fmt_money(self.run_cost_usd[1])} "
                  "per run")
         way = "mostly too fast, so from the prediction up" if self.one_sided else "either way"
-        return (f"{self.days[0]:,.1f} to {self.days[1]:,.1f} days{money} at the calibration's "
+        ref = self.days[1] if self.predicted_days is None else self.predicted_days
+        return (f"{fmt_days_range(*self.days, ref)}{money} at the calibration's "
                 f"worst held-out error{self.scope} ({self.error:.1%}, {way})")
 
     def to_dict(self) -> dict[str, Any]:
@@ -141,19 +158,53 @@ def band_of(fig: RunFigures, calibration: str | None) -> RunBand | None:
     lo, hi = (1.0 if low else 1 / (1 + w)), 1 / (1 - w)
     usd = fig.run_cost_usd
     return RunBand((days * lo, days * hi), None if usd is None else (usd * lo, usd * hi), w,
-                   low, scope)
+                   low, scope, days)
+
+
+def no_band_reason(fig: RunFigures, calibration: str | None) -> str | None:
+    """Why a run with days to train has no error band (:func:`band_of` is None), in words for the
+    place the band would be: a calibration of the user's own (a calibrated accelerator file: its
+    fit's errors are on the runs it was fitted to, no held-out measure; ``hieropt validate``
+    measures one), an extrapolated one, a kernel-level default, a held-out error of 100 % or more,
+    or a ZeRO stage 3 plan. None when there is a band, no days to train, or no calibration to
+    name (``calibration`` None: fitted values given inline, which get no note either)."""
+    from ..io.npus import EXTRAPOLATED
+
+    if fig.time_to_train_days is None or band_of(fig, calibration) is not None:
+        return None
+    lead = "no error band: "
+    if calibration is None:  # (values given inline, or the flat model: no calibration to name)
+        return None
+    if EXTRAPOLATED in calibration:
+        return lead + ("the calibration is used away from the figures it was fitted at "
+                       "(extrapolated), where no measured run gives its error")
+    if Path(calibration).is_absolute():
+        name = Path(calibration).name
+        return lead + (f"a calibration of your own ({name}) has no held-out error here (its "
+                       "fit's errors are on the runs it was fitted to); 'hieropt validate "
+                       f"RUNS.csv --npu {name}' measures it on runs it was not fitted to")
+    band = held_out_band(calibration)
+    if band is None:
+        return lead + ("the catalog's kernel-level default is not fitted on measured runs (its "
+                       "note gives how far such figures err)")
+    if band[0] >= 1:
+        return lead + (f"the calibration's worst held-out error, {band[0]:.1%}, leaves no upper "
+                       "end")
+    return lead + "a ZeRO stage 3 plan: its caveat gives how far such runs erred"
 
 
 def run_dict(fig: RunFigures | None, calibration: str | None) -> dict[str, Any] | None:
-    """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict` and ``band``, the
+    """JSON-ready run figures: :meth:`hieropt.model.run.RunFigures.to_dict`, ``band``, the
     :func:`band_of` of ``calibration`` (the accelerator timed with its shipped default
-    calibration, as :func:`hieropt.report.run.run_lines` takes it; null without one). None for
+    calibration, as :func:`hieropt.report.run.run_lines` takes it; null without one), and
+    ``no_band``, why a run with days has none (:func:`no_band_reason`; null otherwise). None for
     None."""
     if fig is None:
         return None
     band = band_of(fig, calibration)
-    return {**fig.to_dict(), "band": None if band is None else band.to_dict()}
+    return {**fig.to_dict(), "band": None if band is None else band.to_dict(),
+            "no_band": no_band_reason(fig, calibration)}
 
 
 __all__ = ["FITTED", "SYSTEMATIC", "SYSTEMATIC_RUNS", "default_runs_file", "held_out_band",
-           "RunBand", "band_of", "run_dict"]
+           "RunBand", "band_of", "run_dict", "no_band_reason", "fmt_days_range"]

@@ -220,7 +220,7 @@ def test_a_workload_without_an_llm_model_says_what_is_unknown():
 
 
 def test_bandwidth_sensitivity_in_the_buyers_units():
-    from hieropt.report.run import BuyerScale, bandwidth_effect
+    from hieropt.report.sensitivity import BuyerScale, bandwidth_effect
 
     # 1 GB/s more per NPU saves 3 ms per iteration on 16,384 NPUs; 1e6 iterations per run of 10 s
     # each; $20,000 per hour; the network amortised over 5 years, $10 per GB/s per NPU on that

@@ -59,7 +59,7 @@ def test_to_dict_has_the_run_the_command_writes(space):
     w = band["held_out_error"]
     assert w == pytest.approx(0.279, abs=5e-4) and band["one_sided"] is True
     assert band["time_to_train_days"] == pytest.approx([days, days / (1 - w)], rel=1e-12)
-    assert got == {**result.run().to_dict(), "band": band}
+    assert got == {**result.run().to_dict(), "band": band, "no_band": None}
     r = run("codesign", space, "--workers", "1", "--json", "-")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["run"] == got

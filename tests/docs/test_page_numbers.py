@@ -86,6 +86,15 @@ def test_procurement_front_and_knee_quotes():
     assert "design: the cheapest of the designs within 1e-08 of the fastest one found" in out
 
 
+@pytest.mark.heavy
+def test_the_band_of_a_short_run_quoted_in_minutes():
+    out = printed("solve", L405, "--tokens", "1e9", "--no-sensitivity")
+    quote = ("6.4 minutes, 3 MWh, $2.35k per run; 6.0 to 6.8 minutes, $2.21k to $2.51k per run "
+             "at")
+    assert f"run of 1B tokens: {quote} the calibration's worst held-out error" in out
+    on_page("committee-page.md", quote)
+
+
 def test_buyer_knee_and_sensitivity_of_the_llama_example():
     out = printed("solve", L405, "--objective", "performance")
     knee = "the last 1 % of speed costs $53,627,458 (16.8% of the fastest network)"

@@ -8,6 +8,7 @@ workload plan."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,11 @@ nic_usd_per_gbps = 31.6
 H100_NOTE = (
     "the H100-SXM compute calibration is fitted on 2 runs of h100-one-node.csv (fit MAPE 1.7 %, "
     "worst 4.2 %; calibrated file h100-mine.toml)"
+)
+NO_BAND = (
+    "no error band: a calibration of your own (h100-mine.toml) has no held-out error here (its "
+    "fit's errors are on the runs it was fitted to); 'hieropt validate RUNS.csv --npu "
+    "h100-mine.toml' measures it on runs it was not fitted to"
 )
 TINY_NOTE = (
     "the toy compute calibration is fitted on 4 runs of runs.csv (fit MAPE 17.6 %, worst 17.6 %; "
@@ -120,7 +126,11 @@ def test_solve_and_evaluate_print_the_calibrated_note(h100, tmp_path):
     r = run("solve", inst, "--tokens", "100e9", "--json", tmp_path / "s.json")
     assert r.exit_code == 0, r.output
     assert f"note: {H100_NOTE}" in r.stdout and "catalog's default" not in r.stdout
-    assert H100_NOTE in json.loads((tmp_path / "s.json").read_text())["notes"]
+    solved = json.loads((tmp_path / "s.json").read_text())
+    assert H100_NOTE in solved["notes"]
+    # no error band (the fit's errors are on its own runs), and the run line says so in its place
+    assert solved["run"]["band"] is None and solved["run"]["no_band"] == NO_BAND
+    assert re.search(r"run of 100B tokens: [0-9.]+ days; " + re.escape(NO_BAND) + "\n", r.stdout)
     r = run("evaluate", inst, "--tokens", "100e9", "--bw", "450,50", "--json", tmp_path / "e.json")
     assert r.exit_code == 0, r.output
     assert f"note: {H100_NOTE}" in r.stdout

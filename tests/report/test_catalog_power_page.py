@@ -14,12 +14,14 @@ $18,690.3379 + $1,998.1221 + $2,316.9763 = $23,005.4362 per hour.
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
 
 from tests.cli.util import run
 from tests.report.conftest import REPO
+from tests.report.test_committee import assert_page_equals_json
 
 INSTANCE = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
@@ -56,6 +58,32 @@ def test_whole_parts_columns_count_their_power(tmp_path):
     labels = "; ".join(alts[k]["label"] for k in ("catalog_knee", "catalog"))
     assert ("left out: network power (no network_w_per_npu): not in the MW, MWh, facility or $ "
             f"(every column but: {labels})") in data["unknown"]
+    # the page recommends a design that can be bought: the least $ per run in whole parts (the
+    # knee and the fastest in whole parts are one design; the page's order takes the knee), not
+    # the cost model's least $ per run, 37.62 GB/s of scale-out (no part) at $36.7M, a bound
+    # priced by $ per GB/s
+    assert data["recommended"] == "catalog_knee"
+    assert data["headline"]["run_cost_usd"] == alts["catalog"]["run_cost_usd"]
+    bound = alts["min_run_cost"]
+    assert bound["price_basis"] == "cost_model" and alts["catalog"]["price_basis"] == "catalog"
+    assert bound["bw_gbps"][1] == pytest.approx(37.62, abs=0.01)
+    assert bound["run_cost_usd"] == pytest.approx(36.72e6, rel=1e-3)
+    assert bound["label"] == "least $ per run (min_run_cost) [$ per GB/s]"
+    assert data["why"].startswith("the least $ per training run (run time x the whole "
+                                  "cluster's cost rate) among the designs on this page that can "
+                                  "be bought")
+    assert data["price_basis"] == [
+        "whole parts from the catalog, priced by their bill of materials (designs that can be "
+        f"bought): {labels}",
+        "the cost model's $ per GB/s per NPU (continuous bandwidths no catalog part need give: a "
+        "bound on the network's $, not a purchase; compare their times, not their $, with the "
+        "whole-parts columns'): " + "; ".join(a["label"] for a in data["alternatives"]
+                                             if a["price_basis"] == "cost_model")]
+    page = (tmp_path / "out" / "report.html").read_text()
+    rec = page[page.index("data-recommended"):page.index("</section>")]
+    assert "priced on two bases" in rec and html.escape(data["price_basis"][0]) in rec
+    assert page.count("data-basis='catalog'") == 2 and page.count("data-basis='cost_model'") == 5
+    assert_page_equals_json(tmp_path / "out", data)
     # the same figures as hieropt provision's
     p = run("provision", INSTANCE, "--catalog", CATALOG, "--objective", "performance",
             "--json", "-")

@@ -68,6 +68,19 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
     # (89,248 / 256 = 348.625 W per NPU, printed to 5 significant digits: 348.62)
     assert catalog.how.endswith("; network power: the bill of materials' 89,248 W (348.62 W per "
                                 "NPU) is counted in the cluster's MW, MWh and $")
+    # the page recommends the design in whole parts, $1,185,102 per run: the cost model's columns
+    # price the same 200 GB/s of scale-out at its $ per GB/s, $1,643,701 per run, a bound on
+    # another price basis (before, the page recommended that bound as its least $ per run)
+    committee = codesign_committee(data, None)
+    assert committee.recommended == "catalog" and committee.headline()["run_cost_usd"] == (
+        catalog.run.run_cost_usd)
+    bound = _alt(committee, "min_run_cost")
+    assert bound.run.run_cost_usd == pytest.approx(1_643_701, abs=1)
+    assert bound.label == "least $ per run of the continuous designs [$ per GB/s]"
+    assert _alt(committee, "cheapest").label == ("cheapest network of the continuous designs "
+                                                 "[$ per GB/s]")
+    assert len(committee.price_basis) == 2 and committee.price_basis[0].endswith(
+        "(designs that can be bought): best in whole parts")
     # a budget of half the tokens: half the days, MWh and $ of the same design
     half = _alt(codesign_committee(data, None, tokens=1e12), "catalog")
     assert half.run.run_cost_usd == pytest.approx(1_185_102 / 2, abs=1)
