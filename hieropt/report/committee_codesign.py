@@ -55,8 +55,9 @@ NO_SPACE = (
 
 def page_run_cost_why(why: str, objective: Any) -> str:
     """The recommendation's ``why`` (:func:`hieropt.report.committee_basis.recommend`) of the
-    least $ per run on a co-design page whose search minimised ``objective`` (not ``min_run_cost``): scoped to
-    the designs on the page, naming the search that finds the least over every candidate."""
+    least $ per run on a co-design page whose search minimised ``objective`` (not
+    ``min_run_cost``): scoped to the designs on the page, naming the search that finds the least
+    over every candidate."""
     return why.replace(
         "the least $ per training run (run time x the whole cluster's cost rate)",
         "the least $ per training run (run time x the whole cluster's cost rate) among the "
