@@ -504,6 +504,9 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
             if r.get("total_budget"):
                 console.print(f"note: bom rank {r['bom_rank']}: {r['total_budget']}",
                               highlight=False, soft_wrap=True)
+            for line in r.get("nic_bounds") or ():
+                console.print(f"note: bom rank {r['bom_rank']}: {line}", highlight=False,
+                              soft_wrap=True)
         if (problem := all_failed(shortlist)) is not None:
             error_line(err, problem)
             raise typer.Exit(3)

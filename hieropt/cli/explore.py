@@ -203,6 +203,10 @@ def explore_command(
         out_console.print(provision_table(rows))
         for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
             out_console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        for r in rows:
+            for line in r.get("nic_bounds") or ():
+                out_console.print(f"note: bom rank {r['bom_rank']}: {line}", highlight=False,
+                                  soft_wrap=True)
         if (problem := all_failed(rows)) is not None:
             error_line(err, problem)
             raise typer.Exit(3)

@@ -139,6 +139,8 @@ def provision_command(
         if json_out is not None:
             write_json(json_out, report_provision.tradeoff_dict(tr))
         out.print(report_provision.tradeoff_table(tr))
+        for note in tr.notes:
+            out.print(f"note: {note}", highlight=False, soft_wrap=True)
         raise typer.Exit(0)
     try:
         max_time_ns, max_cost_usd, max_power, total_usd = (

@@ -353,7 +353,7 @@ def _catalog(
         return []
     how = (f"catalog {p.catalog}: {p.method} (bill of materials' cost and power; its $ are the "
            "catalog's parts, the other columns' the cost model's $ per GB/s: compare its time, "
-           "not its $, with theirs)")
+           "not its $, with theirs)" + "".join(f"; {line}" for line in p.nic_bounds))
     out = [
         alternative(
             instance,

@@ -397,6 +397,7 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
         label,
         "the shortlist provisioned from the catalog, first by its bill of materials "
         "(" + "; ".join(p.get("parts") or ()) + ")"
+        + "".join(f"; {line}" for line in p.get("nic_bounds") or ())
         + (f"; {p['network_power']}" if run is not None and p.get("network_power") else ""),
         prov,
         run or fig(prov),

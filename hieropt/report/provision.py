@@ -263,11 +263,13 @@ def tradeoff_table(tr: Any) -> Table:
 
 
 def tradeoff_dict(tr: Any) -> dict[str, Any]:
-    """JSON-ready trade-off (times ns, cost $, power W)."""
+    """JSON-ready trade-off (times ns, cost $, power W; ``notes``: the dimensions bounded at the
+    accelerator's ``nic_gbps``, one string each)."""
     return {
         "grid": list(tr.grid),
         "solves": tr.solves,
         "solve_seconds": tr.solve_seconds,
+        "notes": list(tr.notes),
         "points": [
             {
                 "iteration_time_ns": q.iteration_time_ns,

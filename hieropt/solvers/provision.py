@@ -36,6 +36,7 @@ from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
+from .nic_bound import nic_bounded, nic_error
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -123,6 +124,9 @@ class Provisioning:
             their wall time.
         solve_seconds: wall time of the whole call.
         method: the algorithm; notes: remarks a user should read.
+        nic_bounds: the notes (also in ``notes``) of the dimensions bounded at the accelerator's
+            ``nic_gbps`` (beyond its scale-up domain:
+            :func:`hieropt.solvers.nic_bound.nic_bounded`); empty when no bound was tightened.
     """
 
     status: Status
@@ -154,6 +158,7 @@ class Provisioning:
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     total: TotalCapex | None = None
+    nic_bounds: tuple[str, ...] = ()
 
     @property
     def success(self) -> bool:
@@ -182,7 +187,9 @@ def provision(
     compare: bool = True,
     time_limit_s: float = 60.0,
 ) -> Provisioning:
-    """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap).
+    """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap); a
+    dimension reaching beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per
+    NPU (:func:`hieropt.solvers.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
@@ -216,7 +223,8 @@ def provision(
     Raises:
         InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
             a non-positive target or budget, a power objective, budget or site cap with a part that
-            has no power figure, a total cap without the ``[cluster]`` capex.
+            has no power figure, a total cap without the ``[cluster]`` capex, a ``lower_gbps``
+            above the accelerator's NIC limit on a dimension beyond its scale-up domain.
         NoSolutionError: no catalog design meets the constraints, the time target, the budget,
             the power budget, the site's power cap (its MW in the message) or the total cap (the
             total that buys the cheapest design in the message) (exit code 3).
@@ -229,7 +237,12 @@ def provision(
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
     total = None if max_total_capex_usd is None else total_capex(instance, max_total_capex_usd)
-    catalog = catalog_for(catalog, instance)
+    given = instance
+    instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
+    try:
+        catalog = catalog_for(catalog, instance)
+    except InputError as e:
+        raise nic_error(e, given) from e
     if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
         raise NoSolutionError("infeasible", over)
     site = site_power(instance)
@@ -250,7 +263,10 @@ def provision(
             # (a target in s or ms read as ns: the unit that makes it feasible, as solve says)
             f"{time_unit_hint(max_iteration_time_ns, tm.compute_ns)}; raise the target",
         )
-    options = instance_options(catalog, instance, power)
+    try:
+        options = instance_options(catalog, instance, power)
+    except InputError as e:
+        raise nic_error(e, given) from e
     milp = options_milp(instance, tm, options, product=objective == "performance_per_cost")
     m = milp.model
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
@@ -262,7 +278,10 @@ def provision(
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(solver, instance, tm, options, *limits, site=site, total=total)
+        why = explain_infeasible(solver, instance, tm, options, *limits, site=site, total=total)
+        # (the bound is why when the fastest design misses the target or no part meets a row)
+        raise nic_error(why, given) if str(why).startswith(
+            ("infeasible: time target", "infeasible: no combination")) else why
     limits = (max_iteration_time_ns, max_cost_usd, _power_limit(max_power_w, site))
     if run.choice is None and run.status is Status.LIMIT:
         raise limit_reached("the catalog's MILP", time_limit_s)
@@ -279,8 +298,9 @@ def provision(
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
-    notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
-             for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
+    notes = [*nic_notes] + [
+        f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
+        for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
     notes += total_note(total, design)
     continuous, cnote, roundings = None, "not computed (compare=False)", ()
     if compare:
@@ -304,7 +324,7 @@ def provision(
         milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
         method=_method(objective), notes=tuple(notes),
         extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(),
-               "columns": m.nvariables()}, total=total)
+               "columns": m.nvariables()}, total=total, nic_bounds=nic_notes)
 
 
 def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,

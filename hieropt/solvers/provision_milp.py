@@ -31,6 +31,7 @@ from ..spec.overrides import check_time_limit
 from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
+from .nic_bound import nic_bounded
 
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
@@ -418,12 +419,14 @@ class TradeoffPoint:
 @dataclass(frozen=True)
 class Tradeoff:
     """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and
-    timing."""
+    timing, and the notes of the dimensions bounded at the accelerator's ``nic_gbps``
+    (:func:`hieropt.solvers.nic_bound.nic_bounded`)."""
 
     points: tuple[TradeoffPoint, ...]
     grid: tuple[int, int]
     solves: int
     solve_seconds: float
+    notes: tuple[str, ...] = ()
 
 
 @scoped
@@ -451,6 +454,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                          "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
+    instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
     if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
@@ -498,7 +502,8 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                 found[key] = point
     pts = sorted(found.values(), key=lambda q: (q.iteration_time_ns, q.network_cost_usd, q.power_w))
     front = [q for q in pts if not any(_dominates(o, q) for o in pts if o is not q)]
-    return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start)
+    return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start,
+                    notes)
 
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:

@@ -19,10 +19,20 @@ REPO = Path(__file__).resolve().parents[2]
 CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
 
 
-def llama_space_file(tmp_path: Path) -> Path:
+def llama_space_file(tmp_path: Path, nic_gbps: float | None = None) -> Path:
     """Llama 3 70B on 256 H100 (8 per 4.6 kW server, PUE 1.25, 2T tokens: LLAMA_SPACE's
-    [cluster]) with up to 200 GB/s of scale-out, so an 800G NIC (100 GB/s) fits."""
-    text = LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml")
+    [cluster]) with up to 200 GB/s of scale-out in the space; whole parts get at most the H100's
+    50 GB/s per NPU beyond its NVLink domain (catalog nic_gbps), one 400G NIC, unless
+    ``nic_gbps`` (GB/s per NPU) gives the model file's [params.npu] another host link (a what-if:
+    200 lets two 800G NICs, 2 x 100 GB/s, be bought)."""
+    model = REPO / "models" / "llama3-70b.toml"
+    if nic_gbps is not None:
+        line = 'accelerator = "H100-SXM"'
+        text = model.read_text()
+        assert line in text
+        model = tmp_path / "llama3-70b-nic.toml"
+        model.write_text(text.replace(line, f"{line}\nnic_gbps = {nic_gbps}"))
+    text = LLAMA_SPACE.format(model=model)
     for old, new in (("npus = [256, 512, 1024]", "npus = 256"), ('"npus=512", "dp=16"',
                      '"npus=256", "dp=8"'), ('"sum(bw[1:]) <= 50"', '"sum(bw[1:]) <= 200"')):
         assert old in text
@@ -39,8 +49,23 @@ def test_codesign_catalog_and_provision_agree_to_the_watt_and_the_dollar(tmp_pat
             "--json", tmp_path / "codesign.json")
     assert r.exit_code == 0, r.output
     got = json.loads((tmp_path / "codesign.json").read_text())["provisioned"][0]
-    assert got["bom_rank"] == 1 and got["power_w"] == pytest.approx(89248, abs=0.5)
-    assert got["run"]["run_cost_usd"] == pytest.approx(1185102, abs=1)  # (as docs/buyer.md says)
+    # one 400G NIC per H100 ($12,000, 25 W, a $700 9 W optic) on 8 QM9700 ($35,000, 750 W) with
+    # 128 twin-port optics ($1,250, 17 W): 256 x 12,700 + 8 x 35,000 + 128 x 1,250 = $3,691,200
+    # and 256 x 34 + 8 x 750 + 128 x 17 = 16,880 W
+    assert got["bom_rank"] == 1 and got["power_w"] == pytest.approx(16880, abs=0.5)
+    assert got["network_cost_usd"] == pytest.approx(3691200, abs=0.5)
+    assert got["bw_gbps"] == [450.0, 50.0]
+    # 2e12 / (512 x 8,192) iterations of 17,536.46 ms at (256 x 33,750 + 3,691,200) / 43,800 +
+    # 11.7e6 x 0.34328 MW / 131,400 + 0.34328 x 1,250 kW x 0.0826 = $347.54 per hour
+    assert got["run"]["run_cost_usd"] == pytest.approx(807271, abs=1)  # (as docs/buyer.md says)
+    assert got["nic_bounds"] == [
+        "dimension 1 (Switch 32, ScaleOut) bought at most 50 GB/s per NPU (no upper_gbps in the "
+        "instance's bounds): it reaches 256 NPUs, beyond the H100-SXM's scale-up domain of 8 "
+        "(catalog scaleup_npus of the H100-SXM), and past it one H100-SXM sends at most 50 GB/s "
+        "through its NIC (catalog nic_gbps of the H100-SXM); for more, name another accelerator "
+        "([params.npu] accelerator), or give the model file's [params.npu] nic_gbps (a faster "
+        "host link) or scaleup_npus (a larger scale-up domain)"]
+    assert f"note: bom rank 1: {got['nic_bounds'][0]}" in r.stdout
     # facility MW = (256 x 700 W + 32 servers x 4,600 W + the bill's W) x PUE 1.25
     mw = (256 * 700 + 32 * 4600 + got["power_w"]) * 1.25 / 1e6
     assert got["run"]["power_mw"] == pytest.approx(mw, rel=1e-12)
@@ -63,6 +88,7 @@ def test_codesign_catalog_and_provision_agree_to_the_watt_and_the_dollar(tmp_pat
         assert want["run"][key] == pytest.approx(got["run"][key], abs=1), key
     assert want["run"]["energy_mwh"] == pytest.approx(got["run"]["energy_mwh"], rel=1e-12)
     assert got["network_power"] in want["notes"]
+    assert got["nic_bounds"][0] in want["notes"]
 
 
 def test_explore_shortlist_runs_are_provisions(tmp_path):
@@ -90,8 +116,10 @@ def test_explore_shortlist_runs_are_provisions(tmp_path):
 
 def _capped_codesign(tmp_path: Path, cap_mw: float, *options: str, code: int = 0) -> list[dict]:
     """The provisioned shortlist of :func:`llama_space_file` with a site power cap of ``cap_mw`` MW
-    (the command's exit code asserted to be ``code``)."""
-    space = llama_space_file(tmp_path)
+    (the command's exit code asserted to be ``code``), on an H100 whose host link feeds 200 GB/s
+    (a what-if: the catalog's 50 leaves one design, which no cap between its MW and the fastest's
+    would bind)."""
+    space = llama_space_file(tmp_path, nic_gbps=200)
     text = space.read_text()
     space.write_text(text.replace("[cluster]\n", f"[cluster]\nmax_power_mw = {cap_mw}\n"))
     r = run("codesign", space, *options, "--workers", "1", "--catalog", CATALOG,
@@ -113,6 +141,8 @@ def test_codesign_catalog_keeps_the_site_power_cap(tmp_path, cap_mw, bom_w):
     assert got["status"] == "optimal" and got["power_w"] == pytest.approx(bom_w, abs=0.5)
     assert got["run"]["power_mw"] == pytest.approx((326400 + bom_w) * 1.25 / 1e6, rel=1e-12)
     assert got["run"]["power_mw"] <= cap_mw
+    assert ("past it one H100-SXM sends at most 200 GB/s through its NIC ([params.npu] "
+            "nic_gbps, given in place of the catalog's)") in got["nic_bounds"][0]
 
 
 def test_codesign_catalog_says_when_no_design_fits_the_site_power_cap(tmp_path):
@@ -127,7 +157,7 @@ def test_codesign_catalog_says_when_no_design_fits_the_site_power_cap(tmp_path):
 
 def test_codesign_catalog_on_a_min_run_cost_space_provisions_the_fastest(tmp_path):
     """The space's objective is min_run_cost, which integer provisioning has not: each shortlisted
-    candidate gets its fastest whole-part design (as --objective performance gives it, $1,185,102
+    candidate gets its fastest whole-part design (as --objective performance gives it, $807,271
     per run for the best) and the rows are ranked by $ per run, which the output says."""
     space = llama_space_file(tmp_path)
     assert hieropt.load_codesign(space).objective == "min_run_cost"
@@ -139,7 +169,7 @@ def test_codesign_catalog_on_a_min_run_cost_space_provisions_the_fastest(tmp_pat
     assert all(row["status"] == "optimal" and row["provisioned_for"] == "performance"
                and row["objective_unit"] == "ns" for row in rows)
     usd = [row["run"]["run_cost_usd"] for row in rows]
-    assert usd == sorted(usd) and usd[0] == pytest.approx(1185102, abs=1)
+    assert usd == sorted(usd) and usd[0] == pytest.approx(807271, abs=1)
     note = ("provisioned for performance: integer provisioning has no min_run_cost objective; each "
             "row is the fastest whole-part design (the cheapest of that time), ranked by its $ per "
             "run")

@@ -50,25 +50,28 @@ def test_fastest_and_knee_include_each_sizes_best(tmp_path):
 
 @pytest.mark.heavy
 def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
-    # Llama 3 70B on 256 H100, the InfiniBand catalog: (256 x 700 + 32 x 4,600 + 89,248 W of the
-    # bill of materials) x PUE 1.25 = 0.51956 MW and $1,185,102 per run, as hieropt provision of
-    # the written instance (tests/buyer/test_provisioned_run_agrees.py); before, the column took
-    # the continuous row's figures at the catalog's time and cost: no network power counted
+    # Llama 3 70B on 256 H100, the InfiniBand catalog, one 400G NIC per H100 (its catalog
+    # nic_gbps, 50 GB/s): (256 x 700 + 32 x 4,600 + 16,880 W of the bill of materials) x PUE 1.25
+    # = 0.4291 MW and $807,271 per run, as hieropt provision of the written instance
+    # (tests/buyer/test_provisioned_run_agrees.py); before, the column took the continuous row's
+    # figures at the catalog's time and cost: no network power counted
     r = run("codesign", small_space(tmp_path), "--objective", "performance", "--workers", "1",
             "--catalog", CATALOG, "--provision-top", "1", "--top", "1", "--json",
             tmp_path / "c.json")
     assert r.exit_code == 0, r.output
     data = json.loads((tmp_path / "c.json").read_text())
     catalog = _alt(codesign_committee(data, None), "catalog")
-    assert catalog.power_w == pytest.approx(89_248, abs=0.5)
-    assert catalog.run.power_mw == pytest.approx((256 * 700 + 32 * 4600 + 89_248) * 1.25 / 1e6,
+    assert catalog.power_w == pytest.approx(16_880, abs=0.5)
+    assert catalog.run.power_mw == pytest.approx((256 * 700 + 32 * 4600 + 16_880) * 1.25 / 1e6,
                                                  abs=1e-6)
-    assert catalog.run.run_cost_usd == pytest.approx(1_185_102, abs=1)
+    assert catalog.run.run_cost_usd == pytest.approx(807_271, abs=1)
     assert catalog.run.left_out == ()
-    # (89,248 / 256 = 348.625 W per NPU, printed to 5 significant digits: 348.62)
-    assert catalog.how.endswith("; network power: the bill of materials' 89,248 W (348.62 W per "
+    # (16,880 / 256 = 65.9375 W per NPU, printed to 5 significant digits: 65.938)
+    assert catalog.how.endswith("; network power: the bill of materials' 16,880 W (65.938 W per "
                                 "NPU) is counted in the cluster's MW, MWh and $")
-    # the page recommends the design in whole parts, $1,185,102 per run: the cost model's columns
+    assert ("; dimension 1 (Switch 32, ScaleOut) bought at most 50 GB/s per NPU (no upper_gbps "
+            "in the instance's bounds): it reaches 256 NPUs") in catalog.how
+    # the page recommends the design in whole parts, $807,271 per run: the cost model's columns
     # price the same 200 GB/s of scale-out at its $ per GB/s, $1,643,701 per run, a bound on
     # another price basis (before, the page recommended that bound as its least $ per run)
     committee = codesign_committee(data, None)
@@ -83,7 +86,7 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
         "(designs that can be bought): best in whole parts")
     # a budget of half the tokens: half the days, MWh and $ of the same design
     half = _alt(codesign_committee(data, None, tokens=1e12), "catalog")
-    assert half.run.run_cost_usd == pytest.approx(1_185_102 / 2, abs=1)
+    assert half.run.run_cost_usd == pytest.approx(807_271 / 2, abs=1)
     assert half.run.power_mw == catalog.run.power_mw
 
 

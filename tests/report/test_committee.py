@@ -289,14 +289,30 @@ def test_catalog_column_of_an_instance(tmp_path):
     assert "kW" in (tmp_path / "out" / "report.html").read_text()
 
 
+def _plan_4d_with_domain(tmp_path, scaleup_npus: int):
+    """instances/gpt3-plan-4d.toml with its A100's scale-up domain given as ``scaleup_npus`` NPUs
+    (the model file's [params.npu] scaleup_npus, in place of the catalog's 8)."""
+    model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
+    line = 'accelerator = "A100-SXM-80GB"'
+    assert line in model
+    model = model.replace(line, f"{line}\nscaleup_npus = {scaleup_npus}")
+    (tmp_path / "model.toml").write_text(model)
+    text = (REPO / "instances" / "gpt3-plan-4d.toml").read_text()
+    assert '"../models/gpt3-175b-llm.toml"' in text
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text.replace('"../models/gpt3-175b-llm.toml"', '"model.toml"'))
+    return plan
+
+
 @pytest.mark.heavy
 def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp_path):
-    """--catalog on gpt3-plan-4d: the continuous knee (7.7 GB/s scale-out, $8.0M) is no catalog
-    design (the smallest scale-out part is 25 GB/s per NPU); the page recommends the knee in whole
-    parts, the design `hieropt provision --within 1%` prints ($17,146,880, 0.75 % slower than the
-    catalog's fastest; TP's and DP's parts of the FullyConnected 8 priced by the links they
-    reach)."""
-    plan = REPO / "instances" / "gpt3-plan-4d.toml"
+    """--catalog on gpt3-plan-4d, its A100 taken as one scale-up domain of all 4,096 NPUs (a
+    what-if: LIBRA's 4-D network of chiplets and packages): the continuous knee (7.7 GB/s
+    scale-out, $8.0M) is no catalog design (the smallest scale-out part is 25 GB/s per NPU); the
+    page recommends the knee in whole parts, the design `hieropt provision --within 1%` prints
+    ($17,146,880, 0.75 % slower than the catalog's fastest; TP's and DP's parts of the
+    FullyConnected 8 priced by the links they reach)."""
+    plan = _plan_4d_with_domain(tmp_path, 4096)
     catalog = REPO / "catalogs" / "example-4d.toml"
     r = run("report", plan, "--catalog", catalog, "-o", tmp_path / "out", "--points", "3",
             "--json", "-")
@@ -313,6 +329,27 @@ def test_with_a_catalog_the_recommendation_is_a_design_the_catalog_can_build(tmp
     assert p.exit_code == 0, p.output
     assert json.loads(p.stdout)["knee"]["knee_usd"] == pytest.approx(knee["network_cost_usd"],
                                                                      rel=1e-12)
+
+
+@pytest.mark.heavy
+def test_a_catalog_buys_no_more_than_the_accelerator_feeds(tmp_path):
+    """The shipped gpt3-plan-4d as it is: an A100 sends at most 32 GB/s through its NIC past its
+    8-NPU domain, so dimensions 1-3 (32, 128 and 4,096 NPUs) get at most 32 GB/s of whole parts,
+    and dimension 0's 16 x 25 = 400 GB/s at most leave LIBRA's sum(bw) == 500 out of reach (400 +
+    3 x 25 = 475): no whole-parts column, its reason naming the bound; the continuous knee is
+    recommended."""
+    r = run("report", REPO / "instances" / "gpt3-plan-4d.toml", "--catalog",
+            REPO / "catalogs" / "example-4d.toml", "-o", tmp_path / "out", "--points", "3",
+            "--json", "-")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["recommended"] == "knee"
+    why = next(m["why"] for m in data["missing"] if m["key"] == "catalog")
+    assert "the left-hand side of constraint 'sum(bw) == 500' reaches at most 475" in why
+    assert ("(with dimensions 1, 2, 3 bought at most 32 GB/s per NPU: beyond the "
+            "A100-SXM-80GB's scale-up domain of 8 (catalog scaleup_npus of the A100-SXM-80GB) one "
+            "A100-SXM-80GB sends at most 32 GB/s through its NIC (catalog nic_gbps of the "
+            "A100-SXM-80GB))") in why
 
 
 def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_json):

@@ -147,7 +147,9 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         them, :func:`hieropt.model.run.provisioned_run`), ``provisioned_for`` (the provisioning
         objective), ``note`` (only when that is not ``objective``) and ``network_power`` (the
         line saying which network power they count, or None), with a total cap ``total_budget``
-        (the line saying the cluster's capex with the design, against the cap). Provisioned ones
+        (the line saying the cluster's capex with the design, against the cap), and where a
+        dimension was bounded at the accelerator's NIC limit ``nic_bounds`` (one line each,
+        :func:`hieropt.solvers.nic_bound.nic_bounded`). Provisioned ones
         come first, by
         objective value (within the gap target equal, then cheapest first with the performance
         objective, else fastest first: :func:`~hieropt.studies.explore.run.rank_rows`; for
@@ -198,6 +200,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 "provisioned_for": objective,
                 **({"note": note} if note else {}),
                 **({"total_budget": total_note(p.total, p.design)[0]} if p.total else {}),
+                **({"nic_bounds": list(p.nic_bounds)} if p.nic_bounds else {}),
             }
         )
     done = [e for e in out if "objective_value" in e]

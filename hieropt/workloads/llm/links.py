@@ -20,7 +20,8 @@ Two limits, both far from a design that exists:
 
 Solved designs are not refused: co-design spaces explore hypothetical networks on purpose (LIBRA's
 "500 GB/s per NPU" budget); the caveat names the NPU, its limit and the bound that keeps a design
-within it.
+within it. Whole parts bought from a catalog are no hypothetical network: there a dimension beyond
+the scale-up domain is bounded at ``nic_gbps`` instead (:mod:`hieropt.solvers.nic_bound`).
 """
 
 from __future__ import annotations
@@ -129,9 +130,10 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     does not describe (an NVLink Switch System, where the part has one) or a NIC faster than any
     the NPU can feed. One caveat naming every such dimension (empty: none). The measured-run form
     of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
-    gets the caveat and keeps its answer. The fix bounds each at ``nic_gbps``
-    (:func:`bandwidth_caveats`' syntax); in a co-design space (``space``) first the level's size
-    (a constraint row bounds the dimension in every shape, the domain's own too)."""
+    gets the caveat and keeps its answer, and whole parts bought from a catalog are bounded at
+    ``nic_gbps`` (:func:`hieropt.solvers.nic_bound.nic_bounded`). The fix bounds each at
+    ``nic_gbps`` (:func:`bandwidth_caveats`' syntax); in a co-design space (``space``) first the
+    level's size (a constraint row bounds the dimension in every shape, the domain's own too)."""
     found, reach = [], 1
     for d, (b, n) in enumerate(zip(bw_gbps, dims_npus, strict=False)):
         reach *= int(n)
