@@ -122,7 +122,7 @@ def test_the_shipped_figures_and_zero_are_accepted(tmp_path):
 
 def test_a_space_checks_every_cluster_size(tmp_path):
     """A co-design space's npus_per_server must divide each of its sizes."""
-    from tests.buyer.test_sizing import LLAMA_SPACE
+    from tests.buyer.llama_space import LLAMA_SPACE
 
     text = LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml").replace(
         "npus_per_server = 8", "npus_per_server = 512")  # 256 NPUs are half a server

@@ -202,8 +202,8 @@ def test_a_rented_cluster_run_by_hand(tmp_path: Path):
 # --------------------------------------------------------------------------------------------- SCIP
 pyscipopt = pytest.importorskip("pyscipopt")
 
+from tests.oracle.priced_instances import instances, unit_costs_usd_per_gbps  # noqa: E402
 from tests.oracle.scip import add_design, feasible_point, scip_model  # noqa: E402
-from tests.oracle.test_scip_product import instances, unit_costs_usd_per_gbps  # noqa: E402
 
 
 def scip_min_run_cost(inst, fixed_usd: float) -> tuple[np.ndarray, float]:

@@ -12,34 +12,10 @@ import pytest
 
 import hieropt
 from hieropt.model.run import provisioned_run
-from tests.buyer.test_sizing import LLAMA_SPACE
+from tests.buyer.llama_space import CATALOG, llama_space_file
 from tests.cli.util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
-
-
-def llama_space_file(tmp_path: Path, nic_gbps: float | None = None) -> Path:
-    """Llama 3 70B on 256 H100 (8 per 4.6 kW server, PUE 1.25, 2T tokens: LLAMA_SPACE's
-    [cluster]) with up to 200 GB/s of scale-out in the space; whole parts get at most the H100's
-    50 GB/s per NPU beyond its NVLink domain (catalog nic_gbps), one 400G NIC, unless
-    ``nic_gbps`` (GB/s per NPU) gives the model file's [params.npu] another host link (a what-if:
-    200 lets two 800G NICs, 2 x 100 GB/s, be bought)."""
-    model = REPO / "models" / "llama3-70b.toml"
-    if nic_gbps is not None:
-        line = 'accelerator = "H100-SXM"'
-        text = model.read_text()
-        assert line in text
-        model = tmp_path / "llama3-70b-nic.toml"
-        model.write_text(text.replace(line, f"{line}\nnic_gbps = {nic_gbps}"))
-    text = LLAMA_SPACE.format(model=model)
-    for old, new in (("npus = [256, 512, 1024]", "npus = 256"), ('"npus=512", "dp=16"',
-                     '"npus=256", "dp=8"'), ('"sum(bw[1:]) <= 50"', '"sum(bw[1:]) <= 200"')):
-        assert old in text
-        text = text.replace(old, new)
-    path = tmp_path / "space.toml"
-    path.write_text(text)
-    return path
 
 
 def test_codesign_catalog_and_provision_agree_to_the_watt_and_the_dollar(tmp_path):
@@ -95,7 +71,7 @@ def test_explore_shortlist_runs_are_provisions(tmp_path):
     """A shape space has no [cluster] or tokens: its shortlist's run figures are those of
     provisioned_run on the shape's instance with the catalog's design, and say what is unknown."""
     from hieropt.studies.explore import build_instance, explore, load_space, provision_shortlist
-    from tests.explore.test_provision_shortlist import CATALOG as SMALL
+    from tests.explore.util import CATALOG as SMALL
     from tests.explore.util import write_space
 
     result = explore(load_space(write_space(tmp_path)), workers=1)

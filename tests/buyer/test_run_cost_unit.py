@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.test_workload_cli import assert_ok, run
+from tests.cli.util import assert_ok, run
 
 REPO = Path(__file__).resolve().parents[2]
 L = REPO / "instances" / "llama3-405b-16k-cluster.toml"

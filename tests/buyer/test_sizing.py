@@ -12,6 +12,7 @@ import pytest
 import hieropt
 from hieropt.errors import InputError
 from hieropt.studies.sizing import size_cluster, sized_space
+from tests.buyer.llama_space import LLAMA_SPACE
 from tests.cases import NVLINK_SCALEOUT_COST_TOML
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,62 +167,6 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
         run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code
         == 3
     )
-
-
-LLAMA_SPACE = """
-name = "llama70b-sizes"
-model = "{model}"
-set = ["npus=512", "dp=16", "global_batch_size=512"]
-npus = [256, 512, 1024]
-objective = "min_run_cost"
-tokens = 2e12
-constraints = ["bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 50", "sum(bw[1:]) >= 12.5"]
-mapping_rule = "lowest"
-nic_gbps = 50
-dims = [2, 2]
-switch_only_at_top = false
-[plans]
-tp = [4, 8]
-pp = [1, 2, 4, 8]
-zero_stage = [1]
-recompute = ["selective", "full"]
-micro_batch_size = [1]
-[[levels]]
-name = "nvl"
-blocks = ["Switch"]
-npus = [8, 8]
-cost_class = "NVLink"
-min_dims = 1
-[[levels]]
-name = "spine"
-blocks = ["Switch"]
-npus = [2, 4096]
-cost_class = "ScaleOut"
-min_dims = 1
-[cost.NVLink]
-link_usd_per_gbps = 0.01
-switch_usd_per_gbps = 0.01
-nic_usd_per_gbps = 0.01
-[cost.ScaleOut]
-link_usd_per_gbps = 56.0
-switch_usd_per_gbps = 93.75
-nic_usd_per_gbps = 240.0
-[cluster]
-accelerator_usd = 33750
-accelerator_w = 700
-npus_per_server = 8
-server_w = 4600
-facility_usd_per_mw = 11.7e6
-pue = 1.25
-electricity_usd_per_kwh = 0.0826
-amortisation_years = 5
-facility_amortisation_years = 15
-"""
-"""Llama 3 70B (B = 512, s = 8,192) on 256, 512 or 1,024 H100 at $33,750, 700 W, 8 per 4.6 kW
-server, $11.7M per MW over 15 years, PUE 1.25, 8.26 cents per kWh, 5-year amortisation, 2T
-tokens: 39 candidates (43 with 2-byte gradients: bf16's FP32 ones leave 4 more plans too big for
-80 GiB). The best of 512 and 1,024 NPUs are candidates whose bound is above the
-overall best (256 NPUs), so a search pruning against the overall best alone reports others."""
 
 
 def _usd_per_hour(npus: int, network_usd: float) -> float:

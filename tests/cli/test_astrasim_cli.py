@@ -5,7 +5,6 @@ when it is present."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,22 +13,16 @@ from hieropt import api
 from hieropt.io.astrasim2 import read_network_yml
 from hieropt.io.instance import load_instance
 from tests.cases import STEP_INSTANCE_TOML
-
-from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, assert_error, assert_ok, run
+from tests.cli.util import (
+    BINARY,
+    assert_error,
+    assert_ok,
+    astrasim_instance_file,
+    run,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-BINARY = Path(os.environ.get("ASTRA_SIM") or REPO.parent / "shared" / "tools" / "astra-sim" /
-              "AstraSim_Analytical_Congestion_Unaware")
 G = 2**30 / 1e9
-
-
-def astrasim_instance_file(tmp_path: Path, loop: str = "no_overlap") -> Path:
-    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
-    inst = tmp_path / "inst.toml"
-    inst.write_text(
-        INSTANCE_TOML.replace('training_loop = "no_overlap"', f'training_loop = "{loop}"')
-    )
-    return inst
 
 
 def test_export_network_file_alone(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
     """Every file of a bundle is written beside its place first and renamed only when all are
     written: a full disk leaves the earlier bundle as it was (its manifest, network and traces of
     the same allocation)."""
-    from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT
+    from tests.cli.util import INSTANCE_TOML, WORKLOAD_TXT
 
     disk, fill = full_disk
     (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)

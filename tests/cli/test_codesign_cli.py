@@ -7,80 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.codesign import load_codesign
-
-runner = CliRunner(
-    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
-)
-
-MODEL = """generator = "llm"
-[params.model]
-name = "tiny"
-layers = 4
-hidden_size = 8
-heads = 4
-kv_heads = 2
-ffn_size = 16
-gated_ffn = true
-vocab_size = 32
-sequence_length = 4
-norm = "rmsnorm"
-biases = false
-dropout = false
-position_embedding = "rotary"
-tied_embeddings = false
-[params.plan]
-micro_batch_size = 2
-global_batch_size = 16
-vocab_pad_multiple = 1
-[params.npu]
-peak_tflops = 0.0001
-efficiency = 1.0
-hbm_gib = 1.0
-"""
-SPACE = """name = "tiny-codesign"
-model = "model.toml"
-npus = 8
-constraints = ["sum(bw) == 3"]
-nic_gbps = 1
-dims = [1, 2]
-[plans]
-tp = [1, 2, 4]
-pp = [1, 2]
-recompute = ["none", "full"]
-[[levels]]
-name = "a"
-blocks = ["Ring", "FullyConnected"]
-npus = [2, 8]
-cost_class = "A"
-max_dims = 2
-[[levels]]
-name = "b"
-blocks = ["Switch"]
-npus = [2, 8]
-cost_class = "B"
-[cost.A]
-link_usd_per_gbps = 1.0
-[cost.B]
-link_usd_per_gbps = 2.0
-switch_usd_per_gbps = 1.0
-nic_usd_per_gbps = 1.0
-"""
-
-
-def _files(tmp_path: Path, space: str = SPACE, model: str = MODEL) -> Path:
-    (tmp_path / "model.toml").write_text(model, encoding="utf-8")
-    path = tmp_path / "space.toml"
-    path.write_text(space, encoding="utf-8")
-    return path
+from tests.cli.util import runner
+from tests.codesign.spaces import MODEL, SPACE, write_space_files
 
 
 def test_codesign_cli_end_to_end(tmp_path):
-    r = runner.invoke(app, ["codesign", str(_files(tmp_path)), "--workers", "1", "--json", "-"])
+    path = write_space_files(tmp_path)
+    r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--json", "-"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["plans"]["combinations"] == 12 and d["candidates"] == d["solved"] + d["pruned"]
@@ -108,7 +45,7 @@ def test_codesign_cli_end_to_end(tmp_path):
 )
 def test_bad_space_files(tmp_path, edit, message):
     with pytest.raises(InputError) as e:
-        load_codesign(_files(tmp_path, SPACE.replace(*edit)))
+        load_codesign(write_space_files(tmp_path, SPACE.replace(*edit)))
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
@@ -117,7 +54,8 @@ def test_no_plan_fits_exit_3(tmp_path):
         app,
         [
             "codesign",
-            str(_files(tmp_path, model=MODEL.replace("hbm_gib = 1.0", "hbm_gib = 0.000001"))),
+            str(write_space_files(
+                tmp_path, model=MODEL.replace("hbm_gib = 1.0", "hbm_gib = 0.000001"))),
             "--workers",
             "1",
         ],
@@ -135,7 +73,7 @@ def test_codesign_writes_instances_that_solve_reads(tmp_path):
         app,
         [
             "codesign",
-            str(_files(tmp_path)),
+            str(write_space_files(tmp_path)),
             "--workers",
             "1",
             "--no-prune",

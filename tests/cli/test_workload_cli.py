@@ -7,68 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from hieropt.cli import app
 from hieropt.io.astrasim1 import read_workload
 from hieropt.io.instance import read_model
+from tests.cli.util import WORKLOAD_TXT, assert_error, assert_ok, run
 
 REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner(
-    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
-)
-
-WORKLOAD_TXT = """\
-DATA
-2
-L1 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10
-L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10
-"""
-INSTANCE_TOML = """\
-name = "small"
-objective = "performance"
-training_loop = "no_overlap"
-workload = "wl.txt"
-constraints = ["sum(bw) == 100"]
-
-[network]
-dims = [
-  { block = "Ring", npus = 4, cost_class = "Inner" },
-  { block = "FullyConnected", npus = 4, cost_class = "Inner" },
-  { block = "Switch", npus = 8, cost_class = "Outer" },
-]
-[mapping]
-forward = [1, 1, 1]
-input_grad = [1, 1, 1]
-weight_grad = [4, 4, 8]
-
-[cost.Inner]
-link_usd_per_gbps = 2.0
-[cost.Outer]
-link_usd_per_gbps = 8.0
-switch_usd_per_gbps = 18.0
-nic_usd_per_gbps = 30.0
-"""
-
-
-def run(*args: str | Path) -> Result:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_ok(result: Result) -> None:
-    assert result.exit_code == 0, result.output
-    assert result.exception is None, result.exc_info
-
-
-def assert_error(result: Result, code: int, *parts: str) -> None:
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    assert result.exit_code == code, result.output
-    assert result.stdout == ""
-    msg = result.stderr.strip()
-    assert msg.startswith("error: ") and "\n" not in msg, msg
-    for p in parts:
-        assert p in msg, f"{p!r} not in {msg!r}"
 
 
 # --------------------------------------------------------------------------------------------- show

@@ -16,15 +16,16 @@ import json
 import pytest
 
 from hieropt.cli import app
-
-from ..cli.test_codesign_cli import SPACE, _files, runner
+from tests.cli.util import runner
+from tests.codesign.spaces import SPACE, write_space_files
 
 RUN_COST = (SPACE.replace("npus = 8\n", 'npus = 8\nobjective = "min_run_cost"\n')
             + "[cluster]\naccelerator_usd = 15000\namortisation_years = 4\n")
 
 
 def codesign(tmp_path, space: str, *args: str):
-    return runner.invoke(app, ["codesign", str(_files(tmp_path, space)), "--workers", "1", *args])
+    path = write_space_files(tmp_path, space)
+    return runner.invoke(app, ["codesign", str(path), "--workers", "1", *args])
 
 
 def test_min_run_cost_without_tokens_is_per_iteration(tmp_path):

@@ -9,8 +9,7 @@ import pytest
 
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 
 @pytest.mark.heavy

@@ -13,8 +13,7 @@ from hieropt.studies.codesign.export import write_instances
 from hieropt.studies.codesign.rows import fold_ties
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 
 @pytest.mark.parametrize("kw", [
@@ -67,7 +66,7 @@ def test_own_stream_overlap_is_kept(tmp_path):
     force (the bound leaves the hidden collectives out), and the instance file of the best plan
     names the own-stream groups and re-solves to the same optimum (the file without them times
     the gathers exposed, slower)."""
-    from ..workloads.test_codesign_search import SLOW
+    from tests.codesign.spaces import SLOW
 
     plan = SLOW.plan.model_copy(update={"overlap_sharded_comms": True, "zero_stage": 3})
     sp = space(base=SLOW.model_copy(update={"plan": plan}),
@@ -88,7 +87,7 @@ def test_tp_overlap_with_the_interleaved_grad_reduce_writes_a_loadable_instance(
     that would combine the two overlaps of the last backward are left out (the plan rule), the
     interleaved ones run the TP stream; the written instance states the lowering's schedule (the
     own stream, no last-backward overlap), loads, and re-solves to the same optimum."""
-    from ..workloads.test_codesign_search import SLOW
+    from tests.codesign.spaces import SLOW
 
     plan = SLOW.plan.model_copy(update={"overlap_tp_comms": True, "sequence_parallel": True})
     sp = space(base=SLOW.model_copy(update={"plan": plan}),

@@ -14,7 +14,8 @@ import pytest
 from hieropt.model.timing import evaluate
 from hieropt.studies.codesign.bounds import plan_time_bounds, time_bound_ns
 from hieropt.workloads.llm.step import build_step
-from tests.solve.test_interleaved_graph import _instance, params
+from tests.solve.interleaved import interleaved_instance
+from tests.workloads.tiny import params
 
 
 def _bounds(layers, m):
@@ -25,7 +26,7 @@ def _bounds(layers, m):
 
 @pytest.mark.parametrize("layers", [(3, 2, 2, 1), (2, 2, 2, 2)])
 def test_the_bound_holds_at_every_bandwidth(layers):
-    bounds, inst = _bounds(layers, 4), _instance(4, layers)
+    bounds, inst = _bounds(layers, 4), interleaved_instance(4, layers)
     rng = np.random.default_rng(0)
     for _ in range(30):
         bw = rng.uniform(0.1, 50.0, 3)
@@ -41,9 +42,9 @@ def test_the_bound_with_free_communication_by_hand():
     # free communication (the bound is tight there)
     uneven = _bounds((3, 2, 2, 1), 4)
     assert time_bound_ns(uneven, math.inf) == pytest.approx(4 * 46.08, rel=1e-12)
-    free = evaluate(_instance(4, (3, 2, 2, 1)), [1e9] * 3)
+    free = evaluate(interleaved_instance(4, (3, 2, 2, 1)), [1e9] * 3)
     assert free.compute_ns + free.bubble_ns == pytest.approx(204.8, rel=1e-12)
     equal = _bounds((2, 2, 2, 2), 4)
     assert time_bound_ns(equal, math.inf) == pytest.approx(3 * 15.36 + 4 * 36.864, rel=1e-12)
-    free = evaluate(_instance(4, (2, 2, 2, 2)), [1e9] * 3)
+    free = evaluate(interleaved_instance(4, (2, 2, 2, 2)), [1e9] * 3)
     assert free.compute_ns + free.bubble_ns == pytest.approx(193.536, rel=1e-12)

@@ -10,8 +10,7 @@ from pydantic import ValidationError
 from hieropt.spec.space import nic_count
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 
 def test_nic_count_is_whole_nics_per_npu_or_node_on_every_scale_out_dimension():
@@ -69,8 +68,7 @@ def test_a_peak_below_half_the_catalogs_is_noted_on_every_solved_row():
     # an NPU named from the catalog (A100-SXM-80GB: dense fp16 312 TFLOP/s) given 1e-4 TFLOP/s: the
     # note every command gives, on each row too (the search's summary takes it from the plan)
     from hieropt.workloads.llm import NPU
-
-    from ..workloads.test_codesign_search import SLOW
+    from tests.codesign.spaces import SLOW
 
     npu = NPU(name="A100-SXM-80GB", accelerator="A100-SXM-80GB", peak_tflops=1e-4,
               catalog_peak_tflops=312.0, efficiency=1.0, hbm_gib=1.0, number_format="fp16")

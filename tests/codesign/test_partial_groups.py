@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from hieropt.studies.codesign.search import codesign
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 PLAN = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 

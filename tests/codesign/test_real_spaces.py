@@ -14,8 +14,8 @@ from hieropt.spec.space import Level
 from hieropt.studies.codesign.plans import balanced_stage_layers, enumerate_plans, plan_params
 from hieropt.workloads.llm import NPU
 from hieropt.workloads.llm.space import PlanChoices
+from tests.codesign.brute_force import check_pruned_equals_brute_force
 
-from ..workloads.test_codesign_search import _check_pruned_equals_brute_force
 from ..workloads.tiny import params
 
 SPACES = Path(__file__).resolve().parents[2] / "spaces"
@@ -108,7 +108,7 @@ def test_down_sized_llama_space_prunes_to_the_brute_force_best():
         }
     )
     for objective in ("performance", "performance_per_cost"):
-        pruned, brute = _check_pruned_equals_brute_force(
+        pruned, brute = check_pruned_equals_brute_force(
             small.model_copy(update={"objective": objective})
         )
         assert pruned.pruned > 0 and {r["npus"] for r in brute.ranking} == {8, 16}

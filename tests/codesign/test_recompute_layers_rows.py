@@ -25,8 +25,7 @@ from hieropt.studies.codesign.rows import NAMES
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm import LLMParams
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import SLOW, space
+from tests.codesign.spaces import SLOW, space
 
 BLOCK_FWD_NS = 25_600.0
 MICROBATCHES = 8

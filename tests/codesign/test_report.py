@@ -9,8 +9,7 @@ from hieropt.report.codesign import invalid_lines, summary_lines
 from hieropt.studies.codesign.rows import fold_equivalent
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 
 def test_invalid_plans_are_printed_grouped_with_their_numbers():

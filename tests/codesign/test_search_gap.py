@@ -23,10 +23,10 @@ from hieropt.io.instance import load_instance
 from hieropt.result import Status
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
+from tests.cli.util import runner
+from tests.codesign.spaces import SPACE, space, write_space_files
 
 from ..cases import REPO
-from ..cli.test_codesign_cli import SPACE, _files, runner
-from ..workloads.test_codesign_search import space
 
 PLANS = PlanChoices(tp=(1, 2), pp=(1,), zero_stage=(0,), recompute=("none",))
 BEST_NS = 1_354_696.0
@@ -85,8 +85,8 @@ def test_the_command_says_limit_and_exits_3(monkeypatch, tmp_path):
     limit_on(monkeypatch, 0.0, "", "tp1 ")  # every TP 1 candidate: bound 0, gap 1 over the search
     out = tmp_path / "r.json"
     r = runner.invoke(app,
-                      ["codesign", str(_files(tmp_path, SPACE)), "--workers", "1", "--no-prune",
-                       "--json", str(out)])
+                      ["codesign", str(write_space_files(tmp_path, SPACE)), "--workers", "1",
+                       "--no-prune", "--json", str(out)])
     assert r.exit_code == 3, r.output
     assert "LIMIT: the best found, not proven optimal: gap 1 over the search" in r.stdout
     assert ("error: limit: the best found is not proven optimal: its gap over the search is 1, "
@@ -99,7 +99,7 @@ def test_the_command_says_limit_and_exits_3(monkeypatch, tmp_path):
 def test_a_deadline_of_a_day_per_iteration_is_refused(tmp_path):
     """6.4e9 tokens at 16 x 4 = 64 tokens per iteration: 1e8 iterations, so 1e8 days is one day
     per iteration (refused, as --max-time 1d is) and 9e7 days 0.9 day (searched)."""
-    path = _files(tmp_path, SPACE.replace("npus = 8\n", "npus = 8\ntokens = 6.4e9\n"))
+    path = write_space_files(tmp_path, SPACE.replace("npus = 8\n", "npus = 8\ntokens = 6.4e9\n"))
     r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--deadline", "1e8d"])
     assert r.exit_code == 2
     assert ("error: --deadline: '1e8d' for 100,000,000 iterations is 1 day per iteration, and no "

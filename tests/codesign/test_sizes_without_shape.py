@@ -17,9 +17,8 @@ from hieropt.errors import InputError
 from hieropt.studies.codesign.search import codesign
 from hieropt.studies.sizing import size_outcomes, sized_space
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..cli.test_codesign_cli import SPACE, _files, runner
-from ..workloads.test_codesign_search import space
+from tests.cli.util import runner
+from tests.codesign.spaces import SPACE, space, write_space_files
 
 WHY16 = ("no shape of 1 to 1 dimensions multiplies to 16 NPUs within the levels' sizes and "
          "limits; fix: widen the space's dims (now [1, 1]), the levels' npus ranges or max_dims, "
@@ -55,7 +54,7 @@ def test_no_size_with_a_shape_is_an_error_naming_the_sizes():
 
 
 def test_the_command_skips_the_size_and_names_it(tmp_path):
-    path = _files(tmp_path, SPACE.replace("dims = [1, 2]\n", "dims = [1, 1]\n")
+    path = write_space_files(tmp_path, SPACE.replace("dims = [1, 2]\n", "dims = [1, 1]\n")
                   .replace("tp = [1, 2, 4]\npp = [1, 2]\n",
                            "tp = [1, 2]\npp = [1]\nmicro_batch_size = [1]\n"))
     r = runner.invoke(app(), ["codesign", str(path), "--sizes", "8,16", "--workers", "1"])

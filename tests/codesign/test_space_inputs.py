@@ -7,18 +7,17 @@ import pytest
 
 from hieropt.errors import InputError
 from hieropt.io.codesign import load_codesign
-
-from ..cli.test_codesign_cli import MODEL, SPACE, _files
+from tests.codesign.spaces import MODEL, SPACE, write_space_files
 
 
 def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
     text = SPACE.replace("npus = 8\n", "npus = [8, 16]\nnic_npus = 2\n").replace(
         "pp = [1, 2]\n", 'pp = [1, 2]\nschedule = ["1f1b", "interleaved"]\n')
-    sp = load_codesign(_files(tmp_path, text))
+    sp = load_codesign(write_space_files(tmp_path, text))
     assert sp.sizes == (8, 16) and sp.nic_npus == 2
     assert sp.plans.schedule == ("1f1b", "interleaved") and sp.plans.virtual_stages == (1, 2)
     assert sp.custom_layouts is False  # (default: only the layouts the standard flags state)
-    sp = load_codesign(_files(tmp_path, text.replace("npus = [8, 16]\n",
+    sp = load_codesign(write_space_files(tmp_path, text.replace("npus = [8, 16]\n",
                                                      "npus = [8, 16]\ncustom_layouts = true\n")))
     assert sp.custom_layouts is True
 
@@ -49,7 +48,7 @@ def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
             + ('[network]\ndims = [{block = "Ring", npus = 8, cost_class = "A"}]\n')
         )
     with pytest.raises(InputError) as e:
-        load_codesign(_files(tmp_path, text))
+        load_codesign(write_space_files(tmp_path, text))
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
@@ -76,7 +75,7 @@ _NIC_SLIP = (
 
 
 def test_a_nic_rating_in_gbit_written_as_nic_gbps_is_refused(tmp_path):
-    path = _files(tmp_path, SPACE.replace("nic_gbps = 1\n", "nic_gbps = 400\n"))
+    path = write_space_files(tmp_path, SPACE.replace("nic_gbps = 1\n", "nic_gbps = 400\n"))
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == f"{path}: {_NIC_SLIP}"
@@ -88,7 +87,8 @@ def test_a_nic_rating_in_gbit_written_as_nic_gbps_is_refused(tmp_path):
     ("nic_gbps = 100", 100.0),  # an 800 Gb/s NIC: 100 GB/s is no Gb/s rating
 ])
 def test_a_nic_is_given_in_gbit_or_as_gbps_that_is_no_rating(tmp_path, line, gbps):
-    assert load_codesign(_files(tmp_path, SPACE.replace("nic_gbps = 1", line))).nic_gbps == gbps
+    path = write_space_files(tmp_path, SPACE.replace("nic_gbps = 1", line))
+    assert load_codesign(path).nic_gbps == gbps
 
 
 @pytest.mark.parametrize(("line", "field", "given"), [
@@ -98,7 +98,7 @@ def test_a_nic_is_given_in_gbit_or_as_gbps_that_is_no_rating(tmp_path, line, gbp
     ("nic_gbps = 0.4", "nic_gbps", "0.4 GB/s"),  # (400 Gb/s written in Tb/s)
 ])
 def test_a_nic_slower_than_one_gigabit_port_is_refused(tmp_path, line, field, given):
-    path = _files(tmp_path, SPACE.replace("nic_gbps = 1", line))
+    path = write_space_files(tmp_path, SPACE.replace("nic_gbps = 1", line))
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == (
@@ -110,7 +110,7 @@ def test_a_nic_slower_than_one_gigabit_port_is_refused(tmp_path, line, field, gi
 
 def test_a_nic_speed_given_twice_is_refused(tmp_path):
     text = SPACE.replace("nic_gbps = 1\n", "nic_gbps = 50\nnic_gbit_per_s = 400\n")
-    path = _files(tmp_path, text)
+    path = write_space_files(tmp_path, text)
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == (f"{path}: nic_gbit_per_s: given together with nic_gbps; fix: give the "
@@ -158,7 +158,7 @@ _FIXED = (
 def test_a_bad_constraint_names_the_file_the_entry_and_the_text_as_written(tmp_path, constraint,
                                                                              message):
     text = _FIXED.replace('["sum(bw) == 3"]', f'["sum(bw) == 3", "{constraint}"]')
-    path = _files(tmp_path, text)
+    path = write_space_files(tmp_path, text)
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == f"{path}: {message}"
@@ -167,7 +167,7 @@ def test_a_bad_constraint_names_the_file_the_entry_and_the_text_as_written(tmp_p
 def test_a_constraint_that_fits_only_some_shapes_names_the_count(tmp_path):
     # the shape space has shapes of 1 and 2 dimensions: bw[1] is no dimension of the first
     text = SPACE.replace('["sum(bw) == 3"]', '["sum(bw) == 3", "bw[1] <= 2"]')
-    path = _files(tmp_path, text)
+    path = write_space_files(tmp_path, text)
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value) == (
@@ -175,12 +175,12 @@ def test_a_constraint_that_fits_only_some_shapes_names_the_count(tmp_path):
         "of range: the network has 1 dimension; fix: use bw[0] (sum(bw), or bw[top] for the last "
         "dimension)"
     )
-    assert load_codesign(_files(tmp_path, text.replace("bw[1]", "bw[top]"))).constraints[1] == (
-        "bw[top] <= 2")
+    path = write_space_files(tmp_path, text.replace("bw[1]", "bw[top]"))
+    assert load_codesign(path).constraints[1] == "bw[top] <= 2"
 
 
 def test_a_misspelled_key_of_a_space_names_the_key_meant(tmp_path):
-    path = _files(tmp_path, SPACE.replace("[plans]", "[plan]"))
+    path = write_space_files(tmp_path, SPACE.replace("[plans]", "[plan]"))
     with pytest.raises(InputError) as e:
         load_codesign(path)
     assert str(e.value).startswith(f"{path}: plan: unknown key (did you mean 'plans'?); fix: ")
@@ -198,7 +198,7 @@ def test_set_is_checked_against_the_plans_the_space_searches(tmp_path):
     from hieropt.studies.codesign.plans import enumerate_plans
 
     text = SPACE.replace("npus = 8\n", 'npus = 8\nset = ["global_batch_size=4"]\n')
-    sp = load_codesign(_files(tmp_path, text, _PP4))
+    sp = load_codesign(write_space_files(tmp_path, text, _PP4))
     assert sp.base.plan.global_batch_size == 4
     plans = enumerate_plans(sp.base, 8, sp.plans)
     # 4 sequences over dp x 2: only dp 2 (tp 4, pp 1: 1 micro-batch) and dp 1 (tp 4, pp 2: 2
@@ -216,7 +216,7 @@ def test_a_set_that_no_searched_plan_meets_is_refused_with_the_plans_reasons(tmp
     from hieropt.cli import app
 
     text = SPACE.replace("npus = 8\n", 'npus = 8\nset = ["global_batch_size=2"]\n')
-    path = _files(tmp_path, text, _PP4)
+    path = write_space_files(tmp_path, text, _PP4)
     r = CliRunner().invoke(app, ["codesign", str(path), "--workers", "1"])
     assert r.exit_code == 2
     # (no plan of dp <= 8 with 2 sequences per micro-batch divides a batch of 2)
@@ -261,7 +261,7 @@ def test_a_switch_below_the_top_names_switch_only_at_top(tmp_path):
             .replace("[cost.A]\nlink_usd_per_gbps = 1.0\n",
                      "[cost.A]\nlink_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\n"
                      "nic_usd_per_gbps = 1.0\n"))
-    path = _files(tmp_path, text)
+    path = write_space_files(tmp_path, text)
     r = run("codesign", path, "--workers", "1")
     assert r.exit_code == 2
     assert error_line(r) == (

@@ -11,8 +11,7 @@ from hieropt.studies.codesign.rows import COLUMNS
 from hieropt.studies.codesign.search import codesign
 from hieropt.studies.explore.results import read_results
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 
 def test_candidates_are_made_in_bound_then_id_order_from_the_pair_order():
@@ -57,10 +56,10 @@ def test_the_cluster_size_is_a_dimension_of_the_search():
     """npus = [4, 8]: every plan and shape of each size is a candidate; the pruned search gives the
     brute-force best, and the answer says how many NPUs to buy (here 8: the objective is time, more
     NPUs are faster)."""
-    from ..workloads.test_codesign_search import _check_pruned_equals_brute_force
+    from tests.codesign.brute_force import check_pruned_equals_brute_force
 
     sp = space(npus=(4, 8), plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
-    pruned, brute = _check_pruned_equals_brute_force(sp)
+    pruned, brute = check_pruned_equals_brute_force(sp)
     one = {n: codesign(space(npus=n, plans=sp.plans), workers=1, prune=False) for n in (4, 8)}
     assert brute.enumeration.count == sum(r.enumeration.count for r in one.values())
     assert brute.enumeration.plans.combinations == 2 * one[8].enumeration.plans.combinations
@@ -77,7 +76,7 @@ def test_the_cluster_size_is_a_dimension_of_the_search():
         for n in (4, 8)
     )
     assert [e["npus"] for e in brute.to_dict()["by_npus"]] == [4, 8]
-    ppc = _check_pruned_equals_brute_force(space(npus=(4, 8), objective="performance_per_cost",
+    ppc = check_pruned_equals_brute_force(space(npus=(4, 8), objective="performance_per_cost",
                                                  plans=sp.plans))[0]
     assert ppc.best.npus in (4, 8)
 

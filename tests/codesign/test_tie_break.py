@@ -13,8 +13,7 @@ from hieropt.solvers.objectives import SolveOptions
 from hieropt.studies.codesign.export import candidate_instance
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 # a box on both dimensions: the DP all-reduce overlaps the backward pass, so the last GB/s of the
 # outer dimension buy less than the performance solve's 1e-8 gap: its optimum is a face of designs
@@ -125,8 +124,7 @@ def test_catalog_shortlist_ranks_equally_fast_designs_cheapest_first(result, tmp
     on the two chiplet levels, $2,560 / 2 + 16 NICs x $2,000 + 2 or 4 switches on a switch level (by
     id the dear a:FC2 b:SW4 came before the cheap a:FC4 a:FC2)."""
     from hieropt.studies.codesign.export import provision_codesign
-
-    from ..explore.test_provision_shortlist import CATALOG
+    from tests.explore.util import CATALOG
 
     cat = tmp_path / "cat.toml"
     cat.write_text(CATALOG, encoding="utf-8")

@@ -19,8 +19,7 @@ from hieropt.studies.codesign.export import write_instances
 from hieropt.studies.codesign.rows import fold_ties, tied_counts
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..workloads.test_codesign_search import space
+from tests.codesign.spaces import space
 
 PLANS = PlanChoices(tp=(1, 2), pp=(1,), zero_stage=(0,), recompute=("none",))
 

@@ -8,16 +8,7 @@ import pytest
 import hieropt
 from hieropt.studies.explore import build_instance, explore, load_space, provision_shortlist
 
-from .util import write_space
-
-CATALOG = """
-name = "small"
-[classes.A]
-links = [{ name = "a25", gbps = 25, usd = 40, max_per_npu = 16 }]
-[classes.B]
-nics = [{ name = "nic50", gbps = 50, usd = 2000, max_per_npu = 4, watts = 20 }]
-switches = [{ name = "sw16", radix = 16, usd_per_switch = 10000, watts = 300 }]
-"""
+from .util import CATALOG, write_space
 
 
 def test_shortlist_matches_direct_provisioning(tmp_path):

@@ -4,7 +4,8 @@ The workload is a tiny GPT-style transformer (2 blocks, h = 1024, s = 512) gener
 solve takes a few milliseconds. ``SMALL`` is the hand-counted space of the enumeration tests: 16
 NPUs, a level ``a`` (Ring or FullyConnected, 2 to 4 NPUs, up to two dimensions, $2 per GB/s) under a
 level ``b`` (a Switch of 2 to 16 NPUs, exactly one dimension, $57.4 per GB/s), 2 or 3 dimensions,
-"sum(bw) == 500".
+"sum(bw) == 500". ``CATALOG`` is a small parts catalog for ``explore --catalog`` and
+``codesign --catalog``.
 """
 
 from __future__ import annotations
@@ -85,3 +86,15 @@ def write_space(folder: Path, name: str = "space.toml", **kw) -> Path:
     path = folder / name
     path.write_text(space_text(**kw), encoding="utf-8")
     return path
+
+
+CATALOG = """
+name = "small"
+[classes.A]
+links = [{ name = "a25", gbps = 25, usd = 40, max_per_npu = 16 }]
+[classes.B]
+nics = [{ name = "nic50", gbps = 50, usd = 2000, max_per_npu = 4, watts = 20 }]
+switches = [{ name = "sw16", radix = 16, usd_per_switch = 10000, watts = 300 }]
+"""
+"""A small catalog: class A's 25 GB/s links ($40, up to 16 per NPU), class B's 50 GB/s NICs
+($2,000, 20 W, up to 4 per NPU) and radix-16 switches ($10,000, 300 W)."""

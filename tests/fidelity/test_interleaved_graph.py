@@ -24,8 +24,7 @@ import hieropt
 from hieropt.model import timing
 from hieropt.model.timing import evaluate
 from tests.cli.util import run
-
-from .test_interleaved_group import CYCLES
+from tests.fidelity.bundles import CYCLES
 
 MODEL = """generator = "llm"
 [params.model]

@@ -11,7 +11,6 @@ on part of the FullyConnected 8 by the links they reach, 1/7 and 3/7 of its B)."
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
@@ -19,10 +18,7 @@ import hieropt
 from hieropt.model.timing import evaluate
 from tests.cases import gpt3_step_instance
 from tests.cli.util import run
-
-from .test_codesign_bundles import composed
-
-CYCLES = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
+from tests.fidelity.bundles import CYCLES, composed
 
 
 def _instance(folder: Path, group: int):

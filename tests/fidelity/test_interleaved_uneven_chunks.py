@@ -18,9 +18,7 @@ import hieropt
 from hieropt.model.timing import evaluate
 from tests.cases import gpt3_step_instance
 from tests.cli.util import run
-
-from .test_codesign_bundles import stage_slots
-from .test_interleaved_group import CYCLES
+from tests.fidelity.bundles import CYCLES, stage_slots
 
 
 def _instance(folder):

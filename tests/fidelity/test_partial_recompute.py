@@ -15,8 +15,7 @@ import hieropt
 from hieropt.model.timing import evaluate
 from tests.cases import gpt3_step_instance
 from tests.cli.util import run
-
-from .test_interleaved_group import CYCLES
+from tests.fidelity.bundles import CYCLES
 
 PLAN = (("layers = 96", "layers = 20"), ("npus = 4096", "npus = 64"), ("tp = 8", "tp = 2"),
         ("pp = 8", "pp = 4"), ("dp = 64", "dp = 8"),

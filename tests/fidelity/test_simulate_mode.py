@@ -28,9 +28,7 @@ from hieropt.studies.simulate import (
     simulator_chunks,
 )
 from tests.cases import NVLINK_IB_COST_TOML, NVLINK_SCALEOUT_COST_TOML
-
-from ..cli.test_astrasim_cli import BINARY
-from ..cli.test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, run
+from tests.cli.util import BINARY, INSTANCE_TOML, WORKLOAD_TXT, run
 
 
 def _instance(tmp_path: Path, mode: str = "concurrent") -> Path:

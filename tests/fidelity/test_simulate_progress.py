@@ -12,8 +12,7 @@ import pytest
 from hieropt.progress import ActivityLine, elapsed_text
 from hieropt.spec import Layer
 from hieropt.studies.simulate import run_text, simulate
-from tests.cli.test_astrasim_cli import astrasim_instance_file
-from tests.cli.util import run
+from tests.cli.util import astrasim_instance_file, run
 
 from .conftest import make_instance, ph
 

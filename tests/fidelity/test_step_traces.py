@@ -298,7 +298,7 @@ def test_a_moe_candidate_file_names_dp_and_exports(tmp_path):
     import tomllib
 
     from tests.cli.util import run
-    from tests.fidelity.test_codesign_bundles import MOE, SPACE
+    from tests.fidelity.bundles import MOE, SPACE
 
     space = tmp_path / "space.toml"
     model, sets = MOE

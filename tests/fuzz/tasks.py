@@ -50,11 +50,11 @@ def solve(instance, objective: str | None = None, **kwargs) -> dict[str, Any]:
 
 
 def scip_min_time(instance) -> dict[str, Any]:
-    """SCIP's global minimum of the iteration time (tests/oracle/test_scip_loops.py): ``{"bw":
+    """SCIP's global minimum of the iteration time (tests/oracle/scip_loops.py): ``{"bw":
     [...]}``, or ``{"failed": reason}`` when SCIP proved no optimum. Run in the worker: SCIP's own
     time limit is not always honoured inside its LP solves, and the worker's wall-clock limit is."""
-    from tests.oracle.test_scip_loops import ScipFailed
-    from tests.oracle.test_scip_loops import scip_min_time as scip
+    from tests.oracle.scip import ScipFailed
+    from tests.oracle.scip_loops import scip_min_time as scip
 
     try:
         bw, _ = scip(instance)
@@ -65,9 +65,9 @@ def scip_min_time(instance) -> dict[str, Any]:
 
 def scip_min_max_regret(instance, own_ns: list[float], z0: float) -> dict[str, Any]:
     """SCIP's global min-max-regret design against the own optima ``own_ns``
-    (tests/oracle/test_scip_regret.py): ``{"bw": [...]}``, or ``{"failed": reason}``."""
-    from tests.oracle.test_scip_oracle import ScipFailed
-    from tests.oracle.test_scip_regret import scip_min_max_regret as scip
+    (tests/oracle/scip_traffic.py): ``{"bw": [...]}``, or ``{"failed": reason}``."""
+    from tests.oracle.scip import ScipFailed
+    from tests.oracle.scip_traffic import scip_min_max_regret as scip
 
     try:
         bw = scip(instance, own_ns, z0)

@@ -79,7 +79,7 @@ def _scip_design(inst, own: list[float], z0: float) -> np.ndarray | None:
 
 
 def _scip_fits(spec: Spec) -> bool:
-    """SCIP's regret model (tests/oracle/test_scip_regret.py) states loop no_overlap, concurrent
+    """SCIP's regret model (tests/oracle/scip_traffic.py) states loop no_overlap, concurrent
     dimensions, no latency."""
     return (
         small(spec)

@@ -1,7 +1,7 @@
-"""The SCIP oracle's shared parts (tests/oracle/test_scip_oracle.py states the model): a SCIP model
-with the oracle's settings, its solve, the design rows and bounds, a feasible point, random design
-rows and round numbers for hypothesis, and a one-line description of an instance. Importing it skips
-the importing test module without pyscipopt."""
+"""The SCIP oracle's shared parts (tests/oracle/scip_traffic.py and scip_loops.py state the
+models): a SCIP model with the oracle's settings, its solve, the design rows and bounds, a feasible
+point, random design rows and round numbers for hypothesis, and a one-line description of an
+instance. Importing it skips the importing test module without pyscipopt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hard solver-core cases, each against SCIP (tests/oracle/test_scip_loops.py's independent model).
+"""Hard solver-core cases, each against SCIP (tests/oracle/scip_loops.py's independent model).
 
 - ``tp_dp_overlap`` with ``dimension_mode = "sequential"`` on 3 Ring dimensions of 64, 4, 5 NPUs,
   one reduce-scatter of 10,347 bytes in the input gradient (group 64, 2, 1) and one of
@@ -34,7 +34,7 @@ from hieropt.spec import (
 
 pytest.importorskip("pyscipopt")
 
-from tests.oracle.test_scip_loops import check_against_scip  # noqa: E402
+from tests.oracle.scip_loops import check_against_scip  # noqa: E402
 
 RS = Collective.REDUCE_SCATTER
 IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)

@@ -87,7 +87,7 @@ def test_a_partial_plan_matches_scip():
     """tp 2 x cp 2 x pp 2 x dp 2 on a Ring of 4 under a FullyConnected dimension of 4: every group
     spans part of its dimension."""
     pytest.importorskip("pyscipopt")
-    from tests.oracle.test_scip_loops import check_against_scip
+    from tests.oracle.scip_loops import check_against_scip
 
     check_against_scip(_partial(("Ring", "FullyConnected"), {"cp": "flat_ring"}, **PLANS[3]),
                        print)
@@ -105,7 +105,7 @@ def test_a_partial_plan_matches_scip():
 @pytest.mark.parametrize("plan", PLANS[:2])
 def test_mixed_algorithms_match_scip(algorithms, plan):
     pytest.importorskip("pyscipopt")
-    from tests.oracle.test_scip_loops import check_against_scip
+    from tests.oracle.scip_loops import check_against_scip
 
     check_against_scip(_instance(algorithms, **plan), print)
 
@@ -113,6 +113,6 @@ def test_mixed_algorithms_match_scip(algorithms, plan):
 def test_a_context_parallel_plan_matches_scip():
     """tp 2 x cp 2 x pp 2 x dp 2 (the K/V all-gathers on cp, the gradients over dp x cp on dpc)."""
     pytest.importorskip("pyscipopt")
-    from tests.oracle.test_scip_loops import check_against_scip
+    from tests.oracle.scip_loops import check_against_scip
 
     check_against_scip(_instance({"cp": "flat_ring", "dpc": "sequential"}, **PLANS[3]), print)

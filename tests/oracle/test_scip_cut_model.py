@@ -1,4 +1,4 @@
-"""SCIP's global optimum (tests/oracle/test_scip_loops.py states every loop independently) against
+"""SCIP's global optimum (tests/oracle/loops.py states every loop independently) against
 hieropt solved on the cutting-plane time model of large workloads (hieropt/model/cutmodel.py),
 forced on small random instances of every training loop: the certified optimum must match SCIP's
 re-evaluated point."""
@@ -15,7 +15,8 @@ from hieropt.spec import TRAINING_LOOPS
 
 pytest.importorskip("pyscipopt")
 
-from tests.oracle.test_scip_loops import check_against_scip, loop_instances  # noqa: E402
+from tests.oracle.loop_instances import loop_instances  # noqa: E402
+from tests.oracle.scip_loops import check_against_scip  # noqa: E402
 
 
 @pytest.mark.parametrize("loop", TRAINING_LOOPS)

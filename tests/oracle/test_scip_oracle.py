@@ -1,4 +1,5 @@
-"""SCIP as an independent global oracle for the performance objective.
+"""SCIP as an independent global oracle for the performance objective (the model:
+tests/oracle/scip_traffic.py).
 
 The oracle builds the non-convex model straight from the per-collective traffic (``phase_traffic``,
 no aggregation, nothing from hieropt's formulation or solvers) with pyscipopt:
@@ -16,13 +17,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from hieropt import api
-from hieropt.model.traffic import phase_traffic
 from hieropt.spec import (
     PHASES,
     Bound,
@@ -39,85 +38,17 @@ from hieropt.spec import (
 from tests.fuzz.strategies import divisors as _divisors
 from tests.fuzz.strategies import tiled
 
-pyscipopt = pytest.importorskip("pyscipopt")
+pytest.importorskip("pyscipopt")
 
 from tests.oracle.scip import (  # noqa: E402
     COST,
-    SCIP_ATTEMPTS,
-    ScipFailed,
-    add_design,
     describe,
     extra_rows,
-    feasible_point,
-    optimize,
-    scip_model,
     unit,
 )
+from tests.oracle.scip_traffic import scip_min_time  # noqa: E402
 
 REL_MATCH = 1e-6  # hieropt vs SCIP's (re-evaluated) point
-MB = 1e6  # bytes per model unit of traffic (with GB/s = bytes/ns, time is then in ms)
-def _scip_once(instance: Instance, extra: dict, unit_bytes: float) -> tuple[np.ndarray, float]:
-    D = instance.network.n_dims
-    # (collectives, D), in units of unit_bytes
-    traffic = phase_traffic(instance).reshape(-1, D) / unit_bytes
-    traffic = traffic[(traffic > 0).any(axis=1)]
-    loaded = [d for d in range(D) if (traffic[:, d] > 0).any()]
-    compute_ns = float(instance.workload.table.compute_ns.sum())
-
-    m = scip_model(extra)
-    B = add_design(m, instance)
-    t, tau = {}, []
-    if loaded:
-        # valid bounds from a feasible point b0 (communication time t0 >= optimum): keeps SCIP's
-        # relaxations bounded
-        b0 = feasible_point(instance, loaded, extra)
-        t0 = float(sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic)) * (
-            1 + 1e-6
-        )
-        peak = traffic.max(axis=0)
-        t = {d: m.addVar(f"t{d}", lb=0.0, ub=t0 / peak[d]) for d in loaded}
-        tau = [m.addVar(f"tau{k}", lb=0.0, ub=t0) for k in range(traffic.shape[0])]
-    for d in loaded:
-        # non-convex equality, handled globally by SCIP
-        m.addCons(B[d] * t[d] == 1.0, name=f"inv{d}")
-    for k, row in enumerate(traffic):
-        for d in np.flatnonzero(row > 0):
-            m.addCons(tau[k] >= float(row[d]) * t[int(d)], name=f"epi{k}_{d}")
-    m.setObjective(pyscipopt.quicksum(tau), "minimize")
-    optimize(m, "time model")
-    # clip round-off negatives on dimensions without traffic (the evaluator rejects bw < 0)
-    bw = np.array([max(0.0, m.getVal(v)) for v in B])
-    # time unit = unit_bytes ns (GB/s = bytes/ns)
-    return bw, compute_ns + m.getObjVal() * unit_bytes
-
-
-def scip_min_time(instance: Instance) -> tuple[np.ndarray, float]:
-    """Globally minimise the iteration time of ``instance`` with SCIP, independently of hieropt's
-    solver.
-
-    Model (MB, GB/s, ms): ``min sum_k tau_k`` s.t. ``tau_k >= m_kd t_d``, ``B_d t_d == 1`` for every
-    loaded d (a non-convex equality, solved globally by spatial branch and bound), the design rows
-    and bounds on B. A feasible point b0 from one LP gives a communication time t0 >= the optimum,
-    hence the valid bounds ``t_d <= t0 / max_k m_kd`` and ``tau_k <= t0``, which cut off no point at
-    least as good as b0 (without them SCIP timed out or hit LP errors when some B_d could approach
-    0). See :data:`SCIP_ATTEMPTS` for the fallbacks.
-
-    Returns:
-        (bw, objective): SCIP's bandwidths (GB/s, shape (D,)) and SCIP's own objective converted to
-            an iteration
-        time in ns (compute time included). The objective may be below T(bw) by about the
-        feasibility tolerance.
-
-    Raises:
-        ScipFailed: no attempt proved an optimum.
-    """
-    errors = []
-    for extra, unit_bytes in SCIP_ATTEMPTS:
-        try:
-            return _scip_once(instance, extra, unit_bytes)
-        except ScipFailed as e:
-            errors.append(f"{extra or 'default'} @ {unit_bytes:g} B/unit: {e}")
-    raise ScipFailed("SCIP proved no optimum: " + "; ".join(errors))
 
 
 # ---------------------------------------------------------------------------------------- hand case

@@ -1,4 +1,5 @@
-"""SCIP as an independent global oracle for min-max regret portfolios.
+"""SCIP as an independent global oracle for min-max regret portfolios (the model:
+tests/oracle/scip_traffic.py).
 
 SCIP gets the non-convex model straight from the per-collective traffic (``phase_traffic``; nothing
 from hieropt's formulation or solvers): each workload's own optimum T_w* = min C_w + sum_k tau^w_k
@@ -17,61 +18,14 @@ import numpy as np
 import pytest
 
 from hieropt import api
-from hieropt.model.traffic import phase_traffic
 from hieropt.solvers.portfolio import single_job
 from tests.cases import seeds
+from tests.solve.portfolios import random_portfolio
 
-from ..solve.test_portfolio import random_portfolio
-from .test_scip_oracle import ScipFailed, scip_min_time
+pytest.importorskip("pyscipopt")
 
-pyscipopt = pytest.importorskip("pyscipopt")
-
-MB = 1e6
-
-
-def scip_min_max_regret(inst, own_ns: list[float], z0: float) -> np.ndarray:
-    """SCIP's min-max-regret design (bandwidths, GB/s); ``z0`` >= the optimum gives valid variable
-    bounds."""
-    D = inst.network.n_dims
-    m = pyscipopt.Model("regret")
-    m.hideOutput()
-    m.setParam("numerics/feastol", 1e-9)
-    m.setParam("limits/gap", 1e-9)
-    m.setParam("limits/time", 30.0)
-    B = [
-        m.addVar(f"B{d}", lb=b.lower_gbps, ub=b.upper_gbps)
-        for d, b in enumerate(inst.bounds_or_default)
-    ]
-    for c in inst.constraints:
-        lhs = pyscipopt.quicksum(float(a) * B[d] for d, a in enumerate(c.coefficients) if a != 0)
-        m.addCons(
-            lhs == c.rhs if c.sense == "==" else (lhs <= c.rhs if c.sense == "<=" else lhs >= c.rhs)
-        )
-    z = m.addVar("z", lb=0.0, ub=z0)
-    traffic = []
-    for job in inst.jobs:
-        tr = phase_traffic(inst, job).reshape(-1, D) / MB
-        traffic.append(tr[(tr > 0).any(axis=1)])
-    # (a workload may have no traffic)
-    peak = np.max([t.max(axis=0, initial=0.0) for t in traffic], axis=0)
-    budget_ms = max(z0 * u / MB for u in own_ns)
-    t = [
-        m.addVar(f"t{d}", lb=0.0, ub=budget_ms / peak[d] if peak[d] > 0 else None) for d in range(D)
-    ]
-    for d in range(D):
-        m.addCons(B[d] * t[d] == 1.0)
-    for w, (tr, job) in enumerate(zip(traffic, inst.jobs, strict=True)):
-        tau = [m.addVar(f"tau{w}_{k}", lb=0.0, ub=budget_ms) for k in range(tr.shape[0])]
-        for k, row in enumerate(tr):
-            for d in np.flatnonzero(row > 0):
-                m.addCons(tau[k] >= float(row[d]) * t[int(d)])
-        compute_ms = float(job.workload.table.compute_ns.sum()) / MB
-        m.addCons(compute_ms + pyscipopt.quicksum(tau) <= z * (own_ns[w] / MB))
-    m.setObjective(z, "minimize")
-    m.optimize()
-    if m.getStatus() != "optimal":
-        raise ScipFailed(m.getStatus())
-    return np.array([max(0.0, m.getVal(v)) for v in B])
+from tests.oracle.scip import ScipFailed  # noqa: E402
+from tests.oracle.scip_traffic import scip_min_max_regret, scip_min_time  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", seeds(4, 10))

@@ -1,7 +1,7 @@
 """SCIP cross-check of pipelined LLM plans (hieropt.workloads.llm: every distinct stage in the
 workload, T the max over the stages): the tiny model of tests/workloads/tiny.py lowered with its
 stages, placed lowest first on 2 x 2 x N NPUs, solved by hieropt and by the independent SCIP model
-of tests/oracle/test_scip_loops.py (each stage's time straight from the loop's formula, the max as
+of tests/oracle/scip_loops.py (each stage's time straight from the loop's formula, the max as
 one more epigraph variable). On the first plan the stage with the most compute (the last: its output
 layer) is not the slowest at the optimum: a middle stage with two pipeline sends is, and the
 single-stage answer (that stage alone) is below SCIP's global optimum, i.e. it claims a time no
@@ -17,7 +17,8 @@ from hieropt.spec import Dimension, Network
 from hieropt.spec.space import constraint_for
 from hieropt.workloads.llm.lower import bottleneck_stage
 from hieropt.workloads.llm.step import build_step
-from tests.oracle.test_scip_loops import COST, check_against_scip, scip_min_time
+from tests.oracle.scip import COST
+from tests.oracle.scip_loops import check_against_scip, scip_min_time
 from tests.workloads.tiny import params
 
 pytest.importorskip("pyscipopt")
@@ -75,7 +76,7 @@ def test_the_single_stage_answer_is_below_the_global_optimum():
 @pytest.mark.parametrize("m, v, overlap", [(4, 1, False), (4, 1, True), (3, 2, False)])
 def test_the_1f1b_composition_matches_scip(m: int, v: int, overlap: bool):
     """The three hand-computed stages of tests/solve/stages.py (each stage's slot composed: the
-    oracle's own statement of the composition, tests/oracle/test_scip_loops.compose)."""
+    oracle's own statement of the composition, tests/oracle/loops.py compose)."""
     from tests.solve.stages import three_stages
 
     check_against_scip(three_stages(m=m, v=v, overlap=overlap), print)

@@ -27,63 +27,15 @@ import pytest
 import hieropt
 from hieropt.errors import InputError, NoSolutionError
 from hieropt.model.run import provisioned_run
+from tests.provision.fabric_power import CATALOG, T25, T50, summary
 
 from .util import load
-
-CATALOG = """\
-name = "fabric-power"
-[[classes.Out.nics]]
-name = "nic400"
-gbit_per_s = 400
-max_per_npu = 1
-usd = 100
-watts = 10
-[[classes.Out.switches]]
-name = "sw8"
-radix = 8
-usd_per_switch = 1000
-watts = 50
-[[classes.Out.optics]]
-name = "nic-module"
-reach_m = 10
-fits = "nic"
-usd = 5
-watts = 1
-[[classes.Out.optics]]
-name = "twin"
-reach_m = 10
-ports = 2
-fits = "switch"
-usd = 10
-watts = 2
-[classes.Out.fabric]
-oversubscription = [[1, 2]]
-link_length_m = [3, 10]
-"""
-
-T50, T25 = 301_000_000.0, 601_000_000.0
-
-
-@pytest.fixture
-def problem(tmp_path: Path):
-    return load(
-        tmp_path,
-        [("Switch", 16, "Out")],
-        {"forward": [1], "input_grad": [1], "weight_grad": [16]},
-        [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)],
-        CATALOG,
-    )
-
-
-def _summary(p):
-    o = p.design[0]
-    return o.oversubscription, o.switches, o.bw_gbps, p.network_cost_usd, p.power_w
 
 
 def test_fastest_is_non_blocking(problem):
     inst, cat = problem
     p = hieropt.provision(inst, cat, objective="performance", compare=False)
-    assert _summary(p) == ((1.0,), 6, 50.0, 7920.0, 524.0)
+    assert summary(p) == ((1.0,), 6, 50.0, 7920.0, 524.0)
     assert p.iteration_time_ns == pytest.approx(T50, rel=1e-12)
     items = {(b.kind, b.item): (b.quantity, b.watts) for b in p.bom}
     assert items == {("nic", "nic400"): (16, 160.0), ("switch", "sw8"): (6, 300.0),
@@ -95,12 +47,12 @@ def test_cheapest_and_least_power_take_two_to_one(problem):
     p = hieropt.provision(
         inst, cat, objective="min_cost", max_iteration_time_ns=T25 * 1.001, compare=False
     )
-    assert _summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
+    assert summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
     q = hieropt.provision(
         inst, cat, objective="min_power", max_iteration_time_ns=T25 * 1.001, compare=False
     )
     assert (
-        _summary(q)[-1] == 458.0
+        summary(q)[-1] == 458.0
         and q.objective_value == 458.0
         and q.objective_unit == "W"
         and q.gap <= 1e-9
@@ -109,13 +61,13 @@ def test_cheapest_and_least_power_take_two_to_one(problem):
     r = hieropt.provision(
         inst, cat, objective="min_power", max_iteration_time_ns=T50 * 1.001, compare=False
     )
-    assert _summary(r) == ((1.0,), 6, 50.0, 7920.0, 524.0)
+    assert summary(r) == ((1.0,), 6, 50.0, 7920.0, 524.0)
 
 
 def test_power_budget(problem):
     inst, cat = problem
     p = hieropt.provision(inst, cat, objective="performance", max_power_w=500, compare=False)
-    assert _summary(p)[-1] == 458.0 and p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
+    assert summary(p)[-1] == 458.0 and p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
     with pytest.raises(
         NoSolutionError, match="power budget 400 W: the lowest-power design .* draws 458 W"
     ):
@@ -178,9 +130,9 @@ def test_site_power_cap_limits_the_network(problem):
     # A cap of 0.0206 MW leaves 20,600 / 1.25 - 16,000 = 480 W to the network: only the 2:1 fits
     inst, cat = problem
     free = hieropt.provision(_with_site(inst, 1.0), cat, objective="performance", compare=False)
-    assert _summary(free)[-1] == 524.0
+    assert summary(free)[-1] == 524.0
     p = hieropt.provision(_with_site(inst, 0.0206), cat, objective="performance", compare=False)
-    assert _summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
+    assert summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
     assert p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
     assert ("the site's power cap 0.0206 MW: the cluster draws 0.0205725 MW with PUE (the "
             "network's parts 458 W; at most 480 W fit under the cap)") in p.notes
@@ -203,7 +155,7 @@ def test_site_power_cap_infeasible_in_mw(problem):
         hieropt.provision(_with_site(inst, 0.019), cat, compare=False)
     # a given network_w_per_npu fixes the network's power: (1,000 + 30) x 16 x 1.25 = 20,600 W
     sol = hieropt.provision(_with_site(inst, 0.0206, network_w_per_npu=30.0), cat, compare=False)
-    assert _summary(sol)[-1] == 524.0  # the parts' power is not the cluster's here
+    assert summary(sol)[-1] == 524.0  # the parts' power is not the cluster's here
     with pytest.raises(NoSolutionError, match="above the site's power cap"):
         hieropt.provision(_with_site(inst, 0.0205, network_w_per_npu=30.0), cat, compare=False)
 

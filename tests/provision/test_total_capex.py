@@ -20,8 +20,7 @@ from hieropt.errors import InputError, NoSolutionError
 from hieropt.model.capex import total_capex
 from hieropt.model.run import provisioned_run
 from hieropt.spec.cluster import Cluster
-
-from .test_fabric_power import T25, T50, _summary, problem  # noqa: F401 (the fixture)
+from tests.provision.fabric_power import T25, T50, summary
 
 FIXED = 16 * 1000 + 16_000 * 10.0
 
@@ -33,18 +32,18 @@ def _priced(inst, **more):
     return inst.model_copy(update={"cluster": cluster})
 
 
-def test_the_cap_counts_the_facility_of_the_parts_power(problem):  # noqa: F811
+def test_the_cap_counts_the_facility_of_the_parts_power(problem):
     inst, cat = problem
     inst = _priced(inst)
     t = total_capex(inst, 188_000)
     assert (t.fixed_usd, t.usd_per_w, t.network_left_usd) == (FIXED, 10.0, 12_000.0)
     # $190,000 leaves $14,000: the 1:1 fabric's $7,920 + $5,240 fits
     p = hieropt.provision(inst, cat, max_total_capex_usd=190_000, compare=False)
-    assert _summary(p)[1:] == (6, 50.0, 7920.0, 524.0)
+    assert summary(p)[1:] == (6, 50.0, 7920.0, 524.0)
     # $188,000 leaves $12,000: its parts alone ($7,920) would fit, with their facility ($13,160)
     # not; the 2:1 fabric's $6,840 + $4,580 = $11,420 does
     p = hieropt.provision(inst, cat, max_total_capex_usd=188_000, compare=False)
-    assert _summary(p)[1:] == (5, 25.0, 6840.0, 458.0)
+    assert summary(p)[1:] == (5, 25.0, 6840.0, 458.0)
     assert p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
     assert ("total budget $188,000: the cluster costs $187,420 with this network ($176,000 "
             "without it + its parts' $6,840 + $4,580 of facility for their 458 W)") in p.notes
@@ -56,7 +55,7 @@ def test_the_cap_counts_the_facility_of_the_parts_power(problem):  # noqa: F811
     assert q.iteration_time_ns == pytest.approx(T50, rel=1e-12)
 
 
-def test_no_design_under_the_cap_says_the_total_that_buys_one(problem):  # noqa: F811
+def test_no_design_under_the_cap_says_the_total_that_buys_one(problem):
     inst, cat = problem
     with pytest.raises(NoSolutionError) as e:
         hieropt.provision(_priced(inst), cat, max_total_capex_usd=187_000, compare=False)
@@ -73,7 +72,7 @@ def test_no_design_under_the_cap_says_the_total_that_buys_one(problem):  # noqa:
         hieropt.provision(inst, cat, max_total_capex_usd=190_000, compare=False)
 
 
-def test_a_network_power_per_npu_is_in_the_fixed_part(problem):  # noqa: F811
+def test_a_network_power_per_npu_is_in_the_fixed_part(problem):
     # network_w_per_npu = 30 W: the facility is built for (16,000 + 480) W, $180,800 with the
     # accelerators, whatever the parts draw; the parts pay their $ alone
     inst, cat = problem
@@ -81,12 +80,12 @@ def test_a_network_power_per_npu_is_in_the_fixed_part(problem):  # noqa: F811
     t = total_capex(inst, 188_800)
     assert (t.fixed_usd, t.usd_per_w) == (16_000 + 16_480 * 10.0, 0.0)
     p = hieropt.provision(inst, cat, max_total_capex_usd=188_800, compare=False)  # $8,000 left
-    assert _summary(p)[1:] == (6, 50.0, 7920.0, 524.0)
+    assert summary(p)[1:] == (6, 50.0, 7920.0, 524.0)
     p = hieropt.provision(inst, cat, max_total_capex_usd=188_000, compare=False)  # $7,200
-    assert _summary(p)[1:] == (5, 25.0, 6840.0, 458.0)
+    assert summary(p)[1:] == (5, 25.0, 6840.0, 458.0)
 
 
-def test_a_shortlist_keeps_the_total_cap(problem):  # noqa: F811
+def test_a_shortlist_keeps_the_total_cap(problem):
     # the step codesign --catalog --total-budget takes: each row's design under the cap, its run's
     # capex (MW and $ with the parts' power) within it, and the line saying so
     from hieropt.studies.explore.provision import provision_ranked

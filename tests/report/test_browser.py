@@ -11,7 +11,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from tests.report.test_committee import assert_page_equals_json
+from tests.report.pages import assert_page_equals_json
 
 pytestmark = pytest.mark.browser
 

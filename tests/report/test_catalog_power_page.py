@@ -21,7 +21,7 @@ import pytest
 
 from tests.cli.util import run
 from tests.report.conftest import REPO
-from tests.report.test_committee import assert_page_equals_json
+from tests.report.pages import assert_page_equals_json
 
 INSTANCE = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"

@@ -11,9 +11,8 @@ import json
 import pytest
 
 from hieropt.report.committee_codesign import codesign_committee
-from tests.buyer.test_provisioned_run_agrees import CATALOG
-from tests.buyer.test_provisioned_run_agrees import llama_space_file as small_space
-from tests.buyer.test_sizing import LLAMA_SPACE
+from tests.buyer.llama_space import CATALOG, LLAMA_SPACE
+from tests.buyer.llama_space import llama_space_file as small_space
 from tests.cases import REPO
 from tests.cli.util import error_line, run
 

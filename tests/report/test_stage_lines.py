@@ -14,8 +14,7 @@ import pytest
 
 import hieropt
 from hieropt.report.text import evaluation_lines
-from tests.solve.stages import slots, three_stages
-from tests.solve.test_pipeline_stages import two_stages
+from tests.solve.stages import slots, three_stages, two_stages
 
 
 def _stage_line(lines: list[str]) -> str:

@@ -1,7 +1,8 @@
-"""A three-stage pipeline solved by hand, shared by the pipeline tests
-(tests/solve/test_pipeline_stages.py) and the report tests of its stage lines and time split: the
-instance (:func:`three_stages`), each stage's slot and parts in closed form, and the 1F1B schedule
-with blocking sends walked operation by operation (:func:`schedule_graph_ns`)."""
+"""Pipelines solved by hand, shared by the pipeline tests (tests/solve/test_pipeline_stages.py) and
+the report tests of its stage lines and time split: two stages, heavy and light, whose bottleneck
+changes with the bandwidth (:func:`two_stages`, worked out in test_pipeline_stages.py's docstring);
+three stages (:func:`three_stages`), each stage's slot and parts in closed form, and the 1F1B
+schedule with blocking sends walked operation by operation (:func:`schedule_graph_ns`)."""
 
 from __future__ import annotations
 
@@ -110,3 +111,58 @@ def schedule_graph_ns(f: list[float], b: list[float], m: int) -> float:
                 clock[r] = end[(r, kind, i)] = ready + (f[r] if kind == "F" else b[r])
                 at[r] += 1
     return end[(0, "B", m - 1)]
+
+
+MB, MS = 1e6, 1e6
+"""Bytes per MB and ns per ms."""
+IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+"""A phase without compute or collective."""
+COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0)})
+"""One cost class C at $1 per GB/s of link."""
+
+
+def stage_layer(name: str, compute_ns: float, fwd: Phase, ig: Phase = IDLE) -> Layer:
+    """A layer whose forward is ``fwd`` with ``compute_ns`` of compute, its input gradient ``ig``
+    and no weight-gradient work."""
+    return Layer(
+        name=name,
+        forward=fwd.model_copy(update={"compute_ns": compute_ns}),
+        input_grad=ig,
+        weight_grad=IDLE,
+    )
+
+
+AR = Phase(compute_ns=0.0, collective=Collective.ALL_REDUCE, size_bytes=20 * MB, group="tp")
+"""The tensor-parallel all-reduce of 20 MB."""
+SEND = Phase(compute_ns=0.0, collective=Collective.P2P, size_bytes=10 * MB, group="pp")
+"""One pipeline send of 10 MB."""
+HEAVY = Workload(name="H", layers=(stage_layer("h0", 60 * MS, AR, SEND),))
+"""Stage H: 60 ms of forward compute, the all-reduce and one send."""
+LIGHT = Workload(name="L", layers=(stage_layer("l0", 40 * MS, AR, SEND),
+                                   stage_layer("l1", 0.0, SEND)))
+"""Stage L (a middle stage): 40 ms of forward compute, the all-reduce and two sends."""
+
+
+def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
+    """The two stages of tests/solve/test_pipeline_stages.py's docstring with ``sum(bw) == S``
+    GB/s (or ``sense``); ``stages=()``: H alone (the stage with the most compute only)."""
+    return Instance(
+        name="two-stages",
+        objective="performance",
+        training_loop="step",
+        step=StepSchedule(microbatches=3, stages=2),
+        network=Network(dims=(Dimension(block="FullyConnected", npus=2, cost_class="C"),) * 2),
+        workload=HEAVY.model_copy(update={"more_stages": stages}),
+        mapping=Mapping(
+            forward=(2, 1),
+            input_grad=(2, 1),
+            weight_grad=(1, 1),
+            groups={"tp": (2, 1), "pp": (1, 2)},
+        ),
+        cost=COST,
+        constraints=(
+            LinearConstraint(
+                coefficients=(1.0, 1.0), sense=sense, rhs=S, text=f"sum(bw) {sense} {S}"
+            ),
+        ),
+    )

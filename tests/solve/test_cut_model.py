@@ -6,7 +6,7 @@ instances of every training loop (the large ones are measured by scripts/bench_l
   valid cut), also for workloads of several pipeline stages (the piece of the slowest stage at the
   point);
 - the optimum found on the cut model equals the dense model's (both certified to 1e-8) on random
-  instances of every loop (the oracle strategy of tests/oracle/test_scip_loops.py: latency, both
+  instances of every loop (the oracle strategy of tests/oracle/loop_instances.py: latency, both
   dimension modes, several workloads), and on 16-layer workloads of distinct layers whose input- and
   weight-gradient collectives share a dimension (the max-plus recursions of the cross-layer overlap
   over many layers);
@@ -40,7 +40,8 @@ from hieropt.spec import (
     StepSchedule,
     Workload,
 )
-from tests.oracle.test_scip_loops import COST, loop_instances
+from tests.oracle.loop_instances import loop_instances
+from tests.oracle.scip import COST
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 

@@ -23,8 +23,7 @@ import hieropt
 from hieropt.cli import app
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from hieropt.solvers.front import CHEAPEST_SLACK
-from tests.solve.test_near_cheapest import two_dims
-from tests.solve.test_near_cheapest_ties import exact_optimum, tied
+from tests.solve.near_cheapest import TWO_DIMS_TOML, exact_optimum, tied, two_dims
 
 EPS = float(np.finfo(float).eps)
 
@@ -74,24 +73,6 @@ def test_front_cheap_end_with_a_tie_in_price(sense):
     assert first.gap <= 1e-8
     assert first.iteration_time_ns <= float(T) * (1 + 1e-8)
     assert first.lower_bound_ns <= float(T) * (1 + 4 * EPS * c0 / (first.budget_usd - c0))
-
-
-TWO_DIMS_TOML = """objective = "performance"
-training_loop = "no_overlap"
-workload = "wl.txt"
-constraints = ["sum(bw) == 100"]
-[network]
-dims = [{ block = "Ring", npus = 2, cost_class = "c0" },
-        { block = "Ring", npus = 2, cost_class = "c1" }]
-[mapping]
-forward = [1, 1]
-input_grad = [1, 1]
-weight_grad = [2, 2]
-[cost.c0]
-link_usd_per_gbps = 1.0
-[cost.c1]
-link_usd_per_gbps = 3.0
-"""
 
 
 def test_pareto_command_starts_at_the_cheap_end(tmp_path):

@@ -21,7 +21,7 @@ from hieropt.model.cost import cluster_cost_usd_per_gbps
 from hieropt.spec import Bound, Instance, LinearConstraint
 from hieropt.verify import verify
 from tests.cases import REPO
-from tests.solve.test_portfolio import random_portfolio
+from tests.solve.portfolios import random_portfolio
 
 
 def floored(seed: int) -> Instance:

@@ -13,26 +13,11 @@ import pytest
 
 import hieropt
 from hieropt.model import pipeline, timing
-from hieropt.model.groups import instance_for
 from hieropt.model.pipeline import graph_chunks
 from hieropt.model.sends import placed_job
 from hieropt.model.slopes import job_arrays, time_piece
 from hieropt.model.timing import build_time_model, evaluate
-from hieropt.spec import CostClass, CostModel, Dimension, Network
-from hieropt.spec.space import constraint_for
-from tests.workloads.tiny import params
-
-COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0,
-                                         nic_usd_per_gbps=1.0)})
-NET = Network(dims=(Dimension(block="Ring", npus=2, cost_class="C"),
-                    Dimension(block="FullyConnected", npus=2, cost_class="C"),
-                    Dimension(block="Switch", npus=2, cost_class="C")))
-
-
-def _instance(m: int, layers=(3, 2, 2, 1)):
-    p = params(arch={"layers": sum(layers)}, pp=4, dp=1, schedule="interleaved",
-               virtual_stages=2, stage_layers=layers, global_batch_size=2 * m)
-    return instance_for(p, NET, COST, constraints=(constraint_for("sum(bw) == 30", 3),))
+from tests.solve.interleaved import interleaved_instance
 
 
 def _closed(inst, bw, monkeypatch) -> float:
@@ -43,7 +28,7 @@ def _closed(inst, bw, monkeypatch) -> float:
 
 
 def test_the_models_state_the_graph():
-    inst = _instance(4)
+    inst = interleaved_instance(4)
     assert inst.step.virtual_stages == 2 and inst.step.microbatches == 4
     assert graph_chunks(inst, placed_job(inst, inst.jobs[0])) is not None
     tm = build_time_model(inst)
@@ -73,7 +58,7 @@ def test_the_closed_composition_is_off_at_small_m(layers, bw, ratio, monkeypatch
     pace), -4.3 % at (25, 4, 1) GB/s, -11.4 % on equal stages there (the sends across the slow
     dimensions are not on a slot's pace); the graph is exact against the simulator
     (tests/fidelity/test_interleaved_graph.py)."""
-    inst = _instance(4, layers)
+    inst = interleaved_instance(4, layers)
     closed = _closed(inst, bw, monkeypatch)
     assert closed / evaluate(inst, bw).iteration_time_ns == pytest.approx(ratio, rel=1e-9)
 
@@ -81,7 +66,7 @@ def test_the_closed_composition_is_off_at_small_m(layers, bw, ratio, monkeypatch
 def test_past_the_graphs_size_the_composition(monkeypatch):
     """m = 260 (2 p m v = 4,160 > 4,096 operations): the closed composition, 0.45 % above the
     graph's time on this layout (the graph's limit raised for the comparison)."""
-    inst = _instance(260)
+    inst = interleaved_instance(260)
     assert graph_chunks(inst, placed_job(inst, inst.jobs[0])) is None
     bw = [10.0, 10.0, 10.0]
     closed = evaluate(inst, bw).iteration_time_ns

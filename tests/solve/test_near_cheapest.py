@@ -1,6 +1,6 @@
 """The fastest network within a budget a hair above the cheapest network, when the cheapest leaves a
-dimension that carries traffic without bandwidth (/tmp/breakit4 item 2: budget = cheapest x (1 +
-1e-9 ... 1e-3)). Before: false "infeasible" ("the budget ... leaves a dimension ... (almost) without
+dimension that carries traffic without bandwidth (budget = cheapest x (1 + 1e-9 ... 1e-3)).
+Before: false "infeasible" ("the budget ... leaves a dimension ... (almost) without
 bandwidth", "no design satisfies the constraints") or LIMIT at gaps up to 0.99. Root cause: in the
 budget row the slack is the difference of two numbers that agree to 1e-9 and beyond, below HiGHS's
 tolerances, and the starved dimension's 1e-13 GB/s lies outside the LP's units; now the reduced
@@ -19,19 +19,7 @@ import pytest
 import hieropt
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from tests.cases import kept
-
-LAYERS = [((0.0, "NONE", 0.0), (0.0, "NONE", 0.0), (1e3, "ALLREDUCE", 1e6))]
-
-
-def two_dims(prices: tuple[float, float], S: float = 100.0):
-    """2 Ring-2 dimensions, one all-reduce over both, sum(bw) == S; dimension 0 the cheaper."""
-    return kept(
-        [("Ring", 2), ("Ring", 2)],
-        [(prices[0],), (prices[1],)],
-        LAYERS,
-        ((1, 1), (1, 1), (2, 2)),
-        [((1.0, 1.0), "==", S)],
-    )
+from tests.solve.near_cheapest import LAYERS, two_dims
 
 
 def cost(inst, bw) -> float:

@@ -14,7 +14,7 @@ is sum_d (p_d - p_min) (B_d - lo_d)
   p_min), the floor's
 excess s = w_s room / p_min, with w >= 0 and sum w <= 1 (the budget, of order 1); the cheap
 dimensions share S + s
-- the others. The iteration time is the loop's formula of tests/oracle/test_scip_loops.py over t_d =
+- the others. The iteration time is the loop's formula of tests/oracle/loops.py over t_d =
   1 / B_d (B_d t_d
 == 1, scaled by a feasible point). SCIP's point is moved onto the budget and the row (w clipped and
 scaled down, the cheap dimensions rescaled, a floor met exactly) and re-evaluated by
@@ -36,9 +36,9 @@ from hieropt.spec import Bound
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from hieropt.solvers.near_cheapest import vertex_of  # noqa: E402
+from tests.oracle.loops import loop_time, oracle_time_ns, stage_parts  # noqa: E402
 from tests.oracle.scip import optimize, scip_model  # noqa: E402
-from tests.oracle.test_scip_loops import loop_time, oracle_time_ns, stage_parts  # noqa: E402
-from tests.solve.test_near_cheapest_ties import REPRODUCERS, reproducer  # noqa: E402
+from tests.solve.near_cheapest import REPRODUCERS, reproducer  # noqa: E402
 
 EPS = float(np.finfo(float).eps)
 

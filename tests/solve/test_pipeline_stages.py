@@ -41,69 +41,30 @@ from hieropt.io.llm import read_llm
 from hieropt.model.groups import instance_for
 from hieropt.model.timing import build_time_model
 from hieropt.spec import (
-    Collective,
-    CostClass,
-    CostModel,
     Dimension,
-    Instance,
-    Layer,
-    LinearConstraint,
-    Mapping,
     Network,
-    Phase,
     StepSchedule,
-    Workload,
 )
 from hieropt.spec.space import constraint_for
 from hieropt.workloads.llm.lower import bottleneck_stage, distinct_stages
 from hieropt.workloads.llm.step import build_step
-from tests.solve.stages import parts, schedule_graph_ns, slots, three_stages
+from tests.solve.stages import (
+    AR,
+    COST,
+    LIGHT,
+    MB,
+    MS,
+    SEND,
+    parts,
+    schedule_graph_ns,
+    slots,
+    stage_layer,
+    three_stages,
+    two_stages,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-MB, MS = 1e6, 1e6  # bytes, ns
 F = 4
-IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
-COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0)})
-
-
-def _layer(name: str, compute_ns: float, fwd: Phase, ig: Phase = IDLE) -> Layer:
-    return Layer(
-        name=name,
-        forward=fwd.model_copy(update={"compute_ns": compute_ns}),
-        input_grad=ig,
-        weight_grad=IDLE,
-    )
-
-
-AR = Phase(compute_ns=0.0, collective=Collective.ALL_REDUCE, size_bytes=20 * MB, group="tp")
-SEND = Phase(compute_ns=0.0, collective=Collective.P2P, size_bytes=10 * MB, group="pp")
-HEAVY = Workload(name="H", layers=(_layer("h0", 60 * MS, AR, SEND),))
-LIGHT = Workload(name="L", layers=(_layer("l0", 40 * MS, AR, SEND), _layer("l1", 0.0, SEND)))
-
-
-def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
-    """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``);
-    ``stages=()``: H alone (the stage with the most compute only)."""
-    return Instance(
-        name="two-stages",
-        objective="performance",
-        training_loop="step",
-        step=StepSchedule(microbatches=3, stages=2),
-        network=Network(dims=(Dimension(block="FullyConnected", npus=2, cost_class="C"),) * 2),
-        workload=HEAVY.model_copy(update={"more_stages": stages}),
-        mapping=Mapping(
-            forward=(2, 1),
-            input_grad=(2, 1),
-            weight_grad=(1, 1),
-            groups={"tp": (2, 1), "pp": (1, 2)},
-        ),
-        cost=COST,
-        constraints=(
-            LinearConstraint(
-                coefficients=(1.0, 1.0), sense=sense, rhs=S, text=f"sum(bw) {sense} {S}"
-            ),
-        ),
-    )
 
 
 def test_the_evaluator_takes_the_slowest_stage_by_hand():
@@ -218,7 +179,7 @@ def test_the_time_model_is_one_max_node_over_the_stages():
     # a stage at least another in every entry (L' = H and one more send) is the slowest at every
     # bandwidth: H drops out of the max and the model is linear
     slow = LIGHT.model_copy(
-        update={"layers": (_layer("l0", 60 * MS, AR, SEND), _layer("l1", 0.0, SEND))}
+        update={"layers": (stage_layer("l0", 60 * MS, AR, SEND), stage_layer("l1", 0.0, SEND))}
     )
     dominated = build_time_model(two_stages(1.0, (slow,)))
     assert not dominated.nodes
@@ -296,7 +257,7 @@ def test_a_copy_with_other_layers_is_checked_afresh():
     builds such a copy of a checked stage."""
     sizes = {"tp": (2, 1), "pp": (1, 2)}
     assert LIGHT.mapping_mismatch(sizes) is None
-    other = LIGHT.model_copy(update={"layers": (_layer("l0", 1.0, AR, SEND),)})
+    other = LIGHT.model_copy(update={"layers": (stage_layer("l0", 1.0, AR, SEND),)})
     assert other.mapping_mismatch(sizes) is None
 
 

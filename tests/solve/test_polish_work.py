@@ -20,7 +20,7 @@ from hieropt.spec import (
     LinearConstraint,
 )
 from tests.cases import random_jobs
-from tests.solve.test_portfolio import COST
+from tests.solve.portfolios import COST
 
 LIMIT = 40 * 400**3
 """The polish's work budget, (unknowns)^3."""

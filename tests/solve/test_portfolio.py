@@ -22,10 +22,7 @@ from hieropt.model.cost import unit_cost_usd_per_gbps
 from hieropt.model.timing import job_time_models
 from hieropt.solvers.portfolio import single_job
 from hieropt.spec import (
-    PHASES,
     Collective,
-    CostClass,
-    CostModel,
     Dimension,
     Instance,
     Job,
@@ -37,64 +34,7 @@ from hieropt.spec import (
     Workload,
 )
 from tests.fuzz.found import STARVED_REGRET
-from tests.fuzz.strategies import divisors
-
-COST = CostModel(
-    classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)}
-)
-
-
-def random_portfolio(
-    rng: np.random.Generator, W: int, D: int = 2, total: float = 400.0
-) -> Instance:
-    dims = [
-        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
-        for _ in range(D)
-    ]
-    network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
-
-    def workload(w: int) -> tuple[Workload, Mapping]:
-        def phase() -> Phase:
-            kind = Collective(
-                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"]))
-            )
-            return Phase(compute_ns=float(rng.choice([1e3, 1e5, 1e6])), collective=kind,
-                         size_bytes=float(10 ** rng.uniform(6, 9)))
-
-        layers = tuple(
-            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-            for i in range(int(rng.integers(1, 4)))
-        )
-        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
-        groups["weight_grad"] = tuple(p for _, p in dims)  # every workload loads every dimension
-        return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
-
-    jobs = [workload(w) for w in range(W)]
-    return Instance(
-        name="portfolio",
-        network=network,
-        workload=jobs[0][0],
-        mapping=jobs[0][1],
-        more_workloads=tuple(
-            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
-        ),
-        cost=COST,
-        constraints=(
-            LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total, text="sum(bw) == c"),
-        ),
-        objective="performance",
-        training_loop="no_overlap",
-    )
-
-
-def ternary(f, lo: float, hi: float, steps: int = 300) -> float:
-    for _ in range(steps):
-        a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if f(a) <= f(b):
-            hi = b
-        else:
-            lo = a
-    return 0.5 * (lo + hi)
+from tests.solve.portfolios import COST, random_portfolio, ternary
 
 
 def evaluator_time(inst: Instance, w: int, bw) -> float:

@@ -37,7 +37,7 @@ from hieropt.verify import verify
 from tests.cases import random_jobs
 from tests.fuzz.checks import unit_costs
 from tests.fuzz.strategies import Spec, WorkloadSpec
-from tests.solve.test_portfolio import COST, random_portfolio, ternary
+from tests.solve.portfolios import COST, random_portfolio, ternary
 
 
 def wide_portfolio(rng: np.random.Generator, W: int, D: int, total: float) -> Instance:

@@ -15,53 +15,11 @@ import pytest
 
 import hieropt
 from hieropt import SolveOptions
-from hieropt.spec import Bound, CostClass, CostModel, Instance, LinearConstraint, Workload
+from hieropt.spec import CostClass, CostModel, Instance, LinearConstraint, Workload
 from tests.cases import REPO
+from tests.solve.rescale import scaled
 
 SCALES = [1e-6, 1e-3, 1.0, 1e3, 1e6]
-
-
-def scaled(inst: Instance, a: float, c: float) -> Instance:
-    """``inst`` with bytes and bandwidth limits x ``a`` and prices x ``c`` (times unchanged)."""
-    def layer(lay):
-        return lay.model_copy(
-            update={
-                p: getattr(lay, p).model_copy(update={"size_bytes": getattr(lay, p).size_bytes * a})
-                for p in ("forward", "input_grad", "weight_grad")
-            }
-        )
-    w = inst.workload
-    workload = Workload(name=w.name, layers=tuple(layer(lay) for lay in w.layers), header=w.header)
-    rows = tuple(
-        LinearConstraint(coefficients=r.coefficients, sense=r.sense, rhs=r.rhs * a, text=r.text)
-        for r in inst.constraints
-    )
-    bounds = (
-        None
-        if inst.bounds is None
-        else tuple(
-            Bound(
-                lower_gbps=b.lower_gbps * a,
-                upper_gbps=None if b.upper_gbps is None else b.upper_gbps * a,
-            )
-            for b in inst.bounds
-        )
-    )
-    cost = CostModel(
-        classes={
-            k: CostClass(**{f: (None if v is None else v * c) for f, v in cc.model_dump().items()})
-            for k, cc in inst.cost.classes.items()
-        }
-    )
-    return Instance(
-        **{
-            **inst.model_dump(exclude={"workload", "constraints", "bounds", "cost"}),
-            "workload": workload,
-            "constraints": rows,
-            "bounds": bounds,
-            "cost": cost,
-        }
-    )
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +135,7 @@ def test_reduced_costs_rounded_positive_do_not_inflate_the_bound():
     cost's rounding times the value it multiplies."""
     import numpy as np
 
-    from hieropt.spec import CostClass, CostModel, Dimension, Layer, Mapping, Network, Phase
+    from hieropt.spec import Dimension, Layer, Mapping, Network, Phase
 
     none = Phase(compute_ns=0.0, collective="NONE", size_bytes=1e6)
     gather = Phase(compute_ns=2.0, collective="ALLGATHER", size_bytes=1e7)

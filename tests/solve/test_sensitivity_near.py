@@ -26,9 +26,7 @@ import hieropt
 from hieropt import SolveOptions
 from hieropt.cli import app
 from hieropt.model.cost import cluster_cost_usd_per_gbps
-from tests.solve.test_front_cheap_end import TWO_DIMS_TOML
-from tests.solve.test_near_cheapest import two_dims
-from tests.solve.test_near_cheapest_ties import MA, MB, MC, tied
+from tests.solve.near_cheapest import MA, MB, MC, TWO_DIMS_TOML, tied, two_dims
 
 M1 = 5e5
 REL = 1e-5

@@ -10,7 +10,7 @@ import hieropt
 from hieropt.formulation.ratio_arrays import compile_ratio_lp, shared_ratio_lp
 from hieropt.model.timing import build_time_model
 from hieropt.spec import LinearConstraint
-from tests.unit.test_timing import CLASSES_A, DIMS_A, instance_a, layers_a, timing_instance
+from tests.unit.timing_cases import CLASSES_A, DIMS_A, instance_a, layers_a, timing_instance
 
 
 def test_shared_ratio_lp_gives_each_core_its_own_column_bounds():

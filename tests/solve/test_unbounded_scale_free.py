@@ -19,8 +19,8 @@ from hieropt.errors import NoSolutionError
 from hieropt.spec import LinearConstraint
 from hieropt.spec.instance import StepSchedule
 from tests.conftest import REPO
-from tests.solve.test_portfolio import random_portfolio
-from tests.solve.test_scaling import scaled
+from tests.solve.portfolios import random_portfolio
+from tests.solve.rescale import scaled
 
 SCALES = [1e-6, 1e-3, 1.0, 1e3, 1e6]
 

@@ -23,22 +23,11 @@ from hieropt.studies.validate import (
     validate,
 )
 
+from .synthetic import HEADER, synthetic
 from .tiny import MODEL, write_case
 
 runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
                         "COLUMNS": "200"})
-HEADER = "model,network,bw_gbps,dp,global_batch_size,micro_batch_size,measured_ms,group"
-PLANS = [("10", 2, 4, 1), ("20", 2, 8, 2), ("5", 4, 16, 1), ("40", 4, 32, 4)]
-
-
-def synthetic(folder: Path, truth: tuple[str, ...], model: str = MODEL) -> Path:
-    """A runs file whose measured times are the model's own predictions with ``truth``."""
-    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},1,g" for bw, dp, gbs, mb in PLANS]
-    path = write_case(folder, rows, HEADER, model)
-    times = [predict_ms(r, truth) for r in read_runs(path)]
-    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},{t!r},g"
-            for (bw, dp, gbs, mb), t in zip(PLANS, times, strict=True)]
-    return write_case(folder, rows, HEADER, model)
 
 
 @pytest.mark.parametrize("loss", ["mape", "log"])

@@ -28,7 +28,7 @@ from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu, predict_ms
 from hieropt.studies.validate.checks import at_bound, check_fit_quality
 
-from .test_calibrate import HEADER, PLANS, synthetic
+from .synthetic import HEADER, PLANS, synthetic
 from .tiny import refused, write_case
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu, predict_ms
 from hieropt.studies.validate.identify import SEPARATION, STEP, scaled_jacobian
 
-from .test_calibrate import HEADER
+from .synthetic import HEADER
 from .tiny import MODEL, write_case
 
 runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",

@@ -16,8 +16,7 @@ from hieropt.studies.validate import fit_npu
 from hieropt.studies.validate.calibrate import accelerators_of
 from hieropt.units import fmt_sig, plural
 
-from .test_runs import NET3
-from .tiny import HEADER, MODEL, refused, write_case
+from .tiny import HEADER, MODEL, NET3, refused, write_case
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation"
 CALIBRATION = VALIDATION / "calibration"

@@ -16,7 +16,7 @@ from hieropt.model.timing import evaluate
 from hieropt.report.validate import short_files
 from hieropt.studies.validate import predict_ms, validate
 
-from .tiny import HEADER, refused, write_case
+from .tiny import HEADER, NET3, refused, write_case
 
 # Hand computation for the tiny model (tests/validate/tiny.py), per NPU and iteration:
 # matrix parameters: 2 layers x (4 h^2 + 2 h f) + V h = 2 x (16,384 + 32,768) + 8,192 = 106,496;
@@ -575,16 +575,6 @@ def test_two_runs_files_of_one_name_are_told_apart_in_the_tables(tmp_path: Path)
 )
 def test_a_runs_file_is_shown_by_as_few_folders_as_tell_it_apart(paths, shown):
     assert list(short_files(paths).values()) == shown
-
-
-NET3 = """description = "pairs of NPUs, two pairs per board, two boards"
-[network]
-dims = [
-  { block = "Switch", npus = 2, cost_class = "x" },
-  { block = "Switch", npus = 2, cost_class = "y" },
-  { block = "Switch", npus = 2, cost_class = "z" },
-]
-"""
 
 
 def test_a_run_within_the_inner_dimension_uses_it_alone(tmp_path: Path):

@@ -57,3 +57,14 @@ def refused(path: Path) -> str:
     with pytest.raises(InputError) as e:
         read_runs(path)
     return e.value.one_line()
+
+
+NET3 = """description = "pairs of NPUs, two pairs per board, two boards"
+[network]
+dims = [
+  { block = "Switch", npus = 2, cost_class = "x" },
+  { block = "Switch", npus = 2, cost_class = "y" },
+  { block = "Switch", npus = 2, cost_class = "z" },
+]
+"""
+"""A network file of three Switch dimensions of 2 NPUs (cost classes x, y, z)."""

@@ -14,9 +14,7 @@ from hieropt.report.codesign import no_answer
 from hieropt.spec import Network
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm.space import PlanChoices
-
-from ..cli.test_codesign_cli import MODEL, SPACE
-from .test_codesign_search import space
+from tests.codesign.spaces import MODEL, SPACE, space
 
 
 def _files(tmp_path: Path, text: str) -> Path:

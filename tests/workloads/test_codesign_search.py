@@ -10,101 +10,18 @@ from collections import Counter
 import pytest
 
 from hieropt.errors import InputError, NoSolutionError
-from hieropt.spec import CostClass, CostModel
-from hieropt.spec.space import Level
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm import NPU
-from hieropt.workloads.llm.space import CodesignSpace, PlanChoices
+from hieropt.workloads.llm.space import PlanChoices
+from tests.codesign.brute_force import check_pruned_equals_brute_force, search_with_rows
+from tests.codesign.spaces import FP16, SLOW, space
 
 from .tiny import params
-
-# a slow NPU (0.1 GFLOP/s) makes compute dominate, as in real plans, so the bound prunes
-FP16 = {"number_format": "fp16"}
-"""The co-design tests' NPUs train in fp16: 2-byte gradients, the figures below were found with them
-(bf16's default FP32 reduction is tested in test_gradient_bytes.py)."""
-SLOW = params().model_copy(update={
-    "npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0, **FP16)})
-LEVELS = (
-    Level(name="a", blocks=("Ring", "FullyConnected"), npus=(2, 8), cost_class="A", max_dims=2),
-    Level(name="b", blocks=("Switch",), npus=(2, 8), cost_class="B"),
-)
-COST = CostModel(
-    classes={
-        "A": CostClass(link_usd_per_gbps=1.0),
-        "B": CostClass(link_usd_per_gbps=2.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0),
-    }
-)
-
-
-def space(**kw) -> CodesignSpace:
-    base = dict(
-        name="tiny",
-        base=SLOW,
-        npus=8,
-        levels=LEVELS,
-        min_dims=1,
-        max_dims=2,
-        cost=COST,
-        constraints=("sum(bw) == 3",),
-        plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full")),
-    )
-    return CodesignSpace(**{**base, **kw})
-
-
-def run(sp: CodesignSpace, **kw) -> tuple:
-    """(the search's result, every row it gave to ``on_row``)."""
-    rows: list[dict] = []
-    return codesign(sp, on_row=rows.append, **{"workers": 1, **kw}), rows
-
-
-def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
-    (pruned, pruned_rows), (brute, brute_rows) = run(sp), run(sp, prune=False)
-    assert brute.pruned == 0 and brute.solved == brute.enumeration.count == len(brute_rows)
-    assert pruned.solved + pruned.pruned == pruned.enumeration.count == len(pruned_rows)
-    # (serial: in order)
-    assert [c.id for c in brute.enumeration.candidates()] == [r["id"] for r in brute_rows]
-    value = {r["id"]: r["objective_value"] for r in brute_rows}
-    best = brute.best.objective_value
-    for r in brute_rows:  # the bound is a lower bound of every candidate's proven optimum
-        assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9), r["id"]
-    assert pruned.best.objective_value == pytest.approx(best, rel=1e-12)
-    for r in pruned_rows:
-        if r["status"] == "pruned":  # its optimum is >= its bound >= the incumbent >= the best
-            assert r["lower_bound"] <= value[r["id"]] * (1 + 1e-9)
-            assert value[r["id"]] >= best * (1 - 1e-9)
-        else:
-            assert r["objective_value"] == pytest.approx(value[r["id"]], rel=1e-12)
-    # the ranking of what the pruned search solved is the brute-force ranking of the same
-    # candidates, and it starts with every candidate that ties the optimum in the brute force
-    solved = {r["id"] for r in pruned_rows if r["status"] != "pruned"}
-    assert [r["id"] for r in pruned.ranking] == [
-        r["id"] for r in brute.ranking if r["id"] in solved
-    ]
-    assert {r["id"] for r in brute.ranking if r["rank"] == 1} <= solved | {
-        r["id"]
-        for r in pruned_rows
-        if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)
-    }
-    # each cluster size's row is its own optimum; each dimension count's is when marked proven,
-    # else the count's optimum lies between its proven bound and the best shown
-    own = {e["npus"]: e["best"]["objective_value"] for e in brute.by_npus()}
-    got = {e["npus"]: e["best"]["objective_value"] for e in pruned.by_npus()}
-    assert got.keys() == own.keys()
-    assert all(got[k] == pytest.approx(own[k], rel=1e-12) for k in own)
-    own = {e["n_dims"]: e["best"]["objective_value"] for e in brute.by_dims()}
-    assert all(e["proven"] for e in brute.by_dims())
-    for e in pruned.by_dims():
-        v, d = e["best"]["objective_value"], e["n_dims"]
-        if e["proven"]:
-            assert e["proven_bound"] == v and v == pytest.approx(own[d], rel=1e-12)
-        else:
-            assert e["proven_bound"] <= own[d] * (1 + 1e-9) and own[d] <= v * (1 + 1e-12)
-    return pruned, brute
 
 
 @pytest.mark.heavy
 def test_pruned_search_equals_brute_force_lowest_rule():
-    pruned, _ = _check_pruned_equals_brute_force(
+    pruned, _ = check_pruned_equals_brute_force(
         space(
             plans=PlanChoices(
                 tp=(1, 2, 4),
@@ -126,14 +43,14 @@ def test_pruned_search_equals_brute_force_all_placements():
         mapping_rule="all_placements",
         plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")),
     )
-    pruned, brute = _check_pruned_equals_brute_force(sp)
+    pruned, brute = check_pruned_equals_brute_force(sp)
     lowest = codesign(space(plans=sp.plans), workers=1)
     assert brute.enumeration.count > lowest.enumeration.count  # several placements per shape
 
 
 @pytest.mark.heavy
 def test_pruned_search_equals_brute_force_performance_per_cost():
-    pruned, _ = _check_pruned_equals_brute_force(space(objective="performance_per_cost"))
+    pruned, _ = check_pruned_equals_brute_force(space(objective="performance_per_cost"))
     assert pruned.pruned > 0
 
 
@@ -143,7 +60,8 @@ def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
     )
     pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert pruned.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-12)
-    dropped = [r for r in run(space(objective="min_cost", max_iteration_time_ns=1.7e6))[1]
+    capped = space(objective="min_cost", max_iteration_time_ns=1.7e6)
+    dropped = [r for r in search_with_rows(capped)[1]
                if r["message"] == "its time bound exceeds the time target"]
     assert dropped and all(r["status"] == "infeasible" for r in dropped)
 
@@ -158,7 +76,7 @@ def test_a_time_cap_prunes_under_every_objective(objective):
     bound keeps the brute-force best."""
     brute = codesign(space(objective=objective), workers=1, prune=False)
     lowest = min(c.compute_ns for c in brute.enumeration.candidates())
-    capped, rows = run(space(objective=objective, max_iteration_time_ns=0.5 * lowest))
+    capped, rows = search_with_rows(space(objective=objective, max_iteration_time_ns=0.5 * lowest))
     assert capped.solved == 0 and capped.best is None and len(rows) == capped.enumeration.count
     assert all(
         r["status"] == "infeasible" and r["message"] == "its time bound exceeds the time target"
@@ -171,14 +89,14 @@ def test_a_time_cap_prunes_under_every_objective(objective):
 
 def test_pool_gives_the_serial_rows_and_resume(tmp_path):
     sp = space(plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
-    serial = run(sp, prune=False)[1]
+    serial = search_with_rows(sp, prune=False)[1]
     out = tmp_path / "rows.csv"
-    pool, pool_rows = run(sp, workers=2, out=out, prune=False)
+    pool, pool_rows = search_with_rows(sp, workers=2, out=out, prune=False)
     assert pool.backend.startswith("pool")
     a = {r["id"]: r["objective_value"] for r in serial}
     b = {r["id"]: r["objective_value"] for r in pool_rows}
     assert a.keys() == b.keys() and all(b[k] == pytest.approx(a[k], rel=1e-12) for k in a)
-    again, again_rows = run(sp, out=out, prune=False)
+    again, again_rows = search_with_rows(sp, out=out, prune=False)
     assert again.solved == 0 and again.resumed == len(a)
     assert {r["id"]: r["objective_value"] for r in again_rows} == b
     assert again.best.to_dict() == {
@@ -232,13 +150,13 @@ def test_the_ranking_follows_the_slowest_stage():
         update={"npu": NPU(peak_tflops=0.1, efficiency=1.0, hbm_gib=1.0, **FP16)})
     sp = space(base=base, min_dims=2, constraints=("sum(bw) == 0.3",),
                plans=PlanChoices(tp=(1, 2, 4), pp=(2, 4), zero_stage=(0,), recompute=("none",)))
-    pruned, brute = _check_pruned_equals_brute_force(sp)
+    pruned, brute = check_pruned_equals_brute_force(sp)
     assert pruned.best.plan == "tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"
     assert pruned.best.objective_value == pytest.approx(23416.32, rel=1e-6)
     cands = {c.id: c for c in brute.enumeration.candidates()}
     cons = (constraint_for("sum(bw) == 0.3", 2),)
     old = {}  # each candidate timed by the stage with the most compute alone (the former model)
-    brute_rows = run(sp, prune=False)[1]
+    brute_rows = search_with_rows(sp, prune=False)[1]
     for r in brute_rows:
         c = cands[r["id"]]
         inst = instance_for(c.params, c.network, sp.cost, c.placement, constraints=cons,
@@ -270,7 +188,7 @@ def test_a_space_without_bandwidth_is_infeasible():
     from hieropt.spec.space import constraint_for
 
     sp = space(constraints=("sum(bw) <= 0",), plans=PlanChoices(tp=(1, 2), pp=(1,)))
-    r, rows = run(sp)
+    r, rows = search_with_rows(sp)
     assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
     assert r.infeasible_by_bound == r.pruned == r.enumeration.count
     why = (
@@ -292,7 +210,7 @@ def test_the_settled_tail_is_counted_as_its_rows_say():
         space(objective="min_cost", max_iteration_time_ns=1.7e6),
     ):
         counted = codesign(sp, workers=1)
-        made, rows = run(sp)
+        made, rows = search_with_rows(sp)
         assert counted.statuses == made.statuses == dict(Counter(x["status"] for x in rows))
         assert counted.pruned == made.pruned and counted.solved == made.solved
         assert (
@@ -317,10 +235,10 @@ def test_a_dimension_count_not_proven_shows_its_bound():
     fast = params().model_copy(update={
         "npu": NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0, **FP16)})
     sp = space(base=fast, plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), recompute=("none", "full")))
-    pruned, brute = _check_pruned_equals_brute_force(sp)
+    pruned, brute = check_pruned_equals_brute_force(sp)
     rows = {e["n_dims"]: e["best"]["objective_value"] for e in brute.by_dims()}
     assert rows == pytest.approx({1: 1724.8426666666667, 2: 2508.6793843572837}, rel=1e-9)
-    _, got = run(sp)
+    _, got = search_with_rows(sp)
     cut = {d: min(r["lower_bound"] for r in got if r["status"] == "pruned" and r["n_dims"] == d)
            for d in (1, 2)}
     by = {e["n_dims"]: e for e in pruned.by_dims()}

@@ -22,25 +22,7 @@ from hieropt.workloads.llm.roofline import (
     update_ns,
 )
 
-from .tiny import ARCH, PLAN
-
-# 100 TFLOP/s = 1e5 FLOP/ns; eta_max 0.5, F_half 1 GFLOP; 1000 GB/s x 0.5 = 500 bytes/ns; 2 us per
-# kernel
-CAL = dict(
-    matrix_efficiency=0.5,
-    gemm_half_gflop=1.0,
-    hbm_efficiency=0.5,
-    kernel_overhead_us=2.0,
-    attention_efficiency=0.25,
-)
-ROOF = NPU(peak_tflops=100.0, hbm_gib=1.0, hbm_gbps=1000.0, **CAL)
-
-
-def tiny(npu: NPU = ROOF, arch=None, **plan) -> LLMParams:
-    """The tiny model of test_llm_block.py on the roofline NPU."""
-    return LLMParams(
-        model=Architecture(**{**ARCH, **(arch or {})}), plan=Plan(**{**PLAN, **plan}), npu=npu
-    )
+from .roofline import CAL, FP8_ROOF, ROOF, tiny
 
 
 def test_gemm_compute_bound():
@@ -398,10 +380,6 @@ def test_context_parallel_kernels_by_hand():
     assert t2[0] == pytest.approx(sum(kernel_ns(ROOF, k) for k in ks if k.phase == "forward"))
     assert t2[0] > t1[0] / 2
     assert build_step(two).stages[0].ops[1].compute_ns == layer_ns(two, "attention")
-
-
-FP8_ROOF = NPU(peak_tflops=200.0, number_format="fp8", hbm_gib=1.0, hbm_gbps=1000.0, **CAL)
-"""ROOF training in FP8: 200 TFLOP/s is its FP8 peak, so its 16-bit peak is 100 TFLOP/s."""
 
 
 def test_fp8_times_linear_gemms_at_the_fp8_peak():

@@ -18,7 +18,7 @@ from hieropt.report.plan import precision_line
 from hieropt.workloads.llm import NPU, Precision, build_step
 from hieropt.workloads.llm.params import ELEMENT_BYTES, default_element_bytes
 
-from .test_gradient_bytes import MODEL
+from .model_files import MODEL
 from .tiny import params
 
 STAGE1_PARAMS = 744

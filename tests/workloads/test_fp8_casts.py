@@ -14,7 +14,7 @@ from hieropt.workloads.llm.accelerators import Accelerator
 from hieropt.workloads.llm.kernels import FWD, IN, WT, fp8_cast, layer_kernels
 from hieropt.workloads.llm.roofline import gemm_half_flops, kernel_ns, launches, layer_ns
 
-from .test_compute_model import CAL, FP8_ROOF, ROOF, tiny
+from .roofline import CAL, FP8_ROOF, ROOF, tiny
 
 BLACKWELL = FP8_ROOF.model_copy(update={"fp8_transposes": False})
 """FP8_ROOF whose FP8 GEMMs take any layout (no transposed copies)."""

@@ -21,6 +21,7 @@ from hieropt.spec import Collective
 from hieropt.workloads.llm import NPU, Precision
 from hieropt.workloads.llm.params import GRADIENT_BYTES, default_gradient_bytes
 
+from .model_files import MODEL
 from .tiny import params
 
 STAGE1_PARAMS = 2 * (104 + 200) + 136  # 744 parameters per NPU on stage 1
@@ -112,28 +113,6 @@ def test_the_resolved_value_is_shown():
     assert (d["precision"]["gradient_bytes"], d["precision"]["number_format"],
             d["precision"]["gradient_bytes_note"]) == (
         2, "fp16", "2 (16-bit reduce, the default for fp16)")
-
-
-MODEL = """generator = "llm"
-[params.model]
-name = "m"
-layers = 2
-hidden_size = 64
-heads = 4
-ffn_size = 256
-vocab_size = 1024
-sequence_length = 128
-[params.plan]
-tp = 1
-pp = 1
-dp = 8
-micro_batch_size = 1
-global_batch_size = 8
-[params.npu]
-accelerator = "A100"
-{npu}
-{precision}
-"""
 
 
 def test_model_file_and_set(tmp_path: Path):

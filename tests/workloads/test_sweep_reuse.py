@@ -35,8 +35,8 @@ from hieropt.studies.explore.results import typed_row
 from hieropt.workloads.llm.lower import stage_workload
 from hieropt.workloads.llm.space import PlanChoices
 from hieropt.workloads.llm.step import Op, build_step
+from tests.codesign.spaces import space
 
-from .test_codesign_search import space
 from .tiny import params
 
 PLANS = [
@@ -512,7 +512,7 @@ def _concurrent(**kw):
     """:func:`space` with every group on LIBRA's concurrent algorithm and LIBRA's convention for
     partial groups (every group the NPU's whole bandwidth; the answers of the code before were
     found under them)."""
-    from .test_codesign_search import SLOW
+    from tests.codesign.spaces import SLOW
 
     algos = tuple((g, "concurrent") for g in ("dp", "pp", "tp"))
     return space(base=SLOW.model_copy(update={"plan": SLOW.plan.model_copy(
