@@ -41,6 +41,7 @@ def synthetic(folder: Path, model: str = MODEL, cells: tuple[str, ...] = ("", ""
     return write_case(folder, rows(times), header, model)
 
 
+@pytest.mark.heavy
 def test_a_calibrated_file_no_run_uses_is_refused(tmp_path: Path):
     # before: exit 0, "applied to 0 runs" in the summary, which lost its "(the model files'
     # calibration)" tag and read as the fit's
