@@ -128,6 +128,8 @@ FLAGS = {
     "constraints": "--constraint",
     "tolerance": "--tolerance",
     "tokens": "--tokens",
+    "calibrate_on": "--calibrate-on",
+    "calibrations": "--npu",
 }
 """Library argument -> the command-line flag that sets it: library errors name the argument, the
 command line names its flag (:func:`hieropt.cli.common.fail` swaps an error's source for it), and

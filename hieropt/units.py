@@ -7,6 +7,8 @@ hieropt works internally in bytes, ns, GB/s per NPU per dimension and $. With 1 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Sequence
 
 from .names import with_flag
@@ -267,6 +269,54 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     (``many``: the plural when it is not ``noun + "s"``, e.g. ``plural(2, "NPU", "NPUs")``). The
     count is written with thousands separators (``3,072 NPUs``)."""
     return f"{n:,} {noun if n == 1 else many or noun + 's'}"
+
+
+PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A plain ASCII decimal number (``100``, ``2.5``, ``.5``, ``1e3``): the numbers ``--bw`` and a
+runs file's cells take. Python's ``float`` also reads ``1_00`` and other scripts' digits (``１00``,
+``١٠٠``) as 100, and TOML reads ``1_00`` and ``0x64`` as 100, which a typo or a pasted value
+should not silently become."""
+
+NON_FINITE = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan")
+"""The words ``float`` reads as an infinity or a NaN: read, then refused as not finite (with that
+reason)."""
+
+
+def plain_number(text: str) -> float | None:
+    """``text`` (spaces around it ignored) as a float when it is a plain ASCII decimal number
+    (:data:`PLAIN_NUMBER`) or one of the words of :data:`NON_FINITE` (read, for the caller to refuse
+    as not finite with that reason), else None: the one reading of a number typed as text
+    (``--bw``, a runs file's ``bw_gbps``, ``measured_ms`` and numeric cells)."""
+    t = text.strip()
+    if PLAIN_NUMBER.fullmatch(t) or t.lower() in NON_FINITE:
+        return float(t)
+    return None
+
+
+def number_text_guess(text: str) -> tuple[str, str] | None:
+    """The plain number a ``text`` that :func:`plain_number` refuses most likely stands for, and
+    why, or None: ``1_000`` -> (``1000``, "plain ASCII digits, no '_' separators"); full-width or
+    other scripts' digits -> (``105``, "ASCII digits"); ``105 000`` -> (``105000``, "no space
+    inside a number")."""
+    t = text.strip()
+    ascii_ = unicodedata.normalize("NFKC", t)
+    ascii_ = "".join(str(unicodedata.digit(c)) if c.isdigit() and not c.isascii() else c
+                     for c in ascii_)
+    if ascii_ != t and plain_number(ascii_) is not None:
+        return ascii_, "ASCII digits"
+    if "_" in t and plain_number(t.replace("_", "")) is not None:
+        return t.replace("_", ""), "plain ASCII digits, no '_' separators"
+    joined = re.sub(r"\s+", "", t)
+    if re.search(r"\d\s+\d", t) and plain_number(joined) is not None:
+        return joined, "no space inside a number"
+    return None
+
+
+def number_text_fix(text: str) -> str:
+    """:func:`number_text_guess` of ``text`` as a fix, ``write 1000 (plain ASCII digits, no '_'
+    separators)``, or ""."""
+    guess = number_text_guess(text)
+    return f"write {guess[0]} ({guess[1]})" if guess else ""
 
 
 def fmt_num(value: float, spec: str) -> str:

@@ -1,20 +1,13 @@
 """Numbers typed on the command line: ``--bw`` lists, the positive limits (``--budget 10M``,
 ``--max-time 1.3s``, ``--max-power-w 500kW``), each refused with a one-line InputError naming the
-flag. Imports only the standard library at load time."""
+flag. Imports only the standard library (and :mod:`hieropt.units`) at load time."""
 
 from __future__ import annotations
 
 import math
 import re
 
-PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-"""A plain ASCII decimal number (``100``, ``2.5``, ``.5``, ``1e3``): what ``--bw`` accepts.
-Python's ``float`` also reads ``1_00`` and other scripts' digits (``１00``, ``١٠٠``) as 100,
-which a typo or a pasted value should not silently become."""
-
-NON_FINITE = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan")
-"""The words ``float`` reads as an infinity or a NaN: read, then refused as not finite (with that
-reason)."""
+from ..units import NON_FINITE, PLAIN_NUMBER, number_text_guess, plain_number
 
 
 def parse_bw(text: str, n_dims: int) -> list[float]:
@@ -33,7 +26,7 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
         )
     words = [w.strip() for w in text.split(",")]
     for d, w in enumerate(words):
-        if not PLAIN_NUMBER.fullmatch(w) and w.lower() not in NON_FINITE:
+        if plain_number(w) is None:
             where = f"bw[{d}]" if len(words) > 1 else None
             from ..spec.constraint_parser import number_with_unit
 
@@ -44,7 +37,7 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
                 where,
                 f"'{text}' is not a comma-separated list of numbers ({w!r} is not a "
                 "plain decimal number)",
-                "write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' separators)",
+                _plain_list_fix(words),
             )
     values = [float(w) for w in words]
     if len(values) != n_dims:
@@ -60,6 +53,17 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
             raise InputError("--bw", f"bw[{d}]", number_problem(v, "a finite number >= 0"),
                              "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
     return values
+
+
+def _plain_list_fix(words: list[str]) -> str:
+    """The fix of a ``--bw`` list with a word :func:`hieropt.units.plain_number` refuses: the
+    whole list in plain numbers when every such word has one (:func:`hieropt.units.
+    number_text_guess`: ``1_00`` -> 100), else an example."""
+    guesses = [(w, "") if plain_number(w) is not None else number_text_guess(w) for w in words]
+    if all(guesses):
+        why = next(g[1] for g in guesses if g and g[1])
+        return f"write --bw {','.join(g[0] for g in guesses if g)} ({why})"
+    return "write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' separators)"
 
 
 def read_bw(text: str, inst) -> list[float]:

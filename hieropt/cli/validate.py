@@ -110,7 +110,7 @@ def validate_command(
             "since the fit) are marked (fit), as with --calibrate-on; a row's own cells apply "
             "over the file's (with a note), but a row giving a fitted field, or a number_format "
             "or peak_tflops other than the file's, is refused; repeatable, one file per "
-            "accelerator.",
+            "accelerator, each of an accelerator some run uses.",
         ),
     ] = None,
     loss: Annotated[
@@ -220,7 +220,9 @@ def calibrate_command(
     Each distinct run counts once (a row repeating a run, or a file given twice, does not add one;
     rows of one plan measured at several times weigh each but are one run). Refused (exit 2): more
     fitted fields than distinct runs, a run whose plan does not fit in memory, a
-    row giving a fitted field, a best fit more than 50 % off (with the unit it points at), a
+    row giving a fitted field, rows that differ in an accelerator setting the file holds once
+    (number_format, hbm_reserve_gib, ...), a best fit more than 50 % off (with the unit it
+    points at), a
     fitted field no run depends on or fields the runs do not separate, an
     --out or --json file that is one of the inputs; a fitted value at a bound
     of its range is a note on stderr and in the file, and two runs of the same plan measured more

@@ -519,6 +519,10 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
             fix = f"use a number {bound[0]} {limit}"
         else:
             fix = f"got {short_repr(value)}; use a number {bound[0]} {limit}"
+            if (bound[0] == "<=" and bound[1] == 1 and isinstance(value, int | float)
+                    and not isinstance(value, bool) and 2 <= value <= 100):
+                # (a fraction given as a percent; 1.5 is rather a slip than 1.5 %)
+                fix += f" ({value:g} %? write {value / 100:g})"
     elif fix is None and err["type"] == "literal_error" and "expected" in ctx:
         fix = f"got {short_repr(err.get('input'))}; use {ctx['expected']}"
     elif fix is None:

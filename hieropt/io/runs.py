@@ -47,16 +47,17 @@ carries (:func:`~hieropt.io.run_units.check_nic_bandwidth`), a sequence length i
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..units import plural
+from ..units import number_text_fix, plain_number, plural
 from .common import path_argument, read_text, read_toml
 from .kinds import check_kind
-from .llm import llm_params, override_path
+from .llm import llm_params, override_path, parse_override_value
 from .run_header import (
     ALIASES,
     OPTIONAL,
@@ -237,6 +238,9 @@ def _run(
     data = models[model]
     check_model_file(data, model, row["model"], path, where)
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
+    for k, v in row.items():
+        if k not in REQUIRED + OPTIONAL and v:
+            check_number_cell(v, where, k)
     if not any(o.startswith(("npus=", "plan.npus=")) for o in overrides):
         data = _without_npus(data)
     params = row_params(data, model, overrides, where)
@@ -286,6 +290,23 @@ def _run(
     )
 
 
+def check_number_cell(text: str, where: str, column: str) -> None:
+    """Refuse a plan or model cell ``text`` that TOML reads as a number but that is no plain ASCII
+    decimal number (:func:`hieropt.units.plain_number`): ``1_536`` and ``0x600`` (both 1536 to
+    TOML) would time another plan than a typo meant, unseen; the cells take the numbers
+    ``measured_ms`` and ``--bw`` take.
+
+    Raises:
+        InputError: ``where``, ``column``, the problem and the number to write.
+    """
+    value = parse_override_value(text)
+    if (isinstance(value, int | float) and not isinstance(value, bool)
+            and plain_number(text) is None):
+        raise InputError(where, column, f"'{text}' is not a plain decimal number",
+                         number_text_fix(text) or "write the number in plain ASCII decimal digits "
+                         f"(TOML reads it as {value!r}; no '_' separators, no 0x / 0o / 0b)")
+
+
 def _inner(e: InputError) -> str:
     """An error of a file a run names, as the problem of the run's cell: ``FILE: FIELD: problem``
     (a path is taken relative to the runs file)."""
@@ -294,12 +315,16 @@ def _inner(e: InputError) -> str:
 
 def _cell_fix(e: InputError, csv_path: Path, value: str) -> str:
     """The fix of an error reading the file a runs file's cell ``value`` names: for a file not
-    found, what was searched (a relative path is taken from the runs file's folder alone, not
-    the current folder); else the reader's own fix."""
+    found, a path written with ``\\`` (Windows) told to use ``/``, else what was searched (a
+    relative path is taken from the runs file's folder alone, not the current folder); else the
+    reader's own fix."""
     if not (e.problem or "").endswith("file not found") or e.source != str(
         _relative(csv_path, value)
     ):
         return e.fix
+    if "\\" in value and "\\" != os.sep:  # (a Windows path: '\\' is no folder separator here)
+        return (f"write the path with '/' between folders: {value.replace(chr(92), '/')} (a "
+                "runs file's paths take '/' on every system)")
     if Path(value).is_absolute():
         return f"check the path ({value} does not exist)"
     return (
@@ -339,6 +364,8 @@ def measured_fix(text: str) -> str:
     fix = "give the measured iteration time in ms"
     if comma := decimal_comma_fix(text):
         return f"{fix}: {comma}"
+    if number_text_fix(text):  # (1_000, 1 000: the plain number, added by _positive)
+        return fix
     m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-zµ]+)\s*", text or "")
     if m is None or m.group(2).lower() not in MS_PER_UNIT:
         return fix
@@ -366,10 +393,19 @@ def decimal_comma_fix(text: str) -> str:
 
 
 def _positive(text: str, where: str, column: str, fix: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(where, column, f"'{text}' is not a number", fix) from None
+    """The cell ``text`` of ``column`` as a positive, finite number: a plain ASCII decimal number
+    (:func:`hieropt.units.plain_number`, as ``--bw`` reads one: ``1_000``, full-width digits and
+    ``1 000`` are refused with the number to write, :func:`hieropt.units.number_text_fix`).
+
+    Raises:
+        InputError: ``where``, ``column``, the problem and ``fix``.
+    """
+    value = plain_number(text)
+    if value is None:
+        hint = number_text_fix(text)
+        problem = (f"'{text}' is not a plain decimal number" if hint
+                   else f"'{text}' is not a number")
+        raise InputError(where, column, problem, f"{fix}: {hint}" if hint else fix)
     if not (math.isfinite(value) and value > 0):
         raise InputError(where, column, f"{text} is not a positive, finite number", fix)
     return value
@@ -437,7 +473,30 @@ def parse_bw_cell(
             f"give {counts}",
         )
     fix = f"give GB/s per NPU per direction, e.g. {bw_example(len(parts))}"
+    for t in parts:
+        _bw_unit(t, where)
+        if plain_number(t) is None and (hint := number_text_fix(t)):
+            raise InputError(where, "bw_gbps", f"'{t}' is not a plain decimal number", hint)
     return tuple(_positive(t, where, "bw_gbps", fix) for t in parts)
+
+
+def _bw_unit(text: str, where: str) -> None:
+    """Refuse a ``bw_gbps`` value ``text`` written with a bandwidth unit (``200Gb/s``), with the
+    plain GB/s to write (:func:`hieropt.spec.constraint_parser.number_with_unit`: Gb/s divided by
+    8); a value without one passes.
+
+    Raises:
+        InputError: ``where``, ``bw_gbps``, the unit and the value in GB/s per NPU per direction.
+    """
+    from ..spec.constraint_parser import number_with_unit
+
+    if plain_number(text) is not None or (unit := number_with_unit(text)) is None:
+        return
+    number, name, gbps = unit
+    said = "" if gbps == float(number) else f"{number} {name} = {gbps:.10g} GB/s per direction: "
+    raise InputError(where, "bw_gbps", f"'{text}' is not a number (it has the unit '{name}')",
+                     f"{said}write {gbps:.10g} (the column takes plain GB/s per NPU per "
+                     "direction, without a unit)")
 
 
 def bw_example(n: int) -> str:

@@ -135,6 +135,10 @@ def text_for_number(name: str, text: str) -> str:
     except ValueError:
         pass
     else:
+        from ..units import number_text_fix, plain_number
+
+        if plain_number(text) is None and (hint := number_text_fix(text)):
+            return f"{name}: {text!r} is text, not a plain decimal number; fix: {hint}"
         return f"{name}: {text!r} is text, not a number; fix: write {text.strip()} without quotes"
     m = _NUMBER_WITH_UNIT.fullmatch(text)
     if m is None:

@@ -38,14 +38,15 @@ from .workload import StepSchedule, Workload
 
 class CostClass(Frozen):
     """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in
-    :data:`PRICE_RANGE`, except the NIC price, which may also be 0 (a scale-up domain such as
-    NVLink has no NIC). Switch dimensions also pay for the switch and the NIC. The model sees only
-    each dimension's sum of prices (:func:`hieropt.model.cost.unit_costs`), which the link price
-    (>= 1e-12) keeps positive, so a NIC price of 0 leaves every cost column priced and the LP
-    bounded as before."""
+    :data:`PRICE_RANGE`, except the switch and NIC prices, which may also be 0 (a switch bundled
+    with the servers, as ``[cluster]`` and a catalog take it; a scale-up domain such as NVLink has
+    no NIC). Switch dimensions also pay for the switch and the NIC. The model sees only each
+    dimension's sum of prices (:func:`hieropt.model.cost.unit_costs`), which the link price
+    (>= 1e-12) keeps positive, so a switch or NIC price of 0 leaves every cost column priced and
+    the LP bounded as before."""
 
     link_usd_per_gbps: float = Field(ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
-    switch_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
+    switch_usd_per_gbps: float | None = Field(default=None, ge=0.0, le=PRICE_RANGE[1])
     nic_usd_per_gbps: float | None = Field(default=None, ge=0.0, le=PRICE_RANGE[1])
 
 

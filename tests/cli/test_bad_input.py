@@ -560,6 +560,28 @@ def test_a_nic_price_of_zero_is_a_domain_without_nics(tmp_path: Path) -> None:
     )
 
 
+def test_a_switch_price_of_zero_is_a_bundled_switch(tmp_path: Path) -> None:
+    """A switch bundled with the servers (as [cluster] and a catalog take it): link $10 + switch
+    $0 + NIC $0 = $10 per GB/s per NPU on dim 0, $23 on dim 1, 32 NPUs: at 100 and 50 GB/s the
+    network costs 32 x (10 x 100 + 23 x 50) = $68,800; the fastest and the min-cost solves are
+    certified (the link price keeps every dimension's price positive). Before, "use a number >=
+    1e-12"."""
+    import hieropt
+
+    bundled = "switch_usd_per_gbps = 0\nnic_usd_per_gbps = 0"
+    inst = hieropt.load_instance(_costmsg(tmp_path, bundled))
+    assert inst.cost.classes["NVLink"].switch_usd_per_gbps == 0.0
+    assert hieropt.evaluate(inst, [100.0, 50.0]).network_cost_usd == 68_800.0
+    fast = hieropt.solve(inst)
+    assert fast.status.value == "optimal" and fast.gap <= 1e-8
+    limit = hieropt.SolveOptions(max_iteration_time_ns=fast.iteration_time_ns * 1.1)
+    cheap = hieropt.solve(inst, objective="min_cost", options=limit)
+    assert cheap.status.value == "optimal" and cheap.gap <= 1e-8
+    assert cheap.network_cost_usd == pytest.approx(
+        32 * (10 * cheap.bw_gbps[0] + 23 * cheap.bw_gbps[1]), rel=1e-12)
+    assert hieropt.verify(inst, cheap.bw_gbps, cheap.iteration_time_ns).ok
+
+
 # -------------------------------------------------------------------------------------- constraints
 def test_constraint_names_missing_dimension(files: Files) -> None:
     assert_error(

@@ -101,9 +101,9 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
     assert r.exit_code == 2
     assert r.stderr.strip() == (
         f"error: {path}: line 7: matrix_efficiency: 0.9 given in the row, and matrix_efficiency "
-        "is fitted by --calibrate-on: the fitted value would replace it; fix: leave the "
-        "matrix_efficiency cell empty to use the fitted value, or give the run without "
-        "--calibrate-on to time it with 0.9"
+        "is fitted by calibrate_on (--calibrate-on): the fitted value would replace it; fix: "
+        "leave the matrix_efficiency cell empty to use the fitted value, or give the run without "
+        "calibrate_on (--calibrate-on) to time it with 0.9"
     )
     r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "a.toml")])
     assert r.exit_code == 2
@@ -217,6 +217,7 @@ def test_two_npu_files_of_one_accelerator_are_refused_naming_both(tmp_path: Path
     r = runner.invoke(app, ["validate", str(path), "--npu", str(a), "--npu", str(b)])
     assert r.exit_code == 2
     assert r.stderr.strip() == (
-        f"error: --npu {b}: a second calibration of A100-SXM-80GB: {a} calibrates it too, and "
-        f"only one can apply to its runs; fix: give one --npu file per accelerator ({a} or {b})"
+        f"error: --npu: a second calibration of A100-SXM-80GB: {a} calibrates it too, and only "
+        "one can apply to its runs; fix: give one calibration per accelerator, one calibrations "
+        f"(--npu) file each ({a} or {b})"
     )

@@ -68,10 +68,11 @@ def test_a_format_or_peak_cell_other_than_the_fit_s_is_refused(a100, tmp_path, c
     assert r.exit_code == 2
     now = {"number_format": "'fp16'", "peak_tflops": "312.0"}[column]
     assert error_line(r) == (
-        f"error: {path}: line 2: {column}: {value} given in the row, and --npu {a100} times the "
-        f"run with a100.toml's {column} = {now}: its fit is of fp16 at 312.0 TFLOP/s (the fitted "
-        f"efficiencies are fractions of that peak); fix: leave the {column} cell empty to "
-        f"validate the fit as made, or give the run without --npu {a100} to time it with {value} "
+        f"error: {path}: line 2: {column}: {value} given in the row, and calibrations (--npu) "
+        f"{a100} times the run with a100.toml's {column} = {now}: its fit is of fp16 at 312.0 "
+        f"TFLOP/s (the fitted efficiencies are fractions of that peak); fix: leave the {column} "
+        "cell empty to validate the fit as made, or give the run without calibrations (--npu) "
+        f"{a100} to time it with {value} "
         "(calibrate on runs at that figure to validate one)"
     )
     same = runs_with(tmp_path, column, ["fp16" if column == "number_format" else "312"])

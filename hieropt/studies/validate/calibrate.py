@@ -23,6 +23,7 @@ import numpy as np
 from ...cache import scoped
 from ...errors import InputError
 from ...io.runs import Run
+from ...names import with_flag
 from ...units import plural
 from ...workloads.llm import NPU
 from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
@@ -206,6 +207,89 @@ def accelerators_of(runs: Sequence[Run]) -> str:
     )
 
 
+def applied_by(c: Calibration, fitted_here: bool = True) -> str:
+    """How the calibration ``c`` was given to ``validate``, as its messages name it (the library
+    argument with the flag that sets it, :func:`hieropt.names.with_flag`): ``calibrations (--npu)
+    mine.toml`` for a calibrated file; ``calibrate_on (--calibrate-on)`` for a fit made on runs
+    given for it (``fitted_here``); ``calibrations`` for a fit passed to the library."""
+    if c.source:
+        return f"{with_flag('calibrations')} {c.source}"
+    return with_flag("calibrate_on") if fitted_here else "calibrations"
+
+
+def check_calibrations_used(calibrations: Sequence[Calibration], runs: Sequence[Run],
+                            fitted_here: bool = True) -> None:
+    """Refuse a calibration whose accelerator no run of ``runs`` uses (``[params.npu] name``): it
+    would change no prediction, and the summary would read as the fit's while every run is timed
+    with its model file's calibration (a calibrated file of the A100 80 GB given with runs of the
+    A100 40 GB). ``fitted_here``: the calibrations were fitted on ``calibrate_on``'s runs.
+
+    Raises:
+        InputError: (exit 2) the calibrated file (or the runs files of the fit), the accelerator
+            it calibrates and those the runs use, with their files (:func:`accelerators_of`).
+    """
+    used = {r.params.npu.name for r in runs}
+    for c in calibrations:
+        if c.npu in used:
+            continue
+        by = with_flag("calibrations") if c.source else applied_by(c, fitted_here)
+        names = ", ".join(sorted(used))
+        raise InputError(
+            c.source or ", ".join(c.files) or by,
+            None,
+            f"given as {by}, it calibrates {c.npu}, and no run uses that accelerator: the runs "
+            f"are of {accelerators_of(runs)}, so it would change no prediction",
+            f"give a calibration of the runs' accelerator ({names}: hieropt calibrate on runs "
+            f"of it), or leave this one out of {by} to time the runs with the model files' "
+            "calibration",
+        )
+
+
+NOT_WRITTEN = frozenset({"calibrated", "catalog_peak_tflops", "fp8_recipe"})
+"""The NPU fields a fit does not record (:attr:`Calibration.npu_fields`): the calibrated file a
+model file names, the catalog's peak (the reader's, filled in again when the file is read) and the
+FP8 recipe (the training software's, stated by each model file or run that uses it)."""
+
+
+def check_one_table(runs: Sequence[Run], fitted: Sequence[str]) -> None:
+    """Refuse runs of one accelerator whose ``[params.npu]`` differ in a field other than the
+    ``fitted`` ones (a row's ``number_format`` of fp16 beside bf16, an ``hbm_reserve_gib`` cell):
+    the fit records one accelerator table (:attr:`Calibration.npu_fields`, the file calibrate
+    writes), which would silently keep the first run's value, and a model file of the other
+    value could not use the file. The fit is not split by format: its efficiencies are fractions
+    of one peak, and a fit per format needs that format's runs.
+
+    Raises:
+        InputError: each differing field with its values and the lines giving each, and the fix
+            (one runs file, and one calibration, per setting).
+    """
+    def table(r: Run) -> dict[str, Any]:
+        return {k: v for k, v in r.params.npu.model_dump(exclude=set(NOT_WRITTEN)).items()
+                if k not in fitted}
+
+    first = table(runs[0])
+    tables = [(r, table(r)) for r in runs]
+    differ = [k for k in first if any(t.get(k) != first[k] for _, t in tables)]
+    if not differ:
+        return
+    parts = []
+    for k in differ:
+        seen: dict[str, list[str]] = {}
+        for r, t in tables:
+            seen.setdefault(repr(t.get(k)), []).append(r.where)
+        parts.append(f"{k} " + " and ".join(f"{v} ({', '.join(w[:3])}"
+                                           f"{', ...' if len(w) > 3 else ''})"
+                                           for v, w in seen.items()))
+    raise InputError(
+        "calibration",
+        differ[0],
+        f"the runs of {runs[0].params.npu.name} differ in {'; '.join(parts)}: a calibration "
+        "records one accelerator table, so one value would be kept for the others without a word",
+        "calibrate each setting on its own runs: split the rows into one runs file per value "
+        f"(of {', '.join(differ)}) and run hieropt calibrate on each",
+    )
+
+
 def fit_npu(
     runs: Sequence[Run],
     fields: Sequence[CalibrationField | str] | None = None,
@@ -246,6 +330,7 @@ def fit_npu(
             "its files (a file that holds several: split its rows by accelerator)",
         )
     fields = resolve_fields(runs[0].params.npu, fields)
+    check_one_table(runs, [f.name for f in fields])
     check_no_fitted_cells(runs, [f.name for f in fields])
     check_fit_inputs(runs, [f.name for f in fields])
     measured = [r.measured_ms for r in runs]
@@ -281,10 +366,7 @@ def fit_npu(
         files=tuple(dict.fromkeys(str(r.path) for r in runs)),
         loss=loss,
         evaluations=count,
-        # (the catalog's peak is the reader's, filled in again when the file is read; the FP8
-        # recipe is the training software's, stated by each model file or run that uses it)
-        npu_fields=npu.model_dump(exclude_none=True,
-                                  exclude={"calibrated", "catalog_peak_tflops", "fp8_recipe"}),
+        npu_fields=npu.model_dump(exclude_none=True, exclude=set(NOT_WRITTEN)),
         at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
         contradictions=contradictions(runs),
     )
@@ -392,6 +474,10 @@ __all__ = [
     "fields_named",
     "resolve_fields",
     "accelerators_of",
+    "applied_by",
+    "check_one_table",
+    "NOT_WRITTEN",
+    "check_calibrations_used",
     "fit_npu",
     "calibrate",
     "LOSSES",

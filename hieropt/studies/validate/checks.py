@@ -21,13 +21,14 @@ can both predict (a mislabelled row, or a run measured under other conditions).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from ...errors import InputError
 from ...io.llm import override_path
 from ...io.runs import Run
 from ...model.memory import memory
-from ...units import plural
+from ...units import fmt_sig, plural
 from ...workloads.llm.accelerators import CALIBRATION_NAMES
 from .search import TOLERANCE as SEARCH_TOLERANCE
 
@@ -171,6 +172,24 @@ def check_fitted_at_cells(run: Run, timed: dict[str, object], file: str, by: str
             f"leave the {column} cell empty to validate the fit as made, or give the run without "
             f"{by} to time it with {value} (calibrate on runs at that figure to validate one)",
         )
+
+
+def npu_cell_error(run: Run, cells: dict[str, tuple[str, str]], by: str, file: str,
+                   e: InputError) -> InputError:
+    """The error of ``run``'s row ``[params.npu]`` cells (``cells``: field -> (column, value),
+    :func:`row_npu_cells`) that the accelerator of the calibrated file ``file`` refuses (``e``,
+    the model's words; ``by``: how the file was given, ``calibrations (--npu) FILE``): the cell is
+    the culprit, named with the runs file's line and column (an ``efficiency`` cell, the flat
+    compute model's, with a roofline file)."""
+    said = re.sub(r" \(model [^()]*\)$", "", f"{e.field}: {e.problem}" if e.field else e.problem)
+    field, (column, value) = next(((k, v) for k, v in cells.items() if k in said),
+                                  next(iter(cells.items())))
+    return InputError(
+        run.where, column,
+        f"{value} given in the row, which the accelerator of {by} refuses: {said}",
+        f"leave the {column} cell empty to time the run with {file}'s accelerator, or give the "
+        f"run without {by} to time it with {field} = {value}",
+    )
 
 
 def check_no_fitted_cells(runs: Sequence[Run], fitted: Sequence[str], by: str = "") -> None:
@@ -318,8 +337,8 @@ def check_fit_quality(
         pairs = zip(predicted, runs, strict=True)
         p, r = max(pairs, key=lambda x: abs(x[0] / x[1].measured_ms - 1))
         hint += (
-            f"; the worst: {r.where}, predicted {p:,.4g} ms for a measured {r.measured_ms:,.10g} "
-            f"ms ({p / r.measured_ms - 1:+.0%})"
+            f"; the worst: {r.where}, predicted {fmt_sig(p)} ms for a measured "
+            f"{r.measured_ms:,.10g} ms ({p / r.measured_ms - 1:+.0%})"
         )
     raise InputError(files, column, f"{head}: {hint}", fix)
 
@@ -381,6 +400,7 @@ __all__ = [
     "FITTED_AT",
     "check_fitted_at_cells",
     "check_no_fitted_cells",
+    "npu_cell_error",
     "contradictions",
     "check_fit_inputs",
     "check_fit_quality",

@@ -29,13 +29,21 @@ from ...errors import InputError
 from ...io.npus import default_runs_file, read_calibrated_npu
 from ...io.runs import Run, read_runs, row_params
 from ...model.memory import memory
+from ...names import with_flag
 from ...workloads.llm.params import LLMParams
-from .calibrate import Calibration, CalibrationField, calibrate
+from .calibrate import (
+    Calibration,
+    CalibrationField,
+    applied_by,
+    calibrate,
+    check_calibrations_used,
+)
 from .checks import (
     CALIBRATED,
     check_fitted_at_cells,
     check_no_fitted_cells,
     measured_apart,
+    npu_cell_error,
     plan_key,
     row_npu_cells,
     run_key,
@@ -141,7 +149,8 @@ class Validation:
 
 
 def predict_runs(
-    runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = ()
+    runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = (),
+    fitted_here: bool = True,
 ) -> list[ValidationRow]:
     """Each run's prediction, with the calibration of its accelerator applied where there is one
     (:func:`timed_params`: a calibrated file's whole accelerator, a fit made here its values).
@@ -153,6 +162,9 @@ def predict_runs(
     (:func:`fitted_runs_files`); with a
     measured time none of those rows has, it is a ``repeat_measurement`` too. A run whose
     :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
+    ``fitted_here``: ``calibrations`` without a file were fitted on ``calibrate_on`` (else passed
+    in ``calibrations``), as messages name them (:func:`~hieropt.studies.validate.calibrate.
+    applied_by`).
 
     Raises:
         InputError: two calibrations of one accelerator (:func:`one_per_accelerator`); a
@@ -167,10 +179,9 @@ def predict_runs(
     for r in runs:
         c = fits.get(r.params.npu.name)
         if c is not None:
-            check_no_fitted_cells([r], list(c.values), f"--npu {c.source}" if c.source
-                                  else "--calibrate-on")
+            check_no_fitted_cells([r], list(c.values), applied_by(c, fitted_here))
         if c is not None and c.source:
-            check_fitted_at_cells(r, dict(c.npu_fields), Path(c.source).name, f"--npu {c.source}")
+            check_fitted_at_cells(r, dict(c.npu_fields), Path(c.source).name, applied_by(c))
         elif c is None and r.params.npu.calibrated is not None:
             cal = r.params.npu.calibrated
             check_fitted_at_cells(r, read_calibrated_npu(cal)[0], Path(cal).name,
@@ -212,13 +223,15 @@ def one_per_accelerator(calibrations: Sequence[Calibration]) -> dict[str, Calibr
     out: dict[str, Calibration] = {}
     for c in calibrations:
         if c.npu in out:
-            first = out[c.npu].source or "--calibrate-on"
+            first = out[c.npu].source or "a fit of calibrate()"
+            second = c.source or "a fit of calibrate()"
             raise InputError(
-                f"--npu {c.source}" if c.source else "--npu",
+                "calibrations",
                 None,
                 f"a second calibration of {c.npu}: {first} calibrates it too, and only one can "
                 "apply to its runs",
-                f"give one --npu file per accelerator ({first} or {c.source})",
+                f"give one calibration per accelerator, one {with_flag('calibrations')} file "
+                f"each ({first} or {second})",
             )
         out[c.npu] = c
     return out
@@ -256,6 +269,16 @@ def timed_params(run: Run, c: Calibration | None) -> LLMParams:
     try:
         return row_params(data, run.model_path, run.overrides, run.where)
     except InputError as e:
+        cells = row_npu_cells(run)
+        own = tuple(o for o in run.overrides if o.partition("=")[0].strip() not in
+                    {column for column, _ in cells.values()})
+        if own != run.overrides:
+            try:  # (without the row's [params.npu] cells: then those cells are the culprit)
+                row_params(data, run.model_path, own, run.where)
+            except InputError:
+                pass
+            else:
+                raise npu_cell_error(run, cells, applied_by(c), Path(c.source).name, e) from None
         raise InputError(
             c.source, e.field, f"{e.problem} (the file's accelerator for {run.where})", e.fix
         ) from None
@@ -483,17 +506,20 @@ def validate(
             new one for this call).
 
     Raises:
-        InputError: a bad runs file, model or network, or a fit that cannot be made (naming file,
-            line, column).
+        InputError: a bad runs file, model or network, a fit that cannot be made (naming file,
+            line, column), or a calibration whose accelerator no run uses
+            (:func:`~hieropt.studies.validate.calibrate.check_calibrations_used`).
     """
     runs = [r for f in files for r in read_runs(f)]
     cal_runs = [r for f in calibrate_on for r in read_runs(f)]
+    fitted_here = bool(cal_runs)
     if cal_runs:
         fits = calibrate(cal_runs, fields, loss)
     else:  # (a fit made before: its own runs, read from the files it records, are in sample)
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
-    result = summarise(predict_runs(runs, fits, cal_runs), fits)
+    check_calibrations_used(fits, runs, fitted_here)
+    result = summarise(predict_runs(runs, fits, cal_runs, fitted_here), fits)
     notes = (recorded_differences(fits, runs) + replaced_models(fits, runs)
              + repeat_disagreements(result.rows, cal_runs)
              + extrapolated_notes(result.rows, fits) + peak_notes(runs)
