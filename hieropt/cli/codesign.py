@@ -41,7 +41,8 @@ def codesign_command(
             min=1,
             help="Rows of the ranked table (the rows of one plan that share a rank folded "
             "into its first: +k), and with --write-instances the number of instance files "
-            "(those rows).",
+            "(those rows); the search solves enough candidates that the first k plans' ranks "
+            "are the space's (a rank >=r after them: among the solved candidates only).",
         ),
     ] = 15,
     write_instances: Annotated[
@@ -189,7 +190,8 @@ def codesign_command(
     try:
         result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
                           max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
-                          progress=bar.update)
+                          progress=bar.update,
+                          top=max(top, provision_top if catalog is not None else 1))
     except HieroptError as e:
         raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
     finally:

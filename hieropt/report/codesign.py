@@ -99,11 +99,7 @@ def summary_lines(result: Codesign) -> list[str]:
         ),
         *invalid_lines(en.skipped, what="pairs", field="skipped"),
         *(f"  note: {n:,} NPUs skipped: {why}" for n, why in en.no_shape.items()),
-        f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} "
-        "(proven bound >= "
-        + ("incumbent of its cluster size)" if len(sp.sizes) > 1 else "incumbent)")
-        + (_infeasible_words(result) if result.infeasible_by_bound else "")
-        + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}",
+        counts_line(result) + f"; {result.seconds:,.1f} s on {result.backend}",
     ]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
@@ -139,15 +135,37 @@ def summary_lines(result: Codesign) -> list[str]:
     return lines
 
 
+STATUS_ORDER = ("optimal", "limit", "infeasible", "unbounded", "error")
+"""The order in which :func:`counts_line` lists the statuses of the solved candidates."""
+
+
+def counts_line(result: Codesign) -> str:
+    """How the search settled the candidates, from :meth:`Codesign.counts` (the JSON's counts):
+    e.g. "solved 31 (6 optimal, 25 infeasible), settled without a solve 329 (329 infeasible by
+    their time bound: above the target, or no bandwidth; 0 pruned: proven bound >= incumbent),
+    resumed 0"."""
+    c = result.counts()
+    by = c["solved_statuses"]
+    order = [k for k in STATUS_ORDER if by.get(k)] + sorted(set(by) - set(STATUS_ORDER))
+    statuses = ", ".join(f"{by[k]:,} {k}" for k in order if by[k])
+    parts = [] if not c["infeasible_by_bound"] else [_infeasible_words(result)]
+    parts.append(f"{c['pruned']:,} pruned: proven bound >= "
+                 + ("the incumbent of its cluster size" if len(result.space.sizes) > 1
+                    else "incumbent"))
+    return (f"solved {c['solved']:,}" + (f" ({statuses})" if statuses else "")
+            + f", settled without a solve {c['settled_without_solve']:,} ({'; '.join(parts)})"
+            + f", resumed {c['resumed']:,}")
+
+
 def _infeasible_words(result: Codesign) -> str:
     """The count of candidates settled infeasible by their bounds, with why: a time bound above
     the target or no bandwidth, and with a network budget a shape whose cheapest network is over
     it (:mod:`hieropt.studies.codesign.budget`)."""
     sp, n = result.space, result.infeasible_by_bound
     if sp.max_network_cost_usd is None and sp.max_total_capex_usd is None:
-        return f", infeasible by their time bound {n:,} (above the target, or no bandwidth)"
-    return (f", infeasible by their bounds {n:,} (time above the target, no bandwidth, or the "
-            "shape's cheapest network over the budget)")
+        return f"{n:,} infeasible by their time bound: above the target, or no bandwidth"
+    return (f"{n:,} infeasible by their bounds: time above the target, no bandwidth, or the "
+            "shape's cheapest network over the budget")
 
 
 def limit_lines(result: Codesign) -> list[str]:
@@ -274,7 +292,7 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     solved = sum(n for status, n in result.statuses.items() if status in ("optimal", "limit"))
     shown = fold_ties(result.ranking)[:top]
     days = "; days of the run" if _timed(sp)[1:] else ""
-    t = Table(title=f"Best {len(shown)} of {solved:,} solved candidates "
+    t = Table(title=f"Best {len(shown)} of {solved:,} solved candidates with an answer "
               f"(time ms{days}; memory GB per NPU)", title_justify="left")
     for col in (
         "rank",
@@ -299,7 +317,7 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
                 w for w in (f"+{same} as fast and as dear" if same else "",
                             f"+{other} of the same rank" if other else "") if w) + ")"
         t.add_row(
-            str(r["rank"]),
+            str(r["rank"]) if r.get("rank_exact", True) else f">={r['rank']}",
             r["plan"],
             f"{r['shape']}{more} | {_placement(r)}",
             _value(r, sp.objective),
@@ -314,6 +332,11 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     t.caption = ("compute + bubble (the pipeline's fill and drain with free communication) + "
                  "exposed comm (what the network adds) = the iteration time, as hieropt solve "
                  "splits it")
+    if not all(r.get("rank_exact", True) for r, _ in shown):
+        floor = _value({"objective_value": result.unsolved_bound}, sp.objective)
+        t.caption += ("; >=r: rank r among the solved candidates only, the space's rank at least "
+                      f"r (a candidate not solved, its proven bound {floor} or more, may rank "
+                      "ahead; a larger --top solves enough to rank more rows exactly)")
     if any(folded for _, folded in shown):
         t.caption += ("; +k: the row's plan on k other ranked rows (shapes or placements) of "
                       "its rank, as fast and as dear, or ranked after it by the tie-break ("
@@ -476,6 +499,7 @@ __all__ = [
     "reach_words",
     "invalid_lines",
     "summary_lines",
+    "counts_line",
     "ranking_table",
     "dims_table",
     "codesign_dict",

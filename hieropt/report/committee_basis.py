@@ -92,6 +92,18 @@ BOUGHT_WHY = (
 """Why the least $ per run in whole parts is recommended (a page with whole-parts columns)."""
 
 
+def no_knee(knee: Alternative, fastest: Alternative) -> bool:
+    """Whether the knee alternative saves nothing on the fastest: its network costs, to the cent
+    rounded up, the same or more ($; the rule of :meth:`hieropt.studies.knee.Knee.line`, whose
+    "knee: none ... buy the fastest" ``hieropt solve`` prints)."""
+    from ..units import usd_cents
+
+    k, f = knee.network_cost_usd, fastest.network_cost_usd
+    if k is None or f is None:
+        return False
+    return usd_cents(k, up=True) == usd_cents(f, up=True) or k >= f
+
+
 def recommend(alternatives: list[Alternative], within: float,
               asked: Asked | None = None) -> tuple[str, str]:
     """(key, why) of the recommended alternative: the optimum of the objective asked with
@@ -99,7 +111,8 @@ def recommend(alternatives: list[Alternative], within: float,
     columns (:data:`~hieropt.report.committee.WHOLE_PARTS`), the least $ per run among them when
     it is known (a design that can be bought: the cost model's columns are bounds on another
     price basis); else the cheapest run when $ per run is known; else the knee in whole parts,
-    else the fastest in whole parts; else the knee (none when ``within`` is 0), else the fastest,
+    else the fastest in whole parts; else the knee (none when ``within`` is 0; the fastest when
+    the knee saves nothing on it, :func:`no_knee`), else the fastest,
     else the first of ``alternatives``. Ties in $ per run go to the faster design, then to the
     page's order."""
     keys = {a.key: a for a in alternatives}
@@ -134,6 +147,10 @@ def recommend(alternatives: list[Alternative], within: float,
         return "catalog", lead + (
             f"the fastest design in the catalog's whole parts (buildable: the continuous "
             f"designs' bandwidths are not all catalog parts; {unpriced})")
+    if "knee" in keys and "fastest" in keys and no_knee(keys["knee"], keys["fastest"]):
+        return "fastest", lead + (
+            f"the fastest design: no design within {pct} of the fastest time costs a cent less "
+            f"(no knee: buy the fastest, as hieropt solve's knee line says; {unpriced})")
     if "knee" in keys:
         return "knee", lead + (
             f"the cheapest network within {pct} of the fastest iteration time ({unpriced})"
@@ -158,5 +175,6 @@ __all__ = [
     "basis_lines",
     "mixed",
     "priced_labels",
+    "no_knee",
     "recommend",
 ]

@@ -21,8 +21,8 @@ def check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
     candidate's optimum; returns (pruned result, brute-force result)."""
     (pruned, pruned_rows) = search_with_rows(sp)
     (brute, brute_rows) = search_with_rows(sp, prune=False)
-    assert brute.pruned == 0 and brute.solved == brute.enumeration.count == len(brute_rows)
-    assert pruned.solved + pruned.pruned == pruned.enumeration.count == len(pruned_rows)
+    assert brute.settled == 0 and brute.solved == brute.enumeration.count == len(brute_rows)
+    assert pruned.solved + pruned.settled == pruned.enumeration.count == len(pruned_rows)
     # (serial: in order)
     assert [c.id for c in brute.enumeration.candidates()] == [r["id"] for r in brute_rows]
     value = {r["id"]: r["objective_value"] for r in brute_rows}

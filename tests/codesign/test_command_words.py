@@ -58,12 +58,13 @@ def test_min_run_cost_with_tokens_shows_days(tmp_path):
 
 
 def test_json_pruned_is_the_consoles(tmp_path):
-    """--max-time 2ms: 15 solved, 105 pruned by the incumbent, 60 infeasible by their time bound
-    (180 candidates)."""
+    """--max-time 2ms --top 1: 15 solved, 105 pruned by the incumbent, 60 infeasible by their time
+    bound (180 candidates)."""
     out = tmp_path / "r.json"
-    r = codesign(tmp_path, SPACE, "--max-time", "2ms", "--json", str(out))
+    r = codesign(tmp_path, SPACE, "--max-time", "2ms", "--top", "1", "--json", str(out))
     assert r.exit_code == 0, r.output
-    assert "solved 15, pruned 105 (proven bound >= incumbent), infeasible by their time bound 60" \
+    assert ("solved 15 (15 optimal), settled without a solve 165 (60 infeasible by their time "
+            "bound: above the target, or no bandwidth; 105 pruned: proven bound >= incumbent)") \
         in r.stdout
     d = json.loads(out.read_text())
     assert (d["solved"], d["pruned"], d["infeasible_by_bound"], d["settled_without_solve"]) == (

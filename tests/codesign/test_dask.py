@@ -23,7 +23,7 @@ def test_local_cluster_gives_the_serial_answer():
         r = codesign(sp, dask=cluster.scheduler_address, on_row=rows.append)
     assert r.backend == f"dask({cluster.scheduler_address})"
     assert r.best.objective_value == pytest.approx(serial.best.objective_value, rel=1e-12)
-    assert r.solved + r.pruned == serial.enumeration.count == len(rows)
+    assert r.solved + r.settled == serial.enumeration.count == len(rows)
     assert all(
         not x["worker"].endswith(f":{os.getpid()}") for x in rows if x["status"] == "optimal"
     )

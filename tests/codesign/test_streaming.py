@@ -45,7 +45,7 @@ def test_rows_stream_to_the_file_and_resume(tmp_path, suffix):
         r["id"]: r["bw_gbps"] for r in seen if r["status"] == "optimal"
     }
     again = codesign(sp, workers=1, out=out)
-    assert again.solved == 0 and again.pruned == 0 and again.resumed == len(back)
+    assert again.solved == 0 and again.settled == 0 and again.resumed == len(back)
     assert again.statuses == first.statuses
     assert again.best.id == first.best.id and again.best.bw_gbps == first.best.bw_gbps
     assert len(read_results(out, COLUMNS)) == len(back)

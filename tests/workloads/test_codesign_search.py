@@ -190,7 +190,7 @@ def test_a_space_without_bandwidth_is_infeasible():
     sp = space(constraints=("sum(bw) <= 0",), plans=PlanChoices(tp=(1, 2), pp=(1,)))
     r, rows = search_with_rows(sp)
     assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
-    assert r.infeasible_by_bound == r.pruned == r.enumeration.count
+    assert r.infeasible_by_bound == r.settled == r.enumeration.count and r.pruned == 0
     why = (
         "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
     )
@@ -212,7 +212,7 @@ def test_the_settled_tail_is_counted_as_its_rows_say():
         counted = codesign(sp, workers=1)
         made, rows = search_with_rows(sp)
         assert counted.statuses == made.statuses == dict(Counter(x["status"] for x in rows))
-        assert counted.pruned == made.pruned and counted.solved == made.solved
+        assert counted.settled == made.settled and counted.solved == made.solved
         assert (
             counted.infeasible_by_bound
             == made.infeasible_by_bound

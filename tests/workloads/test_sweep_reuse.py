@@ -551,7 +551,7 @@ def test_codesign_answers_on_small_spaces_are_pinned(case):
         n, plan, solved, best, value = 240, PLAN2, ALL, "a:FC8 | tp 2 dp 4 pp 1", 1354696.0
     rows: list[dict] = []
     r = codesign(sp, workers=1, on_row=rows.append)
-    assert len(rows) == n and r.solved + r.pruned == n
+    assert len(rows) == n and r.solved + r.settled == n
     assert sorted(x["id"] for x in rows if x["status"] != "pruned") == sorted(
         f"{plan} | {s}" for s in solved
     )

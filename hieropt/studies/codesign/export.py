@@ -225,12 +225,12 @@ def _design_lines(objective: str, row: dict[str, Any], name: str) -> list[str]:
 
 def instance_files(folder: str | Path, space: str) -> list[Path]:
     """The instance files :func:`write_instances` wrote into ``folder`` for the space named
-    ``space`` in any run: ``<space>-rank<r>-<k>.toml`` (r, k whole numbers), no other file; none
-    when the folder does not exist."""
+    ``space`` in any run: ``<space>-rank<r>-<k>.toml`` and ``<space>-solved-rank<r>-<k>.toml``
+    (r, k whole numbers), no other file; none when the folder does not exist."""
     import re
 
     folder = Path(folder)
-    name = re.compile(re.escape(space) + r"-rank[0-9]+-[0-9]+\.toml")
+    name = re.compile(re.escape(space) + r"-(?:solved-)?rank[0-9]+-[0-9]+\.toml")
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if name.fullmatch(p.name) and p.is_file())
@@ -241,7 +241,9 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
     ``FOLDER/<space>-rank<r>-<k>.toml`` (:func:`instance_document`; a header comment gives the
     candidate and its proven optimum): the rows of the ranked table, a row of the same plan, time
     and cost as an earlier one folded into it
-    (:func:`~hieropt.studies.codesign.rows.fold_ties`).
+    (:func:`~hieropt.studies.codesign.rows.fold_ties`). A row whose rank is among the solved
+    candidates only (``rank_exact`` False, :attr:`Codesign.ranking`) is written as
+    ``<space>-solved-rank<r>-<k>.toml``, its header saying so.
 
     Raises:
         InputError: ``top`` < 1, or the folder cannot be created or written.
@@ -264,11 +266,14 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
 
     out = []
     for k, (row, _) in enumerate(fold_ties(result.ranking)[:top], start=1):
-        path = folder / f"{result.space.name}-rank{row['rank']}-{k}.toml"
+        exact = row.get("rank_exact", True)
+        solved = "" if exact else "solved-"
+        path = folder / f"{result.space.name}-{solved}rank{row['rank']}-{k}.toml"
+        among = "" if exact else " among the solved candidates only (the space's: at least it)"
         head = [
             f"co-design candidate {row['id']}",
             f"of space {result.space.name} ({result.space_hash}), rank "
-            f"{row['rank']}: {result.space.objective} {row['objective_value']!r} "
+            f"{row['rank']}{among}: {result.space.objective} {row['objective_value']!r} "
             f"{row['objective_unit'] or ''}",
             f"iteration {row['iteration_time_ns']!r} ns, network ${row['network_cost_usd']!r}",
             *_design_lines(result.space.objective, row, path.name),

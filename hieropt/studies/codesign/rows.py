@@ -164,10 +164,11 @@ class UnsolvedRows:
 class CodesignRow:
     """One candidate's row, typed (the fields are :data:`COLUMNS`, with their meanings and units
     there, plus ``rank``, ``equivalents`` and ``equivalent_shapes`` in a ranking,
-    :func:`fold_equivalent`). Lists and objects: ``placement`` {group: [size per dimension]},
-    ``bw_gbps`` (GB/s per NPU per dimension, innermost first), ``communication_by_group_ns`` {group:
-    ns per iteration}. Build one with :meth:`from_row`; :meth:`to_dict` gives the JSON-ready
-    dictionary."""
+    :func:`fold_equivalent`, and ``rank_exact``: whether the rank is the space's or among the
+    solved candidates only, :attr:`~hieropt.studies.codesign.result.Codesign.ranking`). Lists and
+    objects: ``placement`` {group: [size per dimension]}, ``bw_gbps`` (GB/s per NPU per
+    dimension, innermost first), ``communication_by_group_ns`` {group: ns per iteration}.
+    Build one with :meth:`from_row`; :meth:`to_dict` gives the JSON-ready dictionary."""
 
     id: str
     space_hash: str | None
@@ -211,6 +212,7 @@ class CodesignRow:
     rank: int | None = None
     equivalents: int = 0
     equivalent_shapes: list[str] = dataclasses.field(default_factory=list)
+    rank_exact: bool | None = None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CodesignRow:
@@ -221,6 +223,7 @@ class CodesignRow:
             rank=row.get("rank"),
             equivalents=row.get("equivalents", 0),
             equivalent_shapes=list(row.get("equivalent_shapes", ())),
+            rank_exact=row.get("rank_exact"),
         )
 
     def to_dict(self) -> dict[str, Any]:
