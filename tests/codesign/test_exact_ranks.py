@@ -39,26 +39,30 @@ def _key(rows):
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("top, solved, exact", [(1, 15, 1), (3, 37, 13), (6, 90, 46)])
+@pytest.mark.parametrize("top, solved, exact", [(1, 15, 1), (3, 30, 12), (8, 37, 13),
+                                                (10, 60, 30)])
 def test_the_exact_ranks_are_those_of_solving_everything(brute, top, solved, exact):
     """top 1 solves 15 candidates and only its best has an exact rank (its second row, solved
-    among 15, is not the space's second); top 3 solves 37 and 13 rows are exact, top 6 90 and 46;
-    the exact rows are the brute force's first rows, and the first ``top`` rows of the table (one
-    per plan and rank) are exact."""
+    among 15, is not the space's second); top 3 solves 30 and 12 rows are exact, top 8 37 and 13,
+    top 10 60 and 30 (every row it ranks); the exact rows are the brute force's first rows, and the
+    first ``top`` rows of the table (one per plan and rank: ranks 1, 2, 4, 6, 8, 9, 11, 13, 15,
+    16) are exact."""
     r = codesign(space(), workers=1, top=top)
     assert (r.solved, brute.solved) == (solved, 360)
     flags = [x["rank_exact"] for x in r.ranking]
     assert sum(flags) == exact and flags == [True] * exact + [False] * (len(flags) - exact)
     assert _key(r.ranking[:exact]) == _key(brute.ranking[:exact])
-    assert all(h["rank_exact"] for h, _ in fold_ties(r.ranking)[:top])
-    if top < 6:  # (the row after the exact ones: ranked among the solved only, and wrongly)
+    heads = fold_ties(r.ranking)[:top]
+    assert all(h["rank_exact"] for h, _ in heads)
+    assert [h["rank"] for h, _ in heads] == [1, 2, 4, 6, 8, 9, 11, 13, 15, 16][:top]
+    if top < 10:  # (the row after the exact ones: ranked among the solved only, and wrongly)
         assert _key(r.ranking)[exact] != _key(brute.ranking)[exact]
     # every candidate not solved has a bound at least the exact rows' values
     assert r.unsolved_bound >= r.ranking[exact - 1]["objective_value"]
-    if exact < len(r.ranking):  # (top 6: its 46 ranked rows are all exact)
+    if exact < len(r.ranking):
         assert r.unsolved_bound < r.ranking[exact]["objective_value"]
-    else:
-        assert len(r.ranking) == 46
+    else:  # (top 10: its 30 ranked rows are all exact)
+        assert len(r.ranking) == 30
 
 
 def test_rows_past_the_exact_ones_are_labelled(tmp_path):
@@ -122,3 +126,19 @@ def test_a_knee_that_saves_nothing_is_not_recommended():
     assert key == "fastest" and "no design within 1 % of the fastest time costs a cent" in why
     cheaper = [_alt("fastest", 3993600.0), _alt("knee", 3993599.0)]
     assert not no_knee(cheaper[1], cheaper[0]) and recommend(cheaper, 0.01)[0] == "knee"
+
+
+def test_the_shown_rows_value_counts_a_plans_runs_of_ties_once():
+    """top 2, tol 1e-8: plan a's 100 and 100.0000001 ns are one rank (one table row), so kth stays
+    unknown; a's 101 ns is a second row (kth 101); plan b's 100.5 ns makes the second row 100.5."""
+    from hieropt.studies.codesign.shown import ShownRows
+
+    s = ShownRows(2, 1e-8)
+    s.add("a", 100.0)
+    s.add("a", 100.0000001)
+    assert s.kth == float("inf")
+    s.add("a", 101.0)
+    assert s.kth == 101.0
+    s.add("b", 100.5)
+    s.add("c", 200.0)  # (above kth: cannot move it)
+    assert s.kth == 100.5

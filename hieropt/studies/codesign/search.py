@@ -38,7 +38,6 @@ counted, not made.
 
 from __future__ import annotations
 
-import heapq
 import os
 import time
 from array import array
@@ -73,6 +72,7 @@ from .rows import (
 )
 from .seen import Seen as _Seen
 from .seen import no_plan as _no_plan
+from .shown import ShownRows
 from .solve import issued_by_group_ns, solve_codesign_candidate
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
@@ -232,8 +232,8 @@ class _Search:
         self.best = float("inf")
         # cluster size -> its incumbent; size -> the position of its last pair
         self.best_of: dict[int, float] = {}
-        # plan -> its best value solved; the top-th least of those (inf: fewer plans solved)
-        self.top, self.plan_best, self.kth = top, {}, float("inf")
+        # a value the top-th row of the ranked table reaches at most (inf: not yet)
+        self.top, self.shown = top, ShownRows(top, self.tally.tol)
         # dimension count -> the least bound of its candidates settled as pruned
         self.floor: dict[int, float] = {}
         # the least bound of the rows stopped at a solver limit (Codesign.gap)
@@ -266,7 +266,7 @@ class _Search:
             value, n = row["objective_value"], row["npus"]
             self.best = min(self.best, value)
             self.best_of[n] = min(self.best_of.get(n, float("inf")), value)
-            self._rank_plan(row["plan"], value)
+            self.shown.add(row["plan"], value)
             if row["status"] != "optimal":  # (a limit: its bound; none known: no bound at all)
                 bound = row.get("objective_bound")
                 bound = bound if bound is not None and bound == bound else float("-inf")
@@ -280,13 +280,11 @@ class _Search:
         if self.on_row is not None:
             self.on_row(row)
 
-    def _rank_plan(self, plan: str, value: float) -> None:
-        """Take in a solved ``value`` of ``plan``: its best, and the ``top``-th least plan best
-        (:attr:`kth`, which only falls)."""
-        if value < self.plan_best.get(plan, float("inf")):
-            self.plan_best[plan] = value
-            if value < self.kth and len(self.plan_best) >= self.top:
-                self.kth = heapq.nsmallest(self.top, self.plan_best.values())[-1]
+    @property
+    def kth(self) -> float:
+        """A value the ``top``-th row of the ranked table reaches at most (:class:`ShownRows`;
+        inf: not yet known)."""
+        return self.shown.kth
 
     def infeasible(self, cand: CodesignCandidate) -> bool:
         """Its time bound is above the time target or infinite, or its shape's cheapest network
@@ -298,8 +296,8 @@ class _Search:
 
     def incumbent(self, cand: CodesignCandidate) -> float:
         """The value a candidate's bound must reach to be pruned: the best objective value found
-        on its cluster size (inf: none yet), or the ``top``-th least plan best when larger (so
-        that the first ``top`` plans of the ranking are exact)."""
+        on its cluster size (inf: none yet), or :attr:`kth` when larger (so that the first ``top``
+        rows of the ranked table are exact)."""
         return self.threshold(cand.network.npus_total)
 
     def threshold(self, npus: int) -> float:
@@ -355,7 +353,7 @@ class _Search:
         of = f" of {n} NPUs" if len(self.space.sizes) > 1 else ""
         t = self.incumbent(cand)
         what = (f"incumbent{of}" if t == self.best_of.get(n) else
-                f"the {_nth(self.top)} best plan's value")
+                f"the {_nth(self.top)} shown row's value")
         return self.unsolved.row(
             cand, "pruned", f"lower bound {self._text(cand.lower_bound)} >= {what} {self._text(t)}")
 
@@ -403,10 +401,10 @@ class _Search:
         self.tally.count("infeasible", endless, self.no_bandwidth)
         why = (f"lower bound >= incumbent {self.best:.10g}" if len(self.space.sizes) == 1
                and self.kth <= self.best else
-               f"lower bound >= the {_nth(self.top)} best plan's value {self.kth:.10g}"
+               f"lower bound >= the {_nth(self.top)} shown row's value {self.kth:.10g}"
                if len(self.space.sizes) == 1 else
                "lower bound >= the incumbent of its cluster size (or the "
-               f"{_nth(self.top)} best plan's value)")
+               f"{_nth(self.top)} row's value)")
         self.tally.count("pruned", n - late - endless, why)
         self.pruned += n
         self.by_bound += late + endless
