@@ -150,22 +150,26 @@ def test_buyer_objectives_table(tmp_path, objective, row):
 def test_codesign_llama_space_counts():
     out = printed("codesign", REPO / "spaces" / "codesign-llama3-405b.toml", "--workers", "1")
     assert "candidates (plan x shape x placement): 13,882" in out
-    assert "solved 286, pruned 13,596 (proven bound >= incumbent of its cluster size)" in out
+    assert ("solved 440 (440 optimal), settled without a solve 13,442 (13,442 pruned: proven "
+            "bound >= the incumbent of its cluster size)") in out
     on_page(
         "codesign.md",
         "| `codesign-llama3-405b.toml` (3 sizes, 13,824 plan combinations, 2-4 dimensions) | "
-        "13,882 | 286 (each size's own optimum) |",
+        "13,882 | 440 with the default `--top 15` (its 15 rows exact; 286 with `--top 1`: each "
+        "size's own optimum) |",
     )
     # the ranked table: one row per plan and rank (the best plan's 33 other networks of its time
     # and cost and 43 dearer ones of its time folded into its row: 29 and 39 ranked rows, the
-    # unit of the ranks, 1 + 29 + 39 = 69 rows of rank 1, the next rank 70)
-    assert "Best 4 of 286 solved candidates" in out
+    # unit of the ranks, 1 + 29 + 39 = 69 rows of rank 1, the next rank 70), every rank exact
+    assert "Best 15 of 440 solved candidates with an answer" in out
     assert "nvl:SW16 spine:SW1024 (+29 as fast and as dear; +39 of the same rank)" in out
-    for rank, plan in ((1, "nore"), (70, "sel"), (139, "nore"), (197, "sel")):
-        assert f"│ {rank} │ tp8 pp1 dp{2048 if rank < 139 else 1024} ep1 z3 {plan} sp" in out
+    for rank, plan in ((1, "tp8 pp1 dp2048 ep1 z3 nore"), (70, "tp8 pp1 dp2048 ep1 z3 sel"),
+                       (139, "tp8 pp2 dp1024 ep1 z3 nore"), (143, "tp8 pp2 dp1024 ep1 z3 nore")):
+        assert f"│ {rank} │ {plan} sp" in out
+    assert "│ >=" not in out
     on_page("codesign.md", "34 networks of the best plan at 5,317.1092 ms and $341,475,318 and 43 "
             "more at that time and a higher cost", "`+29 as fast and as dear; +39 of",
-            "the 4 plans solved (ranks 1, 70, 139, 197)")
+            "the next rows are ranks 70, 139 and 143")
 
 
 LLAMA_512 = """name = "llama70b-512"
