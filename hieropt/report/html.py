@@ -257,7 +257,7 @@ def codesign_detail(data: dict[str, Any]) -> list[str]:
     ]
     rows = [
         [
-            r.get("rank"),
+            r.get("rank") if r.get("rank_exact", True) else f">={r.get('rank')}",
             r["plan"],
             r["shape"],
             fmt_ms(r["iteration_time_ns"]),
@@ -272,7 +272,10 @@ def codesign_detail(data: dict[str, Any]) -> list[str]:
         if r.get("iteration_time_ns") is not None
     ]
     parts += [
-        "<h3>Ranked candidates</h3>",
+        "<h3>Ranked candidates</h3>" + (
+            "<p>&gt;=r: rank r among the solved candidates only (a candidate not solved may "
+            "rank ahead; the space's rank is at least r).</p>"
+            if any(r.get("rank_exact") is False for r in data.get("ranking") or []) else ""),
         _table_html({"columns": cols, "rows": rows}, numeric_from=3),
     ]
     prov = data.get("provisioned") or []

@@ -80,6 +80,10 @@ def test_rows_past_the_exact_ones_are_labelled(tmp_path):
     d = json.loads(json.dumps(r.to_dict(top=3)))
     assert [x["rank_exact"] for x in d["ranking"]][:2] == [True, False]
     assert d["unsolved_bound"] == pytest.approx(1355049.3333333333, rel=1e-9)
+    from hieropt.report.html import codesign_detail
+
+    page = "".join(codesign_detail(d))
+    assert "&gt;=2" in page and "rank r among the solved candidates only" in page
     names = [p.name for p in write_instances(r, tmp_path, 3)]
     assert names == ["tiny-rank1-1.toml", "tiny-solved-rank2-2.toml", "tiny-solved-rank4-3.toml"]
     assert [p.name for p in instance_files(tmp_path, "tiny")] == sorted(names)
