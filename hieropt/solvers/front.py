@@ -17,7 +17,7 @@ import numpy as np
 from ..cache import Cache, scoped
 from ..errors import InputError, LimitReached, NoSolutionError, SolverError
 from ..model.timing import build_time_model
-from ..result import Solution, Status
+from ..result import Solution, Status, freeze_arrays
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
@@ -59,6 +59,9 @@ class FrontPoint:
     """The budget row's dual as $ per ms, the front's slope there; None when the budget does not
     bind, or the point was solved a hair above the cheapest network
     (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw")
 
 
 @dataclass(frozen=True)

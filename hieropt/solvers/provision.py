@@ -32,7 +32,7 @@ from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES
-from ..result import Solution, Status
+from ..result import Solution, Status, freeze_arrays
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
@@ -159,6 +159,9 @@ class Provisioning:
     extra: dict[str, Any] = field(default_factory=dict)
     total: TotalCapex | None = None
     nic_bounds: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw_gbps")
 
     @property
     def success(self) -> bool:
