@@ -41,7 +41,7 @@ from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP, SolveOptions
 from .solvers.portfolio import hours_weighted as _hours_weighted
 from .spec import Instance
-from .spec.overrides import is_real
+from .spec.overrides import is_real, plain_number
 from .verify import Certificate
 from .verify import verify as _verify
 
@@ -71,20 +71,11 @@ _Rule = Callable[[dict[str, Any]], None]
 :data:`_Kind`); raises an :class:`InputError` naming the argument at fault."""
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as a Python number when it is a numpy integer or float scalar (``np.int64(2e7)``
-    -> ``20000000``), else unchanged: the facade's one conversion of numpy scalars, so that the
-    implementation (and the decimal arithmetic of its messages) sees the types it is written for."""
-    if isinstance(value, np.integer | np.floating):
-        return value.item()
-    return value
-
-
 def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -> Any:
     """``fn`` that first passes each argument named in ``kinds`` through its :data:`_Kind` (the
     arguments given by name or by position, and those left at their default), then applies
-    ``rules``: the facade's one place for the types and sizes of its arguments. A numpy integer or
-    float scalar is first made a Python number (:func:`_plain`). The docstring and
+    ``rules``: the facade's one place for the types and sizes of its arguments (numpy scalars
+    made Python numbers first: :func:`~hieropt.spec.overrides.plain_number`). The docstring and
     the signature are ``fn``'s (:func:`functools.wraps`)."""
     signature = inspect.signature(fn)
     unknown = sorted(set(kinds) - set(signature.parameters))
@@ -97,11 +88,8 @@ def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -
         given = dict(bound.arguments)
         bound.apply_defaults()
         for name, value in bound.arguments.items():
-            bound.arguments[name] = _plain(value)
-            if name in given:
-                given[name] = bound.arguments[name]
-        for name, kind in kinds.items():
-            bound.arguments[name] = kind(bound.arguments[name], name)
+            value = plain_number(value)
+            bound.arguments[name] = kinds[name](value, name) if name in kinds else value
             if name in given:
                 given[name] = bound.arguments[name]
         for rule in rules:
@@ -282,7 +270,7 @@ def _budget_named(fn: Any, old: str) -> Any:
 
     @wraps(fn)
     def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
-        budget_usd = _plain(budget_usd)
+        budget_usd = plain_number(budget_usd)
         _check_number("budget_usd", budget_usd, "a number > 0", _BUDGET_FIX, allow_none=True)
         if budget_usd is not None:
             if kwargs.get(old) is not None:
@@ -305,8 +293,7 @@ def _budget_named(fn: Any, old: str) -> Any:
 def _checked_options(options: Any) -> SolveOptions:
     """``options`` when it is a :class:`SolveOptions` whose switches are booleans, whose gap and
     regret are numbers or None and whose budget is a finite number > 0 or None (the other fields
-    and the numbers' ranges are checked by the solve, naming them), with its numpy scalars made
-    Python numbers (:func:`_plain`).
+    and the numbers' ranges are checked by the solve, naming them), numpy scalars made numbers.
 
     Raises:
         InputError: another type (e.g. a dict), a switch that is not True or False (``"no"`` is
@@ -338,8 +325,8 @@ def _checked_options(options: Any) -> SolveOptions:
     _check_number("budget_usd", options.budget_usd, "a number > 0",
                   "give the network budget in $, e.g. budget_usd=12e6 (None: the instance's)",
                   allow_none=True)
-    plain = {f.name: _plain(getattr(options, f.name)) for f in dataclasses.fields(options)}
-    return dataclasses.replace(options, **plain)
+    fields = {f.name: plain_number(getattr(options, f.name)) for f in dataclasses.fields(options)}
+    return dataclasses.replace(options, **fields)
 
 
 def _check_number(name: str, value: Any, want: str, fix: str, *, allow_none: bool = False,
