@@ -263,26 +263,8 @@ def tradeoff_table(tr: Any) -> Table:
 
 
 def tradeoff_dict(tr: Any) -> dict[str, Any]:
-    """JSON-ready trade-off (times ns, cost $, power W; ``notes``: the dimensions bounded at the
-    accelerator's ``nic_gbps``, one string each)."""
-    return {
-        "grid": list(tr.grid),
-        "solves": tr.solves,
-        "solve_seconds": tr.solve_seconds,
-        "notes": list(tr.notes),
-        "points": [
-            {
-                "iteration_time_ns": q.iteration_time_ns,
-                "network_cost_usd": q.network_cost_usd,
-                "power_w": q.power_w,
-                "max_cost_usd": q.max_cost_usd,
-                "max_power_w": q.max_power_w,
-                "gap": gap_or_none(q.gap),
-                "design": [_option_dict(o) for o in q.design],
-            }
-            for q in tr.points
-        ],
-    }
+    """JSON-ready trade-off: :meth:`hieropt.solvers.provision_milp.Tradeoff.to_dict`."""
+    return tr.to_dict()
 
 
 ROUNDING_REL = 1e-4
@@ -339,44 +321,6 @@ def rounding_lines(p: Provisioning) -> list[str]:
     return out
 
 
-def _option_dict(o: Option) -> dict[str, Any]:
-    return {
-        "dim": o.dim,
-        "kind": o.kind,
-        "part": o.part.name,
-        "unit_gbps": o.part.unit_gbps,
-        "units": o.units,
-        "units_per": o.part.per,
-        "node_npus": o.part.share,
-        "units_per_npu": o.units_per_npu,
-        "units_total": o.units_total,
-        "bw_gbps": o.bw_gbps,
-        "switch": None if o.switch is None else o.switch.name,
-        "switches_total": o.switches,
-        "switch_tiers": o.tiers,
-        "switch_groups": o.groups,
-        "ports_per_group": o.ports_per_group,
-        "cost_usd": o.cost_usd,
-        "power_w": o.power_w,
-        "placement": o.placement or None,
-        "oversubscription": list(o.oversubscription),
-        "bandwidth_factor": o.bandwidth_factor,
-        "fabric": None
-        if o.fabric is None
-        else [
-            {
-                "copies": n,
-                "endpoints": tr.endpoints,
-                "rails": tr.rails,
-                "switches_per_tier": [x.switches for x in tr.tiers],
-                "port_splits": [list(sp) for sp in tr.splits],
-                "links_per_level": list(tr.links),
-            }
-            for tr, n in o.fabric.trees
-        ],
-    }
-
-
 def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
     """JSON-ready provisioning result (units in the keys)."""
     return {
@@ -402,7 +346,7 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
         "network_cost_usd": p.network_cost_usd,
         "power_w": p.power_w,
         "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
-        "design": [_option_dict(o) for o in p.design],
+        "design": [o.to_dict() for o in p.design],
         "bom": [
             {
                 "dim": b.dim,

@@ -9,6 +9,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -427,6 +428,30 @@ class Tradeoff:
     solves: int
     solve_seconds: float
     notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready trade-off, the document ``hieropt provision --tradeoff --json`` writes
+        (times ns, cost $, power W; a gap that is no finite number None; each point's design as
+        :meth:`hieropt.model.options.Option.to_dict`; ``notes``: the dimensions bounded at the
+        accelerator's ``nic_gbps``, one string each)."""
+        return {
+            "grid": list(self.grid),
+            "solves": self.solves,
+            "solve_seconds": self.solve_seconds,
+            "notes": list(self.notes),
+            "points": [
+                {
+                    "iteration_time_ns": q.iteration_time_ns,
+                    "network_cost_usd": q.network_cost_usd,
+                    "power_w": q.power_w,
+                    "max_cost_usd": q.max_cost_usd,
+                    "max_power_w": q.max_power_w,
+                    "gap": float(q.gap) if math.isfinite(q.gap) else None,
+                    "design": [o.to_dict() for o in q.design],
+                }
+                for q in self.points
+            ],
+        }
 
 
 @scoped

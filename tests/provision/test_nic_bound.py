@@ -197,6 +197,24 @@ def test_the_tradeoff_front_is_bounded(tmp_path):
     assert front.notes == (NOTE,)
 
 
+def test_the_tradeoff_to_dict_is_the_commands_json(tmp_path):
+    import json
+
+    from tests.cli.util import run
+
+    inst_path, cat = _files(tmp_path)
+    js = tmp_path / "t.json"
+    r = run("provision", inst_path, "--catalog", cat, "--tradeoff", "2", "--json", js)
+    assert r.exit_code == 0, r.output
+    data = provision_tradeoff(hieropt.load_instance(inst_path), cat, levels=2).to_dict()
+    cli = json.loads(js.read_text())
+    for d in (data, cli):  # (wall times differ)
+        d.pop("solve_seconds")
+    assert data == cli
+    assert data["notes"] == [NOTE] and data["grid"] == [2, 2]
+    assert all(q["design"][1]["bw_gbps"] <= 50.0 for q in data["points"])
+
+
 def test_solve_keeps_the_hypothetical_network(tmp_path):
     """solve answers for a hypothetical network: 100 GB/s with the caveat, as before."""
     inst_path, _ = _files(tmp_path)
