@@ -35,3 +35,14 @@ def test_freezing_copies_the_given_array():
     given[0] = 1.0  # (the caller's array stays the caller's)
     assert point.bw.tolist() == [250.0, 125.0, 75.0, 50.0]
     assert given.flags.writeable
+
+
+def test_certificate_to_dict():
+    inst = hieropt.load_instance(INSTANCE)
+    sol = hieropt.solve(inst)
+    cert = hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns)
+    data = cert.to_dict()
+    assert (data["ok"], data["max_violation"], data["problems"]) == (True, 0.0, [])
+    assert data["breakdown"] == sol.breakdown.to_dict()
+    bad = hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns * 1.5).to_dict()
+    assert bad["ok"] is False and len(bad["problems"]) == 1
