@@ -58,8 +58,7 @@ def test_a_bound_reads_as_written(tmp_path: Path):
     path.write_text(text)
     line = error_line(run("solve", path))
     assert line.endswith(
-        "link_usd_per_gbps: Input should be greater than or equal to 1e-12; fix: got 1e-13; use a "
-        "number >= 1e-12"
+        "link_usd_per_gbps: 1e-13 is below 1e-12; fix: use a number >= 1e-12"
     )
 
 
