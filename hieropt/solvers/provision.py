@@ -31,7 +31,7 @@ from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
-from ..names import PROVISION_OBJECTIVES
+from ..names import PROVISION_OBJECTIVES, with_flag
 from ..result import Solution, Status, freeze_arrays
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
@@ -251,7 +251,7 @@ def provision(
     site = site_power(instance)
     power = objective == "min_power" or max_power_w is not None or site is not None
     if power:
-        why = ("objective min_power" if objective == "min_power" else "--max-power-w"
+        why = ("objective min_power" if objective == "min_power" else with_flag("max_power_w")
                if max_power_w is not None else "the site's power cap ([cluster] max_power_mw, no "
                "network_w_per_npu)")
         check_power_figures(catalog, instance, why)

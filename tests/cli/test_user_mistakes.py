@@ -332,8 +332,8 @@ def test_a_catalog_part_without_power_names_the_catalog_file():
     assert r.exit_code == 2
     assert error_line(r) == (
         f"error: {cat}: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power "
-        "figure, but --max-power-w needs one on every part; fix: add watts = <W per unit> (0 for "
-        "passive parts)"
+        "figure, but max_power_w (--max-power-w) needs one on every part; fix: add watts = <W per "
+        "unit> (0 for passive parts)"
     )
 
 

@@ -62,3 +62,18 @@ def test_npu_unit_hints_offer_no_out_of_range_reading():
     assert peak_slip(1e30) == (
         "peak_tflops: 1e+30 TFLOP/s is above 1e+06 TFLOP/s per NPU, and still above it read as "
         "FLOP/s (1e+18 TFLOP/s); fix: give the dense peak in TFLOP/s (1e12 FLOP/s)")
+
+
+def test_a_power_budget_without_power_figures_names_the_argument_and_its_flag():
+    catalog = REPO / "catalogs" / "example-4d.toml"
+    assert _message(lambda: hieropt.provision(INSTANCE, catalog, max_power_w=300)) == (
+        "catalog: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power figure, but "
+        "max_power_w (--max-power-w) needs one on every part; fix: add watts = <W per unit> (0 "
+        "for passive parts)")
+
+
+def test_a_file_of_another_kind_names_the_library_function_too():
+    space = REPO / "spaces" / "codesign-gpt3-4096.toml"
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.solve(space)
+    assert e.value.fix == (f"run `hieropt codesign {space}` (from Python: hieropt.codesign)")
