@@ -63,7 +63,10 @@ class Simulated:
             optimises).
         simulated_iteration_time_ns: ASTRA-sim's slowest NPU (weighted over workloads).
         per_workload_ns: simulated time of each workload (unweighted).
-        bundle: the bundle that was run.
+        bundle: the bundle that was run. Without a ``folder`` given to :func:`simulate` (or
+            ``simulate_allocations``) it was written to a temporary folder, removed once the run
+            ended: ``bundle.folder`` then names a folder that no longer exists (its files' names
+            and sizes stay; give ``folder`` to keep the files).
     """
 
     bw_gbps: tuple[float, ...]

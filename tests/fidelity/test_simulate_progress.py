@@ -16,7 +16,8 @@ from tests.cli.util import astrasim_instance_file, run
 
 from .conftest import make_instance, ph
 
-TAIL = "may take minutes on thousands of NPUs (4,096: about 17 CPU minutes per run)"
+TAIL = ("may take minutes and gigabytes of memory on thousands of NPUs (4,096 at one chunk: about "
+        "17 CPU minutes and 7 GB per run; the memory grows with the trace)")
 
 
 def _lines(stderr: str) -> list[str]:
