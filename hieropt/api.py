@@ -266,7 +266,8 @@ def _bw_in_gbps(given: dict[str, Any]) -> None:
 def _budget_named(fn: Any, old: str) -> Any:
     """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget
     across the library and the command line's ``--budget``); ``old`` (``max_network_cost_usd``,
-    ``max_cost_usd``) stays an alias. Giving both is an InputError."""
+    ``max_cost_usd``) stays an alias; both in the signature and the docstring. Giving both is an
+    InputError."""
 
     @wraps(fn)
     def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
@@ -274,19 +275,16 @@ def _budget_named(fn: Any, old: str) -> Any:
         _check_number("budget_usd", budget_usd, "a number > 0", _BUDGET_FIX, allow_none=True)
         if budget_usd is not None:
             if kwargs.get(old) is not None:
-                raise InputError(
-                    "budget_usd",
-                    None,
-                    f"given together with {old} (its old name)",
-                    "give one of them",
-                )
+                raise InputError("budget_usd", None, f"given together with {old} (its old name)",
+                                 "give one of them")
             kwargs[old] = budget_usd
         return fn(*args, **kwargs)
 
-    call.__doc__ = (fn.__doc__ or "") + (
-        f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
-        f"budget (``{old}`` is its old name).\n"
-    )
+    call.__doc__ = (fn.__doc__ or "") + (f"\n\n    ``budget_usd``: the network budget ($), the "
+                                         f"one name of the budget (``{old}`` is its old name).\n")
+    sig = inspect.signature(fn)  # (with budget_usd, by name only, as help() shows it)
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "budget_usd", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="float | None")])
     return call
 
 

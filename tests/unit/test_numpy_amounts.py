@@ -43,3 +43,18 @@ def test_provision_with_a_numpy_budget_below_the_cheapest():
         assert str(e.value) == (
             "infeasible: budget $10,000,000.00: the cheapest design from the catalog that meets "
             "the constraints costs $14,443,520.00; raise the budget or add cheaper parts")
+
+
+def test_the_budget_alias_is_in_the_signatures():
+    import inspect
+
+    for fn, old in ((hieropt.provision, "max_cost_usd"), (hieropt.codesign,
+                                                          "max_network_cost_usd")):
+        p = inspect.signature(fn).parameters
+        assert p["budget_usd"].kind is inspect.Parameter.KEYWORD_ONLY and old in p
+        assert p["budget_usd"].default is None
+        assert f"(``{old}`` is its old name)" in fn.__doc__
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.provision(INSTANCE, CATALOG, max_cost_usd=1e7, budget_usd=1e7)
+    assert str(e.value) == (
+        "budget_usd: given together with max_cost_usd (its old name); fix: give one of them")
