@@ -179,7 +179,7 @@ def provision_command(
                                       result.power_w, result.bw_gbps)
     power_lines = [] if power_line is None else [power_line]
     calibration = instance_calibration(inst)
-    data = {**report_provision.provision_dict(inst, result), "run": run_dict(run, calibration),
+    data = {**result.to_dict(inst), "run": run_dict(run, calibration),
             "knee": None if knee is None else knee.to_dict()}
     data["notes"] = list(data.get("notes", [])) + power_lines + run_notes(run, calibration)
     try:

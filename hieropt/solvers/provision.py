@@ -163,6 +163,15 @@ class Provisioning:
     def __post_init__(self) -> None:
         freeze_arrays(self, "bw_gbps")
 
+    def to_dict(self, instance: Instance) -> dict[str, Any]:
+        """JSON-ready result of provisioning ``instance`` (units in the keys: GB/s per NPU per
+        direction, ns, $, W): the keys ``hieropt provision --json`` writes but two the command
+        adds, the buyer's figures ``run`` and the ``knee`` (with their notes appended to
+        ``notes``) (:func:`hieropt.solvers.provision_dicts.provision_dict`)."""
+        from .provision_dicts import provision_dict
+
+        return provision_dict(instance, self)
+
     @property
     def success(self) -> bool:
         """True when the design is a certified optimum."""
