@@ -9,8 +9,8 @@ import pytest
 from hieropt.io.common import model_fields_at
 from hieropt.names import close_name
 from hieropt.spec import CostModel, Network
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 

@@ -18,7 +18,7 @@ import hieropt
 from hieropt.errors import NoSolutionError
 from hieropt.spec import LinearConstraint
 from hieropt.spec.instance import StepSchedule
-from tests.conftest import REPO
+from tests.cases import REPO
 from tests.solve.portfolios import random_portfolio
 from tests.solve.rescale import scaled
 
