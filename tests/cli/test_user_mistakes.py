@@ -241,7 +241,7 @@ def test_a_limit_states_one_gap(monkeypatch):
 
 def test_a_target_a_hair_above_the_fastest_time_is_certified():
     """The same target without the forcing: the point just inside the target, which the independent
-    evaluator also finds within it, closes the gap in 2 LPs (before: LIMIT after 14 LPs at
+    evaluator also finds within it, closes the gap in 2 LPs (not LIMIT after 14 LPs at
     9.2e-8)."""
     import hieropt
 

@@ -72,7 +72,7 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
             "in the instance's bounds): it reaches 256 NPUs") in catalog.how
     # the page recommends the design in whole parts, $807,271 per run: the cost model's columns
     # price the same 200 GB/s of scale-out at its $ per GB/s, $1,643,701 per run, a bound on
-    # another price basis (before, the page recommended that bound as its least $ per run)
+    # another price basis (not recommended as the page's least $ per run)
     committee = codesign_committee(data, None)
     assert committee.recommended == "catalog" and committee.headline()["run_cost_usd"] == (
         catalog.run.run_cost_usd)

@@ -64,7 +64,7 @@ JOINT = ["bw[0] - bw[1] <= 0", "bw[1] - bw[2] <= 0", "bw[2] - bw[3] <= 0", "bw[3
 
 
 def test_a_limit_on_the_reach_of_jointly_limited_rows_is_not_infeasible(tmp_path):
-    # (before: "infeasible: the design constraints and bounds cannot all hold", which the same
+    # (not "infeasible: the design constraints and bounds cannot all hold", which the same
     # rows solved without the limit refute: bw = 100 on every dimension)
     text = PLAN.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/')
     rows = 'constraints = ["sum(bw) == 500"]'
