@@ -207,7 +207,7 @@ def _bound_misfit(part: Part, d: int, instance: Instance,
     named by its words there: a cap's, not the instance's)."""
     bound = instance.bounds_or_default[d]
     cap = (caps or {}).get(d)
-    upper = f"the instance's bound bw[{d}] <= {bound.upper_gbps:g}" if cap is None else cap
+    upper = cap or f"the instance's bound bw[{d}] <= {bound.upper_gbps or math.inf:g}"
     raise_it = ("raise the bound" if cap is None else
                 "give the model file's [params.npu] nic_gbps (a faster host link)")
     lo, hi = _range(part)

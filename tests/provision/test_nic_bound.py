@@ -198,7 +198,7 @@ def test_the_tradeoff_front_is_bounded(tmp_path):
 
 
 def test_solve_keeps_the_hypothetical_network(tmp_path):
-    """solve answers for a hypothetical network: 100 GB/s with the caveat, as before."""
+    """solve answers for a hypothetical network: 100 GB/s (not capped), with the caveat."""
     inst_path, _ = _files(tmp_path)
     inst = hieropt.load_instance(inst_path)
     sol = hieropt.solve(inst)
