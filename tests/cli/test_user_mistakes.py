@@ -107,7 +107,7 @@ def test_model_on_a_matching_cluster_still_solves(tmp_path):
 
 def test_space_sized_for_another_cluster_is_refused(tmp_path):
     """spaces/gpt3-4096.toml with npus = 1024: the tp_lowest rule gives DP 64 against the model's dp
-    = 256 (every shape was ranked for a DP 64 job); before, a ranking."""
+    = 256 (every shape would be ranked for a DP 64 job); refused, not ranked."""
     text = (REPO / "spaces" / "gpt3-4096.toml").read_text().replace("npus = 4096", "npus = 1024")
     p = tmp_path / "s.toml"
     p.write_text(text.replace('"../models/', f'"{MODELS}/'))

@@ -52,8 +52,8 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
     # Llama 3 70B on 256 H100, the InfiniBand catalog, one 400G NIC per H100 (its catalog
     # nic_gbps, 50 GB/s): (256 x 700 + 32 x 4,600 + 16,880 W of the bill of materials) x PUE 1.25
     # = 0.4291 MW and $807,271 per run, as hieropt provision of the written instance
-    # (tests/buyer/test_provisioned_run_agrees.py); before, the column took the continuous row's
-    # figures at the catalog's time and cost: no network power counted
+    # (tests/buyer/test_provisioned_run_agrees.py); not the continuous row's figures at the
+    # catalog's time and cost, which count no network power
     r = run("codesign", small_space(tmp_path), "--objective", "performance", "--workers", "1",
             "--catalog", CATALOG, "--provision-top", "1", "--top", "1", "--json",
             tmp_path / "c.json")

@@ -41,7 +41,7 @@ def plan():
 @pytest.mark.parametrize("objective, target, stopped", [
     ("performance", None, "the largest bandwidth of dimension 0"),
     ("min_cost", 1e10, "the largest bandwidth of dimension 0"),
-    # (the cost-share LP's first cut: "infeasible" before, a claim nothing proved)
+    # (the cost-share LP's first cut, not "infeasible", a claim nothing proves)
     ("performance_per_cost", None, "cutting-plane LP 1"),
 ])
 def test_a_time_limit_before_any_bound_is_limit_with_an_unknown_gap(plan, objective, target,
