@@ -7,35 +7,23 @@ They skip when the binary is absent or cannot start (it needs libprotobuf.so.32:
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cases import REPO
-
-BINARY_NAME = "AstraSim_Analytical_Congestion_Unaware"
-
-
-def binary_path() -> Path | None:
-    """$ASTRA_SIM, else ../shared/tools/astra-sim/<binary> beside the repository; None when neither
-    exists."""
-    env = os.environ.get("ASTRA_SIM")
-    cand = Path(env) if env else REPO.parent / "shared" / "tools" / "astra-sim" / BINARY_NAME
-    return cand if cand.is_file() else None
+from tests.cli.util import BINARY
 
 
 @pytest.fixture(scope="session")
 def astra_sim() -> Path:
     """The simulator binary; skips the test when it is absent or its shared libraries are
     missing."""
-    b = binary_path()
-    if b is None:
+    if not BINARY.is_file():
         pytest.skip("ASTRA-sim binary not found (set ASTRA_SIM)")
-    r = subprocess.run([str(b)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([str(BINARY)], capture_output=True, text=True, timeout=60)
     if "error while loading shared libraries" in r.stderr:
         pytest.skip(
             f"ASTRA-sim cannot start: {r.stderr.strip()} (apt-get install -y libprotobuf32)"
         )
-    return b
+    return BINARY
