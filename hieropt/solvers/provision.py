@@ -31,7 +31,7 @@ from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
-from ..names import PROVISION_OBJECTIVES
+from ..names import PROVISION_OBJECTIVES, with_flag
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
@@ -174,6 +174,17 @@ class Provisioning:
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
+def _total_capex(instance: Instance, cap_usd: float | None):
+    """:func:`hieropt.model.capex.total_capex` of ``cap_usd`` (None: no cap, None), its input errors
+    naming this call's argument, ``max_total_capex_usd (--total-budget)``."""
+    if cap_usd is None:
+        return None
+    try:
+        return total_capex(instance, cap_usd)
+    except InputError as e:
+        raise e.with_source(with_flag("max_total_capex_usd")) from None
+
+
 @scoped
 def provision(
     instance: Instance,
@@ -236,7 +247,7 @@ def provision(
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
-    total = None if max_total_capex_usd is None else total_capex(instance, max_total_capex_usd)
+    total = _total_capex(instance, max_total_capex_usd)
     given = instance
     instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     try:

@@ -124,8 +124,8 @@ def _files(tmp_path: Path, upper: float = 100, lower: float = 12.5) -> tuple[Pat
 
 @pytest.mark.heavy
 def test_two_400g_nics_per_h100_are_not_bought(tmp_path):
-    """Before, provision bought 2 x 400G per H100 (100 GB/s: 2,048 NICs x $1,500 + 96 switches x
-    $35,000 = $6,432,000, 5,548.24 ms) with a caveat. Now one 400G NIC per H100 (50 GB/s):
+    """Not 2 x 400G per H100 (100 GB/s: 2,048 NICs x $1,500 + 96 switches x $35,000 =
+    $6,432,000, 5,548.24 ms) with a caveat, but one 400G NIC per H100 (50 GB/s):
     1,024 x $1,500 + 8 groups of 128 ports, each 4 leaves + 2 spines of 64 ports = 48 switches x
     $35,000, $1,536,000 + $1,680,000 = $3,216,000; 1,024 x 25 W + 48 x 750 W = 61,600 W."""
     inst_path, cat = _files(tmp_path)
@@ -198,7 +198,7 @@ def test_the_tradeoff_front_is_bounded(tmp_path):
 
 
 def test_solve_keeps_the_hypothetical_network(tmp_path):
-    """solve answers for a hypothetical network: 100 GB/s with the caveat, as before."""
+    """solve answers for a hypothetical network: 100 GB/s (not capped), with the caveat."""
     inst_path, _ = _files(tmp_path)
     inst = hieropt.load_instance(inst_path)
     sol = hieropt.solve(inst)

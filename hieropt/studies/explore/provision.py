@@ -21,7 +21,7 @@ from ...errors import HieroptError, InputError
 from ...io.catalog import read_catalog
 from ...model.catalog import Catalog
 from ...model.run import provisioned_run
-from ...names import PROVISION_OBJECTIVES
+from ...names import PROVISION_OBJECTIVES, with_flag
 from ...solvers.provision import provision
 from ...solvers.provision_milp import total_note
 from ...spec import Instance
@@ -72,7 +72,8 @@ def provision_shortlist(
         InputError: a bad catalog file or ``top`` < 1.
     """
     if top < 1:
-        raise InputError("--provision-top", None, f"{top} shapes", "give at least 1")
+        raise InputError(with_flag("top", "--provision-top"), None, f"{top} shapes",
+                         "give at least 1")
     cands = {c.id: c for c in result.enumeration.candidates}
     space = result.space
     target = space.max_iteration_time_ns if space.objective == "min_cost" else None
