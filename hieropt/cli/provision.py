@@ -33,7 +33,7 @@ def _named(e, catalog: Path):
 
 def _usable(catalog: Path, inst, err):
     """The catalog file read and checked against ``inst`` within the accelerator's NIC cap (the
-    bounds whole parts are bought within: :func:`hieropt.solvers.nic_bound.nic_checked_catalog`),
+    bounds whole parts are bought within: :func:`hieropt.io.nic_bound.nic_checked_catalog`),
     without the parts no design can use; one ``note:`` line on ``err`` per part left out (naming
     it, the bound, cap or constraint and the file).
 
@@ -41,7 +41,7 @@ def _usable(catalog: Path, inst, err):
         InputError: a bad catalog, or one that cannot serve the instance.
     """
     from ..io.catalog import read_catalog
-    from ..solvers.nic_bound import nic_checked_catalog
+    from ..io.nic_bound import nic_checked_catalog
 
     usable, notes = nic_checked_catalog(read_catalog(catalog), inst, catalog)
     for note in notes:

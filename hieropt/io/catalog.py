@@ -251,7 +251,7 @@ def checked_catalog(catalog: Catalog, instance: Instance, source: str | Path = "
     the bound or constraint it cannot meet and the file
     (:func:`hieropt.io.catalog_fit.usable_catalog`; ``caps``, dimension -> the words naming its
     upper bound, for the bounds that are a cap's, not the instance's: the accelerator's NIC cap,
-    :func:`hieropt.solvers.nic_bound.nic_checked_catalog`), then one per class whose parts are
+    :func:`hieropt.io.nic_bound.nic_checked_catalog`), then one per class whose parts are
     faster than the accelerator's scale-up (:func:`hieropt.io.catalog_scaleup.scaleup_notes`).
 
     Raises:

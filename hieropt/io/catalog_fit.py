@@ -303,7 +303,7 @@ def usable_catalog(catalog: Catalog, instance: Instance, src: str = "catalog",
     """``catalog`` without the parts no design of ``instance`` can use, and one note per part left
     out (``FILE: FIELD ('name'): why``, naming the bound or constraint it cannot meet; the upper
     bound of a dimension in ``caps`` is named by its words there, e.g. the accelerator's NIC cap
-    of :mod:`hieropt.solvers.nic_bound`, not as the instance's bound).
+    of :mod:`hieropt.io.nic_bound`, not as the instance's bound).
 
     A part cannot be used on a dimension when none of its unit counts (1 to its unit limit) gives
     a bandwidth within the dimension's bounds, or when its bandwidths within them can never meet a

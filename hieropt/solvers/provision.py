@@ -26,6 +26,7 @@ from ..errors import (
 )
 from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
+from ..io.nic_bound import nic_bounded, nic_error
 from ..model.capex import TotalCapex, total_capex
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
@@ -36,7 +37,6 @@ from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
-from .nic_bound import nic_bounded, nic_error
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -126,7 +126,7 @@ class Provisioning:
         method: the algorithm; notes: remarks a user should read.
         nic_bounds: the notes (also in ``notes``) of the dimensions bounded at the accelerator's
             ``nic_gbps`` (beyond its scale-up domain:
-            :func:`hieropt.solvers.nic_bound.nic_bounded`); empty when no bound was tightened.
+            :func:`hieropt.io.nic_bound.nic_bounded`); empty when no bound was tightened.
     """
 
     status: Status
@@ -200,7 +200,7 @@ def provision(
 ) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap); a
     dimension reaching beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per
-    NPU (:func:`hieropt.solvers.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
+    NPU (:func:`hieropt.io.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).

@@ -1,6 +1,6 @@
 """Whole parts bought for an accelerator stay within what it can feed: a dimension reaching beyond
 its scale-up domain (catalog scaleup_npus) gets at most its catalog nic_gbps per NPU, the tighter of
-that and the instance's own bound (hieropt.solvers.nic_bound), with a note; a continuous solve keeps
+that and the instance's own bound (hieropt.io.nic_bound), with a note; a continuous solve keeps
 its answer and its caveat.
 
 The case: Llama 3 70B (TP 8 x PP 4 x DP 32) on 1,024 H100 = 8 NVLink x 128 InfiniBand, the scale-out
@@ -19,7 +19,7 @@ import pytest
 
 import hieropt
 from hieropt.errors import InputError
-from hieropt.solvers.nic_bound import nic_bounded, nic_bounds
+from hieropt.io.nic_bound import nic_bounded, nic_bounds
 from hieropt.solvers.provision_milp import catalog_for, instance_options, provision_tradeoff
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The words of the NIC cap (:mod:`hieropt.solvers.nic_bound`): where its figures come from, in its
+"""The words of the NIC cap (:mod:`hieropt.io.nic_bound`): where its figures come from, in its
 notes and in the design caveat alike (:func:`hieropt.workloads.llm.links.figure_source`: an NPU the
 model file describes itself, ``[params.npu]`` without ``accelerator``, is named with its model
 file, not the catalog), and a catalog part left out for the cap, named as the cap's, not the
@@ -12,7 +12,7 @@ import pytest
 
 import hieropt
 from hieropt.io.catalog import read_catalog
-from hieropt.solvers.nic_bound import nic_bounded, nic_checked_catalog
+from hieropt.io.nic_bound import nic_bounded, nic_checked_catalog
 from hieropt.workloads.llm.links import figure_source
 
 MODEL = """\

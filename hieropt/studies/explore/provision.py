@@ -150,7 +150,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         line saying which network power they count, or None), with a total cap ``total_budget``
         (the line saying the cluster's capex with the design, against the cap), and where a
         dimension was bounded at the accelerator's NIC limit ``nic_bounds`` (one line each,
-        :func:`hieropt.solvers.nic_bound.nic_bounded`). Provisioned ones
+        :func:`hieropt.io.nic_bound.nic_bounded`). Provisioned ones
         come first, by
         objective value (within the gap target equal, then cheapest first with the performance
         objective, else fastest first: :func:`~hieropt.studies.explore.run.rank_rows`; for

@@ -21,7 +21,7 @@ Two limits, both far from a design that exists:
 Solved designs are not refused: co-design spaces explore hypothetical networks on purpose (LIBRA's
 "500 GB/s per NPU" budget); the caveat names the NPU, its limit and the bound that keeps a design
 within it. Whole parts bought from a catalog are no hypothetical network: there a dimension beyond
-the scale-up domain is bounded at ``nic_gbps`` instead (:mod:`hieropt.solvers.nic_bound`).
+the scale-up domain is bounded at ``nic_gbps`` instead (:mod:`hieropt.io.nic_bound`).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def bandwidth_caveats(
 def figure_source(field: str, npu: str, source: str = "catalog", given: bool = False) -> str:
     """Where the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU ``npu`` comes from, in
     the words of the scale-up domain's caveat (:func:`domain_caveats`) and of the NIC cap's notes
-    (:mod:`hieropt.solvers.nic_bound`): ``[params.npu] FIELD of the model file`` (or ``of the
+    (:mod:`hieropt.io.nic_bound`): ``[params.npu] FIELD of the model file`` (or ``of the
     calibrated file NAME``) when ``source``, where the NPU's figures come from
     (:attr:`hieropt.spec.Training.scaleup_source`: ``catalog``, ``model file``, ``calibrated file
     NAME``), is not the catalog; ``[params.npu] FIELD, given in place of the catalog's`` when the
@@ -149,7 +149,7 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     :func:`figure_source`). The measured-run form
     of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
     gets the caveat and keeps its answer, and whole parts bought from a catalog are bounded at
-    ``nic_gbps`` (:func:`hieropt.solvers.nic_bound.nic_bounded`). The fix bounds each at
+    ``nic_gbps`` (:func:`hieropt.io.nic_bound.nic_bounded`). The fix bounds each at
     ``nic_gbps`` (:func:`bandwidth_caveats`' syntax); in a co-design space (``space``) first the
     level's size (a constraint row bounds the dimension in every shape, the domain's own too)."""
     found, reach = [], 1

@@ -138,7 +138,7 @@ def nic_checked_catalog(catalog: Catalog, instance: Instance,
         InputError: as :func:`hieropt.io.catalog.checked_catalog` (and :func:`nic_bounded`), with
             the NIC limits that tightened a bound named (:func:`nic_error`).
     """
-    from ..io.catalog import checked_catalog
+    from .catalog import checked_catalog
 
     limits = [b for b in nic_bounds(instance) if b.tightens]
     caps = {b.dim: f"the {b.npu}'s NIC cap bw[{b.dim}] <= {b.gbps:g} ({b.nic_source})"
@@ -185,7 +185,7 @@ def _source(tr: Training, field: str) -> str:
     in place of the catalog's when the model file names an accelerator of the shipped catalog but
     its figure differs from the entry's (an entry of another catalog, ``npu_catalog``: the
     catalog's)."""
-    from ..io.npus import read_npu_catalog
+    from .npus import read_npu_catalog
 
     given = False
     if tr.scaleup_source == "catalog":
