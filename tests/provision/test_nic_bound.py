@@ -21,37 +21,11 @@ import hieropt
 from hieropt.errors import InputError
 from hieropt.io.nic_bound import nic_bounded, nic_bounds
 from hieropt.solvers.provision_milp import catalog_for, instance_options, provision_tradeoff
+from tests.provision.llama70b import LLAMA70B_1024
 
 REPO = Path(__file__).resolve().parents[2]
 
-MODEL = """\
-generator = "llm"
-[params.model]
-name = "llama3-70b"
-layers = 80
-hidden_size = 8192
-heads = 64
-kv_heads = 8
-ffn_size = 28672
-gated_ffn = true
-vocab_size = 128256
-sequence_length = 8192
-norm = "rmsnorm"
-biases = false
-dropout = false
-position_embedding = "rotary"
-tied_embeddings = false
-[params.plan]
-flash_attention = true
-npus = 1024
-tp = 8
-pp = 4
-dp = 32
-sequence_parallel = true
-zero_stage = 1
-micro_batch_size = 1
-global_batch_size = 512
-recompute = "selective"
+MODEL = LLAMA70B_1024 + """\
 [params.npu]
 accelerator = "H100-SXM"
 hbm_reserve_gib = 4.0
