@@ -32,16 +32,18 @@ def _named(e, catalog: Path):
 
 
 def _usable(catalog: Path, inst, err):
-    """The catalog file read and checked against ``inst``, without the parts no design can use;
-    one ``note:`` line on ``err`` per part left out (naming it, the bound or constraint and the
-    file).
+    """The catalog file read and checked against ``inst`` within the accelerator's NIC cap (the
+    bounds whole parts are bought within: :func:`hieropt.io.nic_bound.nic_checked_catalog`),
+    without the parts no design can use; one ``note:`` line on ``err`` per part left out (naming
+    it, the bound, cap or constraint and the file).
 
     Raises:
         InputError: a bad catalog, or one that cannot serve the instance.
     """
-    from ..io.catalog import checked_catalog, read_catalog
+    from ..io.catalog import read_catalog
+    from ..io.nic_bound import nic_checked_catalog
 
-    usable, notes = checked_catalog(read_catalog(catalog), inst, catalog)
+    usable, notes = nic_checked_catalog(read_catalog(catalog), inst, catalog)
     for note in notes:
         error_line(err, note, label="note:", style="yellow")
     return usable

@@ -20,6 +20,7 @@ from ..cache import scoped
 from ..errors import InputError, NoSolutionError, SolverError, limit_reached
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
+from ..io.nic_bound import nic_bounded
 from ..model.capex import TotalCapex
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
@@ -32,7 +33,6 @@ from ..spec.overrides import check_time_limit
 from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
-from .nic_bound import nic_bounded
 
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
@@ -421,7 +421,7 @@ class TradeoffPoint:
 class Tradeoff:
     """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and
     timing, and the notes of the dimensions bounded at the accelerator's ``nic_gbps``
-    (:func:`hieropt.solvers.nic_bound.nic_bounded`)."""
+    (:func:`hieropt.io.nic_bound.nic_bounded`)."""
 
     points: tuple[TradeoffPoint, ...]
     grid: tuple[int, int]

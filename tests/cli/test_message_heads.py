@@ -12,8 +12,8 @@ import pytest
 from hieropt.errors import InputError
 from hieropt.io.common import read_toml, readable_bound
 from hieropt.io.runs import row_params
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 MODEL = REPO / "models" / "llama3-405b.toml"
 WHERE = "runs.csv: line 3"

@@ -8,8 +8,7 @@ import pytest
 from hieropt.errors import InputError, SolverError
 from hieropt.spec import Layer
 from hieropt.studies.simulate import simulate
-
-from .conftest import make_instance, ph
+from tests.fidelity.instances import make_instance, ph
 
 
 def _inst():
