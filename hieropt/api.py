@@ -8,6 +8,7 @@ argument, never a command-line option (see docs/architecture.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import math
@@ -40,7 +41,7 @@ from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP, SolveOptions
 from .solvers.portfolio import hours_weighted as _hours_weighted
 from .spec import Instance
-from .spec.overrides import is_real
+from .spec.overrides import is_real, plain_number
 from .verify import Certificate
 from .verify import verify as _verify
 
@@ -73,7 +74,8 @@ _Rule = Callable[[dict[str, Any]], None]
 def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -> Any:
     """``fn`` that first passes each argument named in ``kinds`` through its :data:`_Kind` (the
     arguments given by name or by position, and those left at their default), then applies
-    ``rules``: the facade's one place for the types and sizes of its arguments. The docstring and
+    ``rules``: the facade's one place for the types and sizes of its arguments (numpy scalars
+    made Python numbers first: :func:`~hieropt.spec.overrides.plain_number`). The docstring and
     the signature are ``fn``'s (:func:`functools.wraps`)."""
     signature = inspect.signature(fn)
     unknown = sorted(set(kinds) - set(signature.parameters))
@@ -85,8 +87,9 @@ def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -
         bound = signature.bind(*args, **kwargs)
         given = dict(bound.arguments)
         bound.apply_defaults()
-        for name, kind in kinds.items():
-            bound.arguments[name] = kind(bound.arguments[name], name)
+        for name, value in bound.arguments.items():
+            value = plain_number(value)
+            bound.arguments[name] = kinds[name](value, name) if name in kinds else value
             if name in given:
                 given[name] = bound.arguments[name]
         for rule in rules:
@@ -263,33 +266,32 @@ def _bw_in_gbps(given: dict[str, Any]) -> None:
 def _budget_named(fn: Any, old: str) -> Any:
     """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget
     across the library and the command line's ``--budget``); ``old`` (``max_network_cost_usd``,
-    ``max_cost_usd``) stays an alias. Giving both is an InputError."""
+    ``max_cost_usd``) stays an alias; both in the signature and the docstring. Giving both is an
+    InputError."""
 
     @wraps(fn)
     def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
+        budget_usd = plain_number(budget_usd)
         _check_number("budget_usd", budget_usd, "a number > 0", _BUDGET_FIX, allow_none=True)
         if budget_usd is not None:
             if kwargs.get(old) is not None:
-                raise InputError(
-                    "budget_usd",
-                    None,
-                    f"given together with {old} (its old name)",
-                    "give one of them",
-                )
+                raise InputError("budget_usd", None, f"given together with {old} (its old name)",
+                                 "give one of them")
             kwargs[old] = budget_usd
         return fn(*args, **kwargs)
 
-    call.__doc__ = (fn.__doc__ or "") + (
-        f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
-        f"budget (``{old}`` is its old name).\n"
-    )
+    call.__doc__ = (fn.__doc__ or "") + (f"\n\n    ``budget_usd``: the network budget ($), the "
+                                         f"one name of the budget (``{old}`` is its old name).\n")
+    sig = inspect.signature(fn)  # (with budget_usd, by name only, as help() shows it)
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "budget_usd", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="float | None")])
     return call
 
 
 def _checked_options(options: Any) -> SolveOptions:
     """``options`` when it is a :class:`SolveOptions` whose switches are booleans, whose gap and
     regret are numbers or None and whose budget is a finite number > 0 or None (the other fields
-    and the numbers' ranges are checked by the solve, naming them).
+    and the numbers' ranges are checked by the solve, naming them), numpy scalars made numbers.
 
     Raises:
         InputError: another type (e.g. a dict), a switch that is not True or False (``"no"`` is
@@ -321,7 +323,8 @@ def _checked_options(options: Any) -> SolveOptions:
     _check_number("budget_usd", options.budget_usd, "a number > 0",
                   "give the network budget in $, e.g. budget_usd=12e6 (None: the instance's)",
                   allow_none=True)
-    return options
+    fields = {f.name: plain_number(getattr(options, f.name)) for f in dataclasses.fields(options)}
+    return dataclasses.replace(options, **fields)
 
 
 def _check_number(name: str, value: Any, want: str, fix: str, *, allow_none: bool = False,

@@ -130,18 +130,22 @@ FLAGS = {
     "tokens": "--tokens",
     "calibrate_on": "--calibrate-on",
     "calibrations": "--npu",
+    "deadline_ns": "--deadline",
+    "total_usd": "--total-budget",
+    "max_total_capex_usd": "--total-budget",
 }
 """Library argument -> the command-line flag that sets it: library errors name the argument, the
 command line names its flag (:func:`hieropt.cli.common.fail` swaps an error's source for it), and
 a message that names one in its text names both (:func:`with_flag`)."""
 
 
-def with_flag(name: str) -> str:
+def with_flag(name: str, flag: str | None = None) -> str:
     """The library argument ``name`` with the flag that sets it on the command line,
-    ``"max_iteration_time_ns (--max-time)"``: how a message names an input in its text, true
-    whether the library or the command line raised it (:data:`FLAGS`; ``name`` alone without a
-    flag)."""
-    flag = FLAGS.get(name)
+    ``"max_iteration_time_ns (--max-time)"``: how a message names an input in its text or its
+    source, true whether the library or the command line raised it (``flag``, for an argument
+    whose name several commands' flags set, e.g. ``top``; else :data:`FLAGS`; ``name`` alone
+    without a flag)."""
+    flag = flag or FLAGS.get(name)
     return f"{name} ({flag})" if flag else name
 
 

@@ -36,6 +36,20 @@ NO_DESIGN = (Status.INFEASIBLE, Status.UNBOUNDED, Status.UNDECIDED)
 """The statuses of a :class:`Solution` without a design."""
 
 
+def freeze_arrays(result: object, *names: str) -> None:
+    """Replace each numpy array field ``names`` of the frozen dataclass ``result`` by a read-only
+    copy (None and other values stay), so that a result's bandwidths cannot be changed after the
+    fact (``sol.bw_gbps[0] = 1.0`` raises ValueError), as its cached breakdown's arrays cannot:
+    the object would otherwise pair the changed bandwidths with the old times. Called from the
+    result classes' ``__post_init__``."""
+    for name in names:
+        value = getattr(result, name)
+        if isinstance(value, np.ndarray) and value.flags.writeable:
+            copy = value.copy()
+            copy.flags.writeable = False
+            object.__setattr__(result, name, copy)
+
+
 @dataclass(frozen=True)
 class Solution:
     """The outcome of one solve.
@@ -87,6 +101,9 @@ class Solution:
     sensitivity: Sensitivity | None = None
     portfolio: Portfolio | None = None
     instance: Instance | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw_gbps")
 
     @property
     def success(self) -> bool:

@@ -218,9 +218,10 @@ def usd_cents(usd: float, up: bool) -> str:
     amount is never below it; else down (toward -inf), for a limit such as a budget, never shown
     above what was given. From $1e15 up, where a double no longer holds cents, the shortest decimal
     that reads back as the same double (``1e+300``, ``1,000,000,000,000,000.2``); a NaN or infinity
-    as Python writes it (``inf``)."""
+    as Python writes it (``inf``). Any real number is read as a double (a numpy scalar too)."""
     from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
+    usd = float(usd)
     if not abs(usd) < 1e15:
         return f"{usd:,}"
     cents = Decimal(usd).quantize(Decimal("0.01"), ROUND_CEILING if up else ROUND_FLOOR)

@@ -5,6 +5,7 @@ cost)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,13 @@ class Certificate:
     breakdown: Breakdown
     max_violation: float
     problems: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready certificate: ``ok``, ``max_violation`` (relative), ``problems`` (one string
+        per failed check) and the evaluator's ``breakdown``
+        (:meth:`hieropt.model.timing.Breakdown.to_dict`: times ns, bandwidths GB/s per NPU)."""
+        return {"ok": bool(self.ok), "max_violation": float(self.max_violation),
+                "problems": list(self.problems), "breakdown": self.breakdown.to_dict()}
 
 
 def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple[str, float]]:

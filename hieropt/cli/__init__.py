@@ -147,10 +147,9 @@ def _run_app() -> None:
             raise SystemExit(130) from None
         raise
     finally:
-        # the work is done: a Ctrl-C during interpreter shutdown (whose SIGINT action is the
-        # default,
         if _CONSOLE:
-            # death by signal) no longer changes the exit status
+            # the work is done: a Ctrl-C during interpreter shutdown (whose SIGINT action is the
+            # default, death by signal) does not change the exit status
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

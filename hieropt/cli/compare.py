@@ -543,15 +543,17 @@ def report_command(
 def _catalog_notes(catalog: Path | None, inst) -> tuple[str, ...]:
     """The notes of ``report --catalog`` on an instance: the catalog's classes its network does
     not use (left out, :func:`hieropt.io.catalog.without_unused_classes`) and its parts no design
-    can use (:func:`hieropt.io.catalog.checked_catalog`); none without a catalog, or when the
-    catalog cannot serve the instance (the page's catalog column then says why)."""
+    within the accelerator's NIC cap can use (:func:`hieropt.io.nic_bound.nic_checked_catalog`,
+    as ``provision``); none without a catalog, or when the catalog cannot serve the instance (the
+    page's catalog column then says why)."""
     if catalog is None:
         return ()
     from ..errors import HieroptError
-    from ..io.catalog import checked_catalog, read_catalog
+    from ..io.catalog import read_catalog
+    from ..io.nic_bound import nic_checked_catalog
 
     try:
-        return checked_catalog(read_catalog(catalog), inst, catalog)[1]
+        return nic_checked_catalog(read_catalog(catalog), inst, catalog)[1]
     except HieroptError:
         return ()
 

@@ -32,16 +32,18 @@ def _named(e, catalog: Path):
 
 
 def _usable(catalog: Path, inst, err):
-    """The catalog file read and checked against ``inst``, without the parts no design can use;
-    one ``note:`` line on ``err`` per part left out (naming it, the bound or constraint and the
-    file).
+    """The catalog file read and checked against ``inst`` within the accelerator's NIC cap (the
+    bounds whole parts are bought within: :func:`hieropt.io.nic_bound.nic_checked_catalog`),
+    without the parts no design can use; one ``note:`` line on ``err`` per part left out (naming
+    it, the bound, cap or constraint and the file).
 
     Raises:
         InputError: a bad catalog, or one that cannot serve the instance.
     """
-    from ..io.catalog import checked_catalog, read_catalog
+    from ..io.catalog import read_catalog
+    from ..io.nic_bound import nic_checked_catalog
 
-    usable, notes = checked_catalog(read_catalog(catalog), inst, catalog)
+    usable, notes = nic_checked_catalog(read_catalog(catalog), inst, catalog)
     for note in notes:
         error_line(err, note, label="note:", style="yellow")
     return usable
@@ -179,7 +181,7 @@ def provision_command(
                                       result.power_w, result.bw_gbps)
     power_lines = [] if power_line is None else [power_line]
     calibration = instance_calibration(inst)
-    data = {**report_provision.provision_dict(inst, result), "run": run_dict(run, calibration),
+    data = {**result.to_dict(inst), "run": run_dict(run, calibration),
             "knee": None if knee is None else knee.to_dict()}
     data["notes"] = list(data.get("notes", [])) + power_lines + run_notes(run, calibration)
     try:

@@ -286,8 +286,8 @@ LIBRA_EXAMPLES = {"network": "4d_network.yml", "workload": "GPT_3.txt",
 def libra_file_argument(value: Any, name: str) -> Any:
     """The path (str or Path) of one of LIBRA's files, ``name`` one of :data:`LIBRA_EXAMPLES`
     (``communicator`` may be None: derived from the workload's header)."""
-    if value is None and name == "communicator":
-        return None
+    if value is None and name in ("communicator", "cost"):
+        return None  # (no cost file: refused by load_libra, which requires one)
     if not isinstance(value, str | Path):
         what = "cost model" if name == "cost" else name
         raise InputError(name, None, f"expected the path (str or Path) of LIBRA's {what} file, "

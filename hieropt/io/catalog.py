@@ -77,6 +77,7 @@ bandwidths, so no usable part is ever left out).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -242,14 +243,16 @@ def check_catalog(catalog: Catalog, instance: Instance,
     return checked_catalog(catalog, instance, source)[0]
 
 
-def checked_catalog(catalog: Catalog, instance: Instance,
-                    source: str | Path = "catalog") -> tuple[Catalog, tuple[str, ...]]:
+def checked_catalog(catalog: Catalog, instance: Instance, source: str | Path = "catalog",
+                    caps: Mapping[int, str] | None = None) -> tuple[Catalog, tuple[str, ...]]:
     """Check ``catalog`` against ``instance``'s network, design constraints and bounds; return it
     without the classes its network does not use and the parts no design can use, and the notes:
     the classes left out (:func:`without_unused_classes`), then one per part left out naming it,
     the bound or constraint it cannot meet and the file
-    (:func:`hieropt.io.catalog_fit.usable_catalog`), then one per class whose parts are faster
-    than the accelerator's scale-up (:func:`hieropt.io.catalog_scaleup.scaleup_notes`).
+    (:func:`hieropt.io.catalog_fit.usable_catalog`; ``caps``, dimension -> the words naming its
+    upper bound, for the bounds that are a cap's, not the instance's: the accelerator's NIC cap,
+    :func:`hieropt.io.nic_bound.nic_checked_catalog`), then one per class whose parts are
+    faster than the accelerator's scale-up (:func:`hieropt.io.catalog_scaleup.scaleup_notes`).
 
     Raises:
         InputError: a catalog class the network does not use whose name is close to a used one
@@ -310,7 +313,7 @@ def checked_catalog(catalog: Catalog, instance: Instance,
                         f"use a divisor of {N}",
                     )
     _check_fabrics(catalog, instance, src)
-    usable, notes = usable_catalog(catalog, instance, src)
+    usable, notes = usable_catalog(catalog, instance, src, caps)
     _check_option_count(usable, instance, src)
     from .catalog_scaleup import scaleup_notes
 

@@ -11,6 +11,7 @@ Units: GB/s per NPU per direction (1 GB = 1e9 bytes).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError
@@ -58,13 +59,15 @@ def _units_for(part: Part, need_gbps: float) -> str:
     return f"'{part.name}' {key} >= {math.ceil(need_gbps * part.share / part.unit_gbps - TOL)}"
 
 
-def _reach_units(part: Part, units: int) -> str:
+def _reach_units(part: Part, units: int, capped: bool = False) -> str:
     """``4 x 25 GB/s = 100 GB/s per NPU``: what ``units`` of ``part`` give (per node of n when
-    shared), said to be the most within the bounds when below the unit limit."""
+    shared), said to be the most within the bounds when below the unit limit (``capped``: the
+    dimension's upper bound is the NIC cap, not the instance's)."""
+    within = " within the NIC cap" if capped else " within the instance's bounds"
     return (f"{units} x {part.unit_gbps:g} GB/s"
             + (f" per node of {part.share}" if part.share > 1 else "")
             + f" = {part.bw_gbps(units):g} GB/s per NPU"
-            + (" within the instance's bounds" if units < part.max_units else ""))
+            + (within if units < part.max_units else ""))
 
 
 def _more_units(part: Part, need_gbps: float) -> str:
@@ -197,10 +200,16 @@ class _Misfit:
     fix: str
 
 
-def _bound_misfit(part: Part, d: int, instance: Instance) -> _Misfit | tuple[float, float]:
+def _bound_misfit(part: Part, d: int, instance: Instance,
+                  caps: Mapping[int, str] | None = None) -> _Misfit | tuple[float, float]:
     """The part's bandwidth range within dimension ``d``'s bounds (GB/s per NPU, its fewest and
-    most units that fit), or why no unit count fits."""
+    most units that fit), or why no unit count fits (the upper bound of a dimension in ``caps`` is
+    named by its words there: a cap's, not the instance's)."""
     bound = instance.bounds_or_default[d]
+    cap = (caps or {}).get(d)
+    upper = cap or f"the instance's bound bw[{d}] <= {bound.upper_gbps or math.inf:g}"
+    raise_it = ("raise the bound" if cap is None else
+                "give the model file's [params.npu] nic_gbps (a faster host link)")
     lo, hi = _range(part)
     k_lo = max(1, math.ceil(bound.lower_gbps * part.share / part.unit_gbps - TOL))
     k_hi = part.max_units
@@ -212,19 +221,21 @@ def _bound_misfit(part: Part, d: int, instance: Instance) -> _Misfit | tuple[flo
                        f"bound bw[{d}] >= {bound.lower_gbps:g}",
                        _more_units(part, bound.lower_gbps))
     if k_hi < 1:
-        return _Misfit(f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above the "
-                       f"instance's bound bw[{d}] <= {bound.upper_gbps:g}",
-                       "use a slower part or raise the bound")
+        return _Misfit(f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above {upper}",
+                       f"use a slower part or {raise_it}")
     if k_lo > k_hi:
-        return _Misfit(f"no unit count fits the instance's bounds {bound.lower_gbps:g} <= "
-                       f"bw[{d}] <= {bound.upper_gbps:g} on dimension {d}: {k_hi} give "
+        fits = (f"the instance's bounds {bound.lower_gbps:g} <= bw[{d}] <= {bound.upper_gbps:g}"
+                if cap is None else
+                f"the instance's bound bw[{d}] >= {bound.lower_gbps:g} and {upper}")
+        return _Misfit(f"no unit count fits {fits} on dimension {d}: {k_hi} give "
                        f"{part.bw_gbps(k_hi):g} and {k_lo} give {part.bw_gbps(k_lo):g} GB/s per "
                        "NPU", "use a part whose unit count can fit the bounds, or widen them")
     return part.bw_gbps(k_lo), part.bw_gbps(k_hi)
 
 
 def _constraint_misfit(part: Part, d: int, span: tuple[float, float],
-                       ranges: list[tuple[float, float]], instance: Instance) -> _Misfit | None:
+                       ranges: list[tuple[float, float]], instance: Instance,
+                       capped: bool = False) -> _Misfit | None:
     """Why a part whose bandwidths on dimension ``d`` span ``span`` (GB/s per NPU, within the
     bounds) can never meet a design constraint whatever the other dimensions choose from
     ``ranges``, or None."""
@@ -245,8 +256,8 @@ def _constraint_misfit(part: Part, d: int, span: tuple[float, float],
         if sum(1 for x in a if x != 0) == 1:
             if too_low == (a[d] > 0):
                 units = round(hi * part.share / part.unit_gbps)
-                return _Misfit(f"reaches at most {_reach_units(part, units)} on dimension {d}, "
-                               f"but constraint '{con.text}' needs "
+                return _Misfit(f"reaches at most {_reach_units(part, units, capped)} on "
+                               f"dimension {d}, but constraint '{con.text}' needs "
                                f"{con.rhs / a[d]:g}", _more_units(part, con.rhs / a[d]))
             return _Misfit(f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
                            f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
@@ -259,14 +270,14 @@ def _constraint_misfit(part: Part, d: int, span: tuple[float, float],
     return None
 
 
-def _misfit(part: Part, d: int, ranges: list[tuple[float, float]],
-            instance: Instance) -> _Misfit | tuple[float, float]:
+def _misfit(part: Part, d: int, ranges: list[tuple[float, float]], instance: Instance,
+            caps: Mapping[int, str] | None = None) -> _Misfit | tuple[float, float]:
     """Why ``part`` cannot serve dimension ``d`` (:func:`_bound_misfit`, then
     :func:`_constraint_misfit`), or its bandwidth range there within the bounds (GB/s per NPU)."""
-    span = _bound_misfit(part, d, instance)
+    span = _bound_misfit(part, d, instance, caps)
     if isinstance(span, _Misfit):
         return span
-    return _constraint_misfit(part, d, span, ranges, instance) or span
+    return _constraint_misfit(part, d, span, ranges, instance, d in (caps or {})) or span
 
 
 def _refuse_empty(instance: Instance, d: int, parts: list, why: dict, src: str) -> InputError:
@@ -287,10 +298,12 @@ def _refuse_empty(instance: Instance, d: int, parts: list, why: dict, src: str) 
     )
 
 
-def usable_catalog(catalog: Catalog, instance: Instance,
-                   src: str = "catalog") -> tuple[Catalog, tuple[str, ...]]:
+def usable_catalog(catalog: Catalog, instance: Instance, src: str = "catalog",
+                   caps: Mapping[int, str] | None = None) -> tuple[Catalog, tuple[str, ...]]:
     """``catalog`` without the parts no design of ``instance`` can use, and one note per part left
-    out (``FILE: FIELD ('name'): why``, naming the bound or constraint it cannot meet).
+    out (``FILE: FIELD ('name'): why``, naming the bound or constraint it cannot meet; the upper
+    bound of a dimension in ``caps`` is named by its words there, e.g. the accelerator's NIC cap
+    of :mod:`hieropt.io.nic_bound`, not as the instance's bound).
 
     A part cannot be used on a dimension when none of its unit counts (1 to its unit limit) gives
     a bandwidth within the dimension's bounds, or when its bandwidths within them can never meet a
@@ -310,7 +323,8 @@ def usable_catalog(catalog: Catalog, instance: Instance,
     live = [list(ps) for ps in parts]
     why: dict[tuple[int, int], _Misfit] = {}
     while True:
-        spans = [[_bound_misfit(p, d, instance) for _, _, p in live[d]] for d in range(D)]
+        spans = [[_bound_misfit(p, d, instance, caps) for _, _, p in live[d]]
+                 for d in range(D)]
         ranges = [(min((s[0] for s in ss if not isinstance(s, _Misfit)), default=math.inf),
                    max((s[1] for s in ss if not isinstance(s, _Misfit)), default=-math.inf))
                   for ss in spans]
@@ -318,7 +332,7 @@ def usable_catalog(catalog: Catalog, instance: Instance,
         for d in range(D):
             keep = []
             for kind, i, p in live[d]:
-                m = _misfit(p, d, ranges, instance)
+                m = _misfit(p, d, ranges, instance, caps)
                 if isinstance(m, _Misfit):
                     why[(d, i)] = m
                     dropped = True

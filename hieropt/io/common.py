@@ -374,6 +374,8 @@ def read_yaml_mapping(path: Path, what: str, expected: str | None = None) -> dic
 
 # pydantic error ctx keys of numeric bounds
 _BOUND_OPS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+_BOUND_WORDS = {">=": "is below", ">": "is not above", "<=": "is above", "<": "is not below"}
+"""How a value that breaks a bound is said (``tp: 0 is below 1; fix: use an integer >= 1``)."""
 
 
 def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
@@ -487,11 +489,12 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
     names the slip).
 
     The field is pydantic's ``loc`` joined with dots, list positions as ``[i]`` (prefixed by
-    ``prefix``); a numeric bound or a choice the value breaks becomes the fix (``use a number >=
-    2``). Messages written as ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are
-    split into their parts. An unknown key is matched against the missing keys beside it and the
-    fields of ``model`` (the validated model class; default: the one named by the error's title,
-    :func:`model_named`) there: "unknown key (did you mean 'npus'?)".
+    ``prefix``); a number that breaks a numeric bound is said in words (``0 is below 1``) and the
+    bound becomes the fix (``use an integer >= 1``, ``use a number <= 1``); a choice the value
+    breaks becomes the fix. Messages written as ``"<field>: <problem>; fix: <fix>"`` by hieropt's
+    own validators are split into their parts. An unknown key is matched against the missing keys
+    beside it and the fields of ``model`` (the validated model class; default: the one named by
+    the error's title, :func:`model_named`) there: "unknown key (did you mean 'npus'?)".
     """
     errors = e.errors()
     err = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
@@ -517,6 +520,15 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
         if isinstance(value, float) and not math.isfinite(value):
             msg = number_problem(value, "a finite number")
             fix = f"use a number {bound[0]} {limit}"
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            # (the project's words, not pydantic's "Input should be greater than or equal to 1")
+            whole = isinstance(value, int) and isinstance(bound[1], int)
+            shown = f"{value:g}" if isinstance(value, float) or abs(value) >= 1e15 else value
+            msg = f"{shown} {_BOUND_WORDS[bound[0]]} {limit}"
+            fix = f"use {'an integer' if whole else 'a number'} {bound[0]} {limit}"
+            if (bound[0] == "<=" and bound[1] == 1 and 2 <= value <= 100):
+                # (a fraction given as a percent; 1.5 is rather a slip than 1.5 %)
+                fix += f" ({value:g} %? write {value / 100:g})"
         else:
             fix = f"got {short_repr(value)}; use a number {bound[0]} {limit}"
             if (bound[0] == "<=" and bound[1] == 1 and isinstance(value, int | float)

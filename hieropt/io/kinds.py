@@ -40,11 +40,14 @@ __all__ = [
 ]
 
 KINDS: dict[str, tuple[str, str]] = {
-    "instance": ("an instance", "run `hieropt solve {file}` (or evaluate, compare, pareto)"),
-    "co-design space": ("a co-design space", "run `hieropt codesign {file}`"),
-    "shape space": ("a shape space (explore)", "run `hieropt explore {file}`"),
+    "instance": ("an instance", "run `hieropt solve {file}` (or evaluate, compare, pareto; from "
+                 "Python: hieropt.solve)"),
+    "co-design space": ("a co-design space", "run `hieropt codesign {file}` (from Python: "
+                         "hieropt.codesign)"),
+    "shape space": ("a shape space (explore)", "run `hieropt explore {file}` (from Python: "
+                    "hieropt.explore)"),
     "parts catalog": ("a parts catalog", "give it to provision: `hieropt provision INSTANCE "
-                      "--catalog {file}`"),
+                      "--catalog {file}` (from Python: hieropt.provision(instance, catalog))"),
     "accelerator catalog": ("an accelerator catalog", "name it in an LLM model file "
                             '(npu_catalog = "PATH": its path from the model file\'s folder; '
                             "from here it is {file})"),
@@ -72,7 +75,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "workload text": ("an ASTRA-sim workload text file", "run `hieropt workload show {file}`, or "
                       "give it to solve with the LIBRA flags: `hieropt solve --workload {file} "
                       "--network N.yml --cost C.yml`"),
-    "runs": ("a runs CSV", "run `hieropt validate {file}` (or `hieropt calibrate {file}`)"),
+    "runs": ("a runs CSV", "run `hieropt validate {file}` (or `hieropt calibrate {file}`; "
+             "from Python: hieropt.validate, hieropt.calibrate)"),
     "search rows": ("a search's results file (one row per candidate: codesign or explore "
                     "--out)", "rerun the search's command with --json FILE (the rows in {file} "
                     "are resumed, not solved again) and give a co-design JSON to `hieropt "
@@ -149,8 +153,9 @@ _COLLECTIVES = frozenset({"NONE", "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "AL
 
 class WrongKindError(InputError):
     """A file of another kind than the command reads (exit 2), written as one line ``FILE is a
-    co-design space, not an instance; fix: run `hieropt codesign FILE```: ``problem`` is the
-    part after the file's name."""
+    co-design space, not an instance; fix: run `hieropt codesign FILE` (from Python:
+    hieropt.codesign)``: ``problem`` is the part after the file's name; the fix names the command
+    and the library function that read it."""
 
     def one_line(self) -> str:
         """``SOURCE PROBLEM; fix: FIX`` (the problem reads on from the file's name)."""

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 def load_libra(
     network: str | Path,
     workload: str | Path,
-    communicator: str | Path | None,
-    cost: str | Path,
+    communicator: str | Path | None = None,
+    cost: str | Path | None = None,
     constraints: Sequence[str] = (),
     objective: str = "performance",
     name: str | None = None,
@@ -37,11 +37,16 @@ def load_libra(
     ``HYBRID_TRANSFORMER_FWD_IN_BCKWD`` (the forward pass recomputed in the backward pass; the
     mapping note says so). ``max_iteration_time_ns`` (ns; required by ``min_cost``) and
     ``max_network_cost_usd`` ($) are optional caps. ``communicator=None`` derives the mapping from
-    the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
+    the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`). ``cost`` is required (its
+    default None only lets ``communicator`` be left out: ``load_libra(network, workload,
+    cost=...)``).
 
     Raises:
-        InputError: any bad file, flag or constraint.
+        InputError: any bad file, flag or constraint; no ``cost``.
     """
+    if cost is None:
+        raise InputError("cost", None, "no cost model file given (it is required)",
+                         'pass LIBRA\'s cost model file\'s path, e.g. cost="4d_cost_model.yml"')
     if objective not in OBJECTIVES:
         raise InputError(
             "objective",

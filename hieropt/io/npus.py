@@ -391,7 +391,7 @@ def default_calibration_of(npu: Any, figures: bool = True) -> str | None:
     calibration = entry.calibration.in_format(fmt)
     same = all(getattr(npu, f) == getattr(calibration, f) for f in CALIBRATION_NAMES)
     # (the fit was made on runs in its format at the entry's peak and HBM bandwidth: another
-    # format, peak or bandwidth is no longer the calibration validated)
+    # format, peak or bandwidth is not the calibration validated)
     held = not figures or (
         entry.calibration.fitted_format(fmt) == fmt
         and npu.peak_tflops == entry.peak(fmt)

@@ -44,6 +44,11 @@ def as_bw(bw_gbps, D: int) -> np.ndarray:
     except (TypeError, ValueError) as e:
         raise InputError("bw_gbps", None, f"not a sequence of numbers ({e})",
                          f"give {D} numbers (GB/s)") from None
+    if bw.ndim != 1:
+        raise InputError("bw_gbps", None, f"an array of shape {bw.shape} given, not one value per "
+                         f"dimension (shape ({D},))",
+                         f"give a flat sequence of {D} values (GB/s), one per dimension (e.g. "
+                         "bw_gbps=a.ravel() for one row)")
     if bw.shape != (D,):
         raise InputError("bw_gbps", None, f"{bw.size} bandwidths given for {D} dimensions",
                          f"give {D} values (GB/s), one per dimension")
@@ -111,7 +116,8 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
 
     Raises:
         InputError: (exit 2) naming ``name``: the first such dimension, its value in GB/s and
-            every value to write (each above 1e6 divided by 1e9).
+            every value to write (each above 1e6 divided by 1e9); no values to write when one is
+            above 1e6 even divided by 1e9 (no unit slip explains it).
     """
     from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
 
@@ -121,6 +127,16 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
         return
     d = high[0]
     fixed = [v / GB if v > MAX_PLAUSIBLE_BW_GBPS else v for v in values]
+    if any(v > MAX_PLAUSIBLE_BW_GBPS for v in fixed):  # (no bytes/s slip: no reading to offer)
+        e = next(e for e, v in enumerate(fixed) if v > MAX_PLAUSIBLE_BW_GBPS)
+        raise InputError(
+            name, None,
+            f"dimension {e}: {_shown(values[e])} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} "
+            f"GB/s per NPU (a thousand times the fastest scale-up link), and still above it read "
+            f"as bytes/s ({values[e] / GB:g} GB/s)",
+            f"give GB/s per NPU (1 GB = 1e9 bytes), at most 1e6 (the most {name} takes: a "
+            "dimension with no limit)",
+        )
     raise InputError(
         name, None,
         f"dimension {d}: {_shown(values[d])} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s "

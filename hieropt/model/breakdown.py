@@ -146,7 +146,7 @@ class Breakdown:
                 return out
             out = detail_figures(*src)
             object.__setattr__(self, "computed", out)
-            # (the layer-by-layer arrays are no longer needed)
+            # (the layer-by-layer arrays are not needed past here)
             object.__setattr__(self, "source", None)
         return out
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..spec import Network
 from .catalog import LINK_BLOCKS, Catalog, Part, PartClass, Switch
@@ -127,6 +128,47 @@ class Option:
     def bandwidth_factor(self) -> float:
         """Share of the NICs' bandwidth the fabric delivers (1: non-blocking)."""
         return 1.0 if self.fabric is None else self.fabric.bandwidth_factor
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready option (GB/s per NPU per direction, $, W; ``fabric``: each tree's
+        copies, endpoints, rails, switches per tier, port splits and links per level, or None), as
+        ``hieropt provision --json`` writes each dimension's design."""
+        o = self
+        return {
+            "dim": o.dim,
+            "kind": o.kind,
+            "part": o.part.name,
+            "unit_gbps": o.part.unit_gbps,
+            "units": o.units,
+            "units_per": o.part.per,
+            "node_npus": o.part.share,
+            "units_per_npu": o.units_per_npu,
+            "units_total": o.units_total,
+            "bw_gbps": o.bw_gbps,
+            "switch": None if o.switch is None else o.switch.name,
+            "switches_total": o.switches,
+            "switch_tiers": o.tiers,
+            "switch_groups": o.groups,
+            "ports_per_group": o.ports_per_group,
+            "cost_usd": o.cost_usd,
+            "power_w": o.power_w,
+            "placement": o.placement or None,
+            "oversubscription": list(o.oversubscription),
+            "bandwidth_factor": o.bandwidth_factor,
+            "fabric": None
+            if o.fabric is None
+            else [
+                {
+                    "copies": n,
+                    "endpoints": tr.endpoints,
+                    "rails": tr.rails,
+                    "switches_per_tier": [x.switches for x in tr.tiers],
+                    "port_splits": [list(sp) for sp in tr.splits],
+                    "links_per_level": list(tr.links),
+                }
+                for tr, n in o.fabric.trees
+            ],
+        }
 
     @property
     def line(self) -> tuple:

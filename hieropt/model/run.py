@@ -428,7 +428,7 @@ def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
     tr = instance.workload.training
     if instance.tokens is None or tr is None:
         raise InputError(
-            "deadline",
+            with_flag("deadline_ns"),
             None,
             "a deadline needs the run's token budget and the tokens per iteration "
             + ("(no token budget)" if instance.tokens is None else "(no LLM model)"),
@@ -456,7 +456,7 @@ def network_budget_usd(instance: Instance, total_usd: float) -> float:
     )
     if rate is None or rate.capex_fixed_usd is None:
         raise InputError(
-            "total budget",
+            with_flag("total_usd"),
             None,
             "needs the cluster's capex: [cluster] with accelerator_usd and amortisation_years",
             f"add them to [cluster], or give a network budget, {with_flag('budget_usd')}",

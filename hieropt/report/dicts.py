@@ -10,7 +10,6 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, objective_unit
-from .common import floats, gap_or_none
 from .run import front_notes, instance_calibration, run_dict, run_notes
 
 
@@ -56,45 +55,24 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
     return out
 
 
-def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
-    run = run_dict(run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw),
-                   instance_calibration(instance))
-    return {
-        "run": run,
-        "budget_usd": p.budget_usd,
-        "network_cost_usd": p.network_cost_usd,
-        "iteration_time_ns": p.iteration_time_ns,
-        "lower_bound_ns": p.lower_bound_ns,
-        "gap": gap_or_none(p.gap),
-        "bw_gbps_per_dim": floats(p.bw),
-        # (shares of hours: the time is a ratio, not ms; its dual is left out)
-        "usd_per_ms": None if instance.relative_time else p.usd_per_ms,
-    }
-
-
 def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
-    """JSON-ready front: points, the two marked optima, notes (the front's, then the plan's caveats
-    and the calibration note: :func:`hieropt.report.run.front_notes`), timing, instance echo. The
-    points' times are in ``units.time`` = ``objective_unit``: ns, or the hour-weighted ratio of
-    workloads weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
-    unit = objective_unit("performance", instance.relative_time)
-    return {
-        "units": {
-            "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
-            "time": unit,
-            "cost": "USD",
-        },
-        "objective_unit": unit,
-        "points": [_point_dict(p, instance) for p in front.points],
-        "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
-        "best_per_cost": solution_dict(instance, front.best_per_cost)
-        if front.best_per_cost
-        else None,
-        "notes": list(front.notes) + front_notes(instance, front),
-        "solve_seconds": front.solve_seconds,
-        "lps": front.lps,
-        "instance": instance_dict(instance),
-    }
+    """JSON-ready front (what ``hieropt pareto --json`` writes):
+    :meth:`hieropt.solvers.front.Front.to_dict` with each point's run figures given their error
+    band (:func:`hieropt.studies.run_band.run_dict`), the two marked optima as
+    :func:`solution_dict`, and the plan's caveats and the calibration note added to the notes
+    (:func:`hieropt.report.run.front_notes`). The points' times are in ``units.time`` =
+    ``objective_unit``: ns, or the hour-weighted ratio of workloads weighted by shares of hours
+    (:data:`hieropt.units.RELATIVE_UNIT`)."""
+    out = front.to_dict(instance)
+    calibration = instance_calibration(instance)
+    for d, p in zip(out["points"], front.points, strict=True):
+        d["run"] = run_dict(run_figures(instance, p.iteration_time_ns, p.network_cost_usd,
+                                        bw_gbps=p.bw), calibration)
+    for key in ("fastest", "best_per_cost"):
+        sol = getattr(front, key)
+        out[key] = solution_dict(instance, sol) if sol else None
+    out["notes"] = out["notes"] + front_notes(instance, front)
+    return out
 
 
 def front_csv(instance: Instance, front: Any) -> str:

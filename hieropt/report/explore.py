@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.table import Table
 
-from ..studies.codesign.figures import row_bw
 from ..studies.explore import Exploration
 
 _UNIT_LABEL = {
@@ -40,31 +39,8 @@ def _bw(row: dict[str, Any]) -> str:
 
 
 def explore_dict(result: Exploration, top: int) -> dict[str, Any]:
-    """The sweep as JSON-ready data: space, counts, ``throughput`` (see
-    :attr:`Exploration.throughput`), the best ``top`` ranked rows, the per-dimension-count summary
-    and the Pareto set (rows as in the results file, but ``bw_gbps`` a list of GB/s per NPU per
-    dimension, not the file's ``;``-joined text)."""
-    en = result.enumeration
-    return {
-        "space": result.space.name,
-        "space_hash": result.space_hash,
-        "objective": result.space.objective,
-        "shapes": en.shapes,
-        "candidates": en.placements,
-        "pruned": en.pruned,
-        "solved": len(en.candidates),
-        "failed": len(result.failed),
-        "throughput": result.throughput,
-        "ranking": [_listed(r) for r in result.ranking[:top]],
-        "by_dims": [{k: v for k, v in e.items()} for e in result.by_dims()],
-        "pareto": [_listed(r) for r in result.pareto],
-    }
-
-
-def _listed(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` with its ``bw_gbps`` as a list of floats
-    (:func:`hieropt.studies.codesign.figures.row_bw`)."""
-    return {**row, "bw_gbps": row_bw(row)} if "bw_gbps" in row else row
+    """The sweep as JSON-ready data: :meth:`hieropt.studies.explore.Exploration.to_dict`."""
+    return result.to_dict(top)
 
 
 def summary_lines(result: Exploration) -> list[str]:

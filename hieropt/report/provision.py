@@ -10,9 +10,10 @@ from rich.text import Text
 
 from ..model.options import Option
 from ..solvers.provision import Provisioning
+from ..solvers.provision_dicts import against_the_rounding, provision_dict, rounding_label
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative
-from .common import fmt_time, gap_or_none
+from .common import fmt_time
 
 
 def _units_per_npu(o: Option) -> str:
@@ -263,57 +264,8 @@ def tradeoff_table(tr: Any) -> Table:
 
 
 def tradeoff_dict(tr: Any) -> dict[str, Any]:
-    """JSON-ready trade-off (times ns, cost $, power W; ``notes``: the dimensions bounded at the
-    accelerator's ``nic_gbps``, one string each)."""
-    return {
-        "grid": list(tr.grid),
-        "solves": tr.solves,
-        "solve_seconds": tr.solve_seconds,
-        "notes": list(tr.notes),
-        "points": [
-            {
-                "iteration_time_ns": q.iteration_time_ns,
-                "network_cost_usd": q.network_cost_usd,
-                "power_w": q.power_w,
-                "max_cost_usd": q.max_cost_usd,
-                "max_power_w": q.max_power_w,
-                "gap": gap_or_none(q.gap),
-                "design": [_option_dict(o) for o in q.design],
-            }
-            for q in tr.points
-        ],
-    }
-
-
-ROUNDING_REL = 1e-4
-"""How far (relative) a rounding's bandwidth may lie on the other side of the continuous optimum's
-and still count as rounded its way: the continuous optimum is known to about that where it is flat
-(the rounding's own slack, :func:`hieropt.solvers.provision.provision`)."""
-
-
-def against_the_rounding(p: Provisioning, r: Any) -> list[int]:
-    """The dimensions rounding ``r`` (of ``p``) moved against its name: for ``down``, those whose
-    continuous bandwidth is below one unit of the part, raised to that one unit (more GB/s than
-    the continuous optimum); for ``up``, those above the part's unit limit, held at it (fewer GB/s);
-    [] for ``best``, an infeasible rounding or no continuous optimum."""
-    if r.bw_gbps is None or p.continuous is None or r.name not in ("down", "up"):
-        return []
-    sign = 1.0 if r.name == "down" else -1.0
-    return [d for d, (b, c) in enumerate(zip(r.bw_gbps, p.continuous.bw_gbps, strict=True))
-            if sign * (b - c) > ROUNDING_REL * max(abs(c), 1e-12)]
-
-
-def rounding_label(p: Provisioning, r: Any) -> str:
-    """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, saying
-    which dimensions went the other way (:func:`against_the_rounding`): ``round down, dim 3 up to 1
-    unit`` (its continuous bandwidth is below one unit of the part), ``round up, dim 0 down to the
-    unit limit``."""
-    dims = against_the_rounding(p, r)
-    if not dims:
-        return f"round {r.name}"
-    which = f"dim{'s' if len(dims) > 1 else ''} {', '.join(map(str, dims))}"
-    how = "up to 1 unit" if r.name == "down" else "down to the unit limit"
-    return f"round {r.name}, {which} {how}"
+    """JSON-ready trade-off: :meth:`hieropt.solvers.provision_milp.Tradeoff.to_dict`."""
+    return tr.to_dict()
 
 
 def rounding_lines(p: Provisioning) -> list[str]:
@@ -339,111 +291,4 @@ def rounding_lines(p: Provisioning) -> list[str]:
     return out
 
 
-def _option_dict(o: Option) -> dict[str, Any]:
-    return {
-        "dim": o.dim,
-        "kind": o.kind,
-        "part": o.part.name,
-        "unit_gbps": o.part.unit_gbps,
-        "units": o.units,
-        "units_per": o.part.per,
-        "node_npus": o.part.share,
-        "units_per_npu": o.units_per_npu,
-        "units_total": o.units_total,
-        "bw_gbps": o.bw_gbps,
-        "switch": None if o.switch is None else o.switch.name,
-        "switches_total": o.switches,
-        "switch_tiers": o.tiers,
-        "switch_groups": o.groups,
-        "ports_per_group": o.ports_per_group,
-        "cost_usd": o.cost_usd,
-        "power_w": o.power_w,
-        "placement": o.placement or None,
-        "oversubscription": list(o.oversubscription),
-        "bandwidth_factor": o.bandwidth_factor,
-        "fabric": None
-        if o.fabric is None
-        else [
-            {
-                "copies": n,
-                "endpoints": tr.endpoints,
-                "rails": tr.rails,
-                "switches_per_tier": [x.switches for x in tr.tiers],
-                "port_splits": [list(sp) for sp in tr.splits],
-                "links_per_level": list(tr.links),
-            }
-            for tr, n in o.fabric.trees
-        ],
-    }
-
-
-def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
-    """JSON-ready provisioning result (units in the keys)."""
-    return {
-        "units": {
-            "bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)",
-            "time": "ns",
-            "cost": "USD",
-            "power": "W",
-            "objective": p.objective_unit,
-        },
-        "instance": instance.name,
-        "catalog": p.catalog,
-        "status": p.status.value,
-        "message": p.message,
-        "objective": p.objective,
-        "max_iteration_time_ns": p.max_iteration_time_ns,
-        "max_cost_usd": p.max_cost_usd,
-        "max_power_w": p.max_power_w,
-        "objective_value": p.objective_value,
-        "objective_bound": p.objective_bound,
-        "gap": gap_or_none(p.gap),
-        "iteration_time_ns": p.iteration_time_ns,
-        "network_cost_usd": p.network_cost_usd,
-        "power_w": p.power_w,
-        "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
-        "design": [_option_dict(o) for o in p.design],
-        "bom": [
-            {
-                "dim": b.dim,
-                "kind": b.kind,
-                "item": b.item,
-                "quantity": b.quantity,
-                "unit_usd": b.unit_usd,
-                "cost_usd": b.cost_usd,
-                "unit_watts": b.unit_watts,
-                "watts": b.watts,
-            }
-            for b in p.bom
-        ],
-        "continuous": None
-        if p.continuous is None
-        else {
-            "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
-            "iteration_time_ns": p.continuous.iteration_time_ns,
-            "gap": gap_or_none(p.continuous.gap),
-            "integer_premium": p.continuous_gap,
-        },
-        "continuous_note": p.continuous_note,
-        "roundings": [
-            {
-                "name": r.name,
-                "label": rounding_label(p, r),
-                "description": r.description,
-                "feasible": r.feasible,
-                "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],
-                "iteration_time_ns": r.iteration_time_ns,
-                "network_cost_usd": r.network_cost_usd,
-                "objective_value": r.objective_value,
-                "saving": r.saving,
-            }
-            for r in p.roundings
-        ],
-        "options_per_dim": list(p.options),
-        "milp_solves": p.milp_solves,
-        "milp_seconds": p.milp_seconds,
-        "solve_seconds": p.solve_seconds,
-        "method": p.method,
-        "notes": list(p.notes),
-        "extra": p.extra,
-    }
+__all__ = ["against_the_rounding", "provision_dict", "rounding_label"]

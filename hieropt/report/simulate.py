@@ -56,29 +56,5 @@ def simulate_table(study: SimulationStudy) -> Table:
 
 
 def simulate_dict(study: SimulationStudy) -> dict:
-    """The study as a JSON-ready dict."""
-    return {
-        "instance": study.instance,
-        "dimension_mode": study.mode,
-        "chunks": study.chunks,
-        "tolerance": study.tolerance,
-        "agree": bool(study.agree),
-        "verdict": study.verdict(),
-        "optimum_fastest": study.optimum_fastest,
-        "mode_mismatch": study.mismatch,
-        "largest_relative_error": study.worst_error,
-        "ranking_predicted": list(study.ranking_predicted),
-        "ranking_simulated": list(study.ranking_simulated),
-        "same_ranking": study.same_ranking,
-        "notes": list(study.notes),
-        "allocations": [{
-            "name": name, "label": label, "bw_gbps": list(r.bw_gbps),
-            "predicted_own_model_ns": r.predicted_own_ns,
-            "simulated_iteration_time_ns": r.simulated_iteration_time_ns,
-            "simulated_per_workload_ns": list(r.per_workload_ns),
-            "ratio": r.own_ratio, "relative_error": r.own_error,
-            "within_tolerance": bool(r.own_error <= study.tolerance),
-            "predicted_iteration_time_ns": r.predicted_iteration_time_ns,
-            "simulator_mode_relative_error": r.relative_error,
-        } for name, label, r in study.rows],
-    }
+    """The study as a JSON-ready dict: :meth:`hieropt.studies.simulate.SimulationStudy.to_dict`."""
+    return study.to_dict()

@@ -7,17 +7,20 @@ that network starves a loaded dimension, :func:`_starved_start`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from ..cache import Cache, scoped
 from ..errors import InputError, LimitReached, NoSolutionError, SolverError
+from ..model.run import run_figures
 from ..model.timing import build_time_model
-from ..result import Solution, Status
+from ..result import Solution, Status, freeze_arrays
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
@@ -60,6 +63,9 @@ class FrontPoint:
     bind, or the point was solved a hair above the cheapest network
     (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
 
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw")
+
 
 @dataclass(frozen=True)
 class Front:
@@ -78,6 +84,36 @@ class Front:
     solve_seconds: float
     lps: int
     time_unit: str = "ns"
+
+    def to_dict(self, instance: Instance) -> dict[str, Any]:
+        """JSON-ready front of ``instance``: the keys ``hieropt pareto --json`` writes (points with
+        their buyer's figures ``run``, the two marked optima as :meth:`Solution.to_dict`, the
+        front's notes, timing, the instance echo; times in ``units.time`` = ``objective_unit``) but
+        what the command adds (:func:`hieropt.report.dicts.front_dict`): each ``run``'s error band
+        (``band``, ``no_band``), and the plan's caveats and the calibration note in ``notes`` (the
+        front's and the optima's)."""
+        def point(p: FrontPoint) -> dict[str, Any]:
+            fig = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
+            gap = float(p.gap) if p.gap is not None and math.isfinite(p.gap) else None
+            return {"run": None if fig is None else fig.to_dict(), "budget_usd": p.budget_usd,
+                    "network_cost_usd": p.network_cost_usd,
+                    "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns,
+                    "gap": gap, "bw_gbps_per_dim": [float(x) for x in p.bw],
+                    # (shares of hours: the time is a ratio, not ms; its dual is left out)
+                    "usd_per_ms": None if instance.relative_time else p.usd_per_ms}
+
+        unit = objective_unit("performance", instance.relative_time)
+        best = self.best_per_cost
+        return {
+            "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": unit,
+                      "cost": "USD"},
+            "objective_unit": unit,
+            "points": [point(p) for p in self.points],
+            "fastest": self.fastest.to_dict(instance) if self.fastest else None,
+            "best_per_cost": best.to_dict(instance) if best else None,
+            "notes": list(self.notes), "solve_seconds": self.solve_seconds, "lps": self.lps,
+            "instance": instance.summary_dict(),
+        }
 
 
 MAX_POINTS = 100_000

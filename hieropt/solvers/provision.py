@@ -26,17 +26,17 @@ from ..errors import (
 )
 from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
+from ..io.nic_bound import nic_bounded, nic_error
 from ..model.capex import TotalCapex, total_capex
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
-from ..names import PROVISION_OBJECTIVES
-from ..result import Solution, Status
+from ..names import PROVISION_OBJECTIVES, with_flag
+from ..result import Solution, Status, freeze_arrays
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
-from .nic_bound import nic_bounded, nic_error
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -126,7 +126,7 @@ class Provisioning:
         method: the algorithm; notes: remarks a user should read.
         nic_bounds: the notes (also in ``notes``) of the dimensions bounded at the accelerator's
             ``nic_gbps`` (beyond its scale-up domain:
-            :func:`hieropt.solvers.nic_bound.nic_bounded`); empty when no bound was tightened.
+            :func:`hieropt.io.nic_bound.nic_bounded`); empty when no bound was tightened.
     """
 
     status: Status
@@ -160,6 +160,18 @@ class Provisioning:
     total: TotalCapex | None = None
     nic_bounds: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw_gbps")
+
+    def to_dict(self, instance: Instance) -> dict[str, Any]:
+        """JSON-ready result of provisioning ``instance`` (units in the keys: GB/s per NPU per
+        direction, ns, $, W): the keys ``hieropt provision --json`` writes but two the command
+        adds, the buyer's figures ``run`` and the ``knee`` (with their notes appended to
+        ``notes``) (:func:`hieropt.solvers.provision_dicts.provision_dict`)."""
+        from .provision_dicts import provision_dict
+
+        return provision_dict(instance, self)
+
     @property
     def success(self) -> bool:
         """True when the design is a certified optimum."""
@@ -172,6 +184,17 @@ class Provisioning:
         if self.continuous is None:
             return None
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
+
+
+def _total_capex(instance: Instance, cap_usd: float | None):
+    """:func:`hieropt.model.capex.total_capex` of ``cap_usd`` (None: no cap, None), its input errors
+    naming this call's argument, ``max_total_capex_usd (--total-budget)``."""
+    if cap_usd is None:
+        return None
+    try:
+        return total_capex(instance, cap_usd)
+    except InputError as e:
+        raise e.with_source(with_flag("max_total_capex_usd")) from None
 
 
 @scoped
@@ -189,7 +212,7 @@ def provision(
 ) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap); a
     dimension reaching beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per
-    NPU (:func:`hieropt.solvers.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
+    NPU (:func:`hieropt.io.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
@@ -236,7 +259,7 @@ def provision(
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
-    total = None if max_total_capex_usd is None else total_capex(instance, max_total_capex_usd)
+    total = _total_capex(instance, max_total_capex_usd)
     given = instance
     instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     try:
@@ -248,7 +271,7 @@ def provision(
     site = site_power(instance)
     power = objective == "min_power" or max_power_w is not None or site is not None
     if power:
-        why = ("objective min_power" if objective == "min_power" else "--max-power-w"
+        why = ("objective min_power" if objective == "min_power" else with_flag("max_power_w")
                if max_power_w is not None else "the site's power cap ([cluster] max_power_mw, no "
                "network_w_per_npu)")
         check_power_figures(catalog, instance, why)

@@ -9,6 +9,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -19,6 +20,7 @@ from ..cache import scoped
 from ..errors import InputError, NoSolutionError, SolverError, limit_reached
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
+from ..io.nic_bound import nic_bounded
 from ..model.capex import TotalCapex
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
@@ -31,7 +33,6 @@ from ..spec.overrides import check_time_limit
 from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
-from .nic_bound import nic_bounded
 
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
@@ -420,13 +421,37 @@ class TradeoffPoint:
 class Tradeoff:
     """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and
     timing, and the notes of the dimensions bounded at the accelerator's ``nic_gbps``
-    (:func:`hieropt.solvers.nic_bound.nic_bounded`)."""
+    (:func:`hieropt.io.nic_bound.nic_bounded`)."""
 
     points: tuple[TradeoffPoint, ...]
     grid: tuple[int, int]
     solves: int
     solve_seconds: float
     notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready trade-off, the document ``hieropt provision --tradeoff --json`` writes
+        (times ns, cost $, power W; a gap that is no finite number None; each point's design as
+        :meth:`hieropt.model.options.Option.to_dict`; ``notes``: the dimensions bounded at the
+        accelerator's ``nic_gbps``, one string each)."""
+        return {
+            "grid": list(self.grid),
+            "solves": self.solves,
+            "solve_seconds": self.solve_seconds,
+            "notes": list(self.notes),
+            "points": [
+                {
+                    "iteration_time_ns": q.iteration_time_ns,
+                    "network_cost_usd": q.network_cost_usd,
+                    "power_w": q.power_w,
+                    "max_cost_usd": q.max_cost_usd,
+                    "max_power_w": q.max_power_w,
+                    "gap": float(q.gap) if math.isfinite(q.gap) else None,
+                    "design": [o.to_dict() for o in q.design],
+                }
+                for q in self.points
+            ],
+        }
 
 
 @scoped

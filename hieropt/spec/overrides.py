@@ -7,6 +7,7 @@ import math
 import numbers
 from typing import TypeVar
 
+import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError, number_problem
@@ -134,6 +135,16 @@ def is_real(v: object) -> bool:
     text). numpy's bool is no :class:`numbers.Real`; Python's is (a subclass of int), so it is
     refused by name."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def plain_number(value: object) -> object:
+    """``value`` as a Python number when it is a numpy integer or float scalar (``np.int64(2e7)``
+    -> ``20000000``), else unchanged: the library facade's one conversion of numpy scalars, so that
+    the implementation (and the decimal arithmetic of its messages) sees the types it is written
+    for."""
+    if isinstance(value, np.integer | np.floating):
+        return value.item()
+    return value
 
 
 def check_time_limit(time_limit_s: object, name: str = "time_limit_s") -> float:

@@ -42,12 +42,14 @@ class Training(Frozen):
             the model file's; None: unknown): a design's bandwidth above it, or scale-out above
             two NICs per NPU, gets a caveat
             (:func:`hieropt.workloads.llm.links.bandwidth_caveats`).
-        scaleup_npus: NPUs of the NPU's largest scale-up domain (its catalog entry's; None:
-            unknown) and ``nic_gbps`` the most scale-out GB/s per direction one NPU carries: a
-            design's dimension reaching beyond that domain faster than it gets a caveat.
+        scaleup_npus: NPUs of the NPU's largest scale-up domain (its catalog entry's, or the
+            model file's; None: unknown) and ``nic_gbps`` the most scale-out GB/s per direction
+            one NPU carries: a design's dimension reaching beyond that domain faster than it gets
+            a caveat.
         nic_gbps: see ``scaleup_npus``.
-        scaleup_source: where ``scaleup_gbps`` comes from (``catalog``, ``model file``,
-            ``calibrated file NAME``).
+        scaleup_source: where ``scaleup_gbps``, ``scaleup_npus`` and ``nic_gbps`` come from
+            (``catalog``, ``model file``, ``calibrated file NAME``;
+            :func:`hieropt.workloads.llm.links.figure_source` words it).
     """
 
     model: str

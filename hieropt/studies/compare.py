@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..model.breakdown import TIE_REL, tied_slowest
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
-from ..result import Solution
+from ..result import Solution, freeze_arrays
 from ..solvers.objectives import recommended_options, solve
 from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
@@ -84,6 +84,9 @@ class Row:
     seconds: float
     heuristic: HeuristicResult | None = None
     bottleneck_tied: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self, "bw")
 
     @property
     def iteration_time_ns(self) -> float | None:

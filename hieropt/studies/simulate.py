@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cache import scoped
 from ..errors import InputError, SolverError
@@ -62,7 +63,10 @@ class Simulated:
             optimises).
         simulated_iteration_time_ns: ASTRA-sim's slowest NPU (weighted over workloads).
         per_workload_ns: simulated time of each workload (unweighted).
-        bundle: the bundle that was run.
+        bundle: the bundle that was run. Without a ``folder`` given to :func:`simulate` (or
+            ``simulate_allocations``) it was written to a temporary folder, removed once the run
+            ended: ``bundle.folder`` then names a folder that no longer exists (its files' names
+            and sizes stay; give ``folder`` to keep the files).
     """
 
     bw_gbps: tuple[float, ...]
@@ -357,6 +361,29 @@ class SimulationStudy:
         """:attr:`solved`, or ``mode`` + ``" dimensions"`` when not given."""
         return self.solved or f"{self.mode} dimensions"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The study as JSON-ready data, the document ``hieropt simulate --json`` writes (times ns,
+        bandwidths GB/s per NPU per dimension, errors relative)."""
+        return {
+            "instance": self.instance, "dimension_mode": self.mode, "chunks": self.chunks,
+            "tolerance": self.tolerance, "agree": bool(self.agree), "verdict": self.verdict(),
+            "optimum_fastest": self.optimum_fastest, "mode_mismatch": self.mismatch,
+            "largest_relative_error": self.worst_error,
+            "ranking_predicted": list(self.ranking_predicted),
+            "ranking_simulated": list(self.ranking_simulated),
+            "same_ranking": self.same_ranking, "notes": list(self.notes),
+            "allocations": [{
+                "name": name, "label": label, "bw_gbps": list(r.bw_gbps),
+                "predicted_own_model_ns": r.predicted_own_ns,
+                "simulated_iteration_time_ns": r.simulated_iteration_time_ns,
+                "simulated_per_workload_ns": list(r.per_workload_ns),
+                "ratio": r.own_ratio, "relative_error": r.own_error,
+                "within_tolerance": bool(r.own_error <= self.tolerance),
+                "predicted_iteration_time_ns": r.predicted_iteration_time_ns,
+                "simulator_mode_relative_error": r.relative_error,
+            } for name, label, r in self.rows],
+        }
+
     def _predicted_key(self, row) -> tuple[float, bool]:
         """Sort key of ``row`` by its own prediction, a time within :data:`TIE` of the optimum's
         taken as the optimum's and the optimum first among those (the optimum is proven only to
@@ -479,7 +506,7 @@ def simulate_allocations(
     binary = check_binary(binary)
     check_traceable(instance, source)
     if bw_gbps is not None:
-        allocations = [("given", "--bw", list(bw_gbps))]
+        allocations = [("given", with_flag("bw_gbps"), list(bw_gbps))]
         notes: list[str] = []
     else:
         # (the design hieropt solve recommends: its options)

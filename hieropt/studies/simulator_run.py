@@ -65,8 +65,16 @@ def _text(raw: bytes) -> str:
 
 
 def _size_text(n_bytes: int) -> str:
-    """Bytes as text: ``12,345 bytes`` below 1 MB, else ``1.2 MB`` (1 MB = 1e6 bytes)."""
-    return f"{n_bytes:,} bytes" if n_bytes < 1e6 else f"{n_bytes / 1e6:,.1f} MB"
+    """Bytes as text: ``12,345 bytes`` below 1 MB, ``1.2 MB`` below 1 GB, else ``2.3 GB`` (1 MB =
+    1e6 bytes, 1 GB = 1e9 bytes)."""
+    if n_bytes < 1e6:
+        return f"{n_bytes:,} bytes"
+    return f"{n_bytes / 1e6:,.1f} MB" if n_bytes < 1e9 else f"{n_bytes / 1e9:,.1f} GB"
+
+
+SIGKILL = 9
+"""The signal the kernel's out-of-memory killer sends (a run killed by it prints nothing about it:
+its last line is whatever it logged before)."""
 
 
 def run_text(bundle: Bundle, k: int, label: str = "") -> tuple[str, str]:
@@ -80,8 +88,9 @@ def run_text(bundle: Bundle, k: int, label: str = "") -> tuple[str, str]:
     start = (
         f"ASTRA-sim: simulating {what}: {plural(bundle.npus, 'NPU')}, "
         f"{plural(bundle.chunks, 'chunk')} per collective, trace {_size_text(w.trace_bytes)} in "
-        f"{plural(w.trace_files, 'file')} ({plural(w.nodes, 'node')}); may take minutes on "
-        "thousands of NPUs (4,096: about 17 CPU minutes per run)"
+        f"{plural(w.trace_files, 'file')} ({plural(w.nodes, 'node')}); may take minutes and "
+        "gigabytes of memory on thousands of NPUs (4,096 at one chunk: about 17 CPU minutes and 7 "
+        "GB per run; the memory grows with the trace)"
     )
     return start, f"ASTRA-sim: {what} simulated"
 
@@ -99,7 +108,8 @@ def run_bundle(
     Raises:
         InputError: the binary is missing or not executable (exit 2).
         SolverError: the run failed, timed out or printed no result (exit 3), with the simulator's
-            last message.
+            last message; killed by SIGKILL (the out-of-memory killer's signal), with the trace's
+            size and what to shrink instead.
     """
     binary = check_binary(binary)
     out = []
@@ -130,6 +140,14 @@ def _run_one(bundle: Bundle, binary: Path, k: int, timeout_s: float) -> float:
     except OSError as e:
         raise SolverError(f"ASTRA-sim could not be started: {e}") from e
     stdout, stderr = _text(r.stdout), _text(r.stderr)
+    if r.returncode == -SIGKILL:  # (its last line is a log line, not the cause)
+        raise SolverError(
+            f"ASTRA-sim was killed by signal {SIGKILL} on workload {w.name!r} (likely out of "
+            f"memory: the trace is {_size_text(w.trace_bytes)} in "
+            f"{plural(w.trace_files, 'file')} for {plural(bundle.npus, 'NPU')}); fix: simulate "
+            "fewer chunks per collective (chunks, --chunks) or a smaller instance, or run on a "
+            "machine with more memory (the kernel log, dmesg, names an out-of-memory kill)"
+        )
     if r.returncode != 0:
         how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
         raise SolverError(

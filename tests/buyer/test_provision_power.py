@@ -60,7 +60,7 @@ def test_provision_command_counts_the_bills_power(tmp_path):
     """End to end on the NVL72 instance (2,304 GPUs at 1,200 W, PUE 1.25) and the InfiniBand
     catalog: the run's MW is (2,304 x 1,200 + the bill's W) x 1.25."""
     from tests.cli.util import run
-    from tests.report.conftest import with_cluster
+    from tests.report.nvl72 import with_cluster
 
     inst = with_cluster(tmp_path / "inst.toml")
     r = run("provision", inst, "--catalog", REPO / "catalogs" / "nvl72-infiniband.toml",

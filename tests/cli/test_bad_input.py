@@ -372,8 +372,8 @@ def test_inline_dimension_of_size_one(files: Files) -> None:
         2,
         "i.toml",
         "network.dims[0].npus",
-        "greater than or equal to 2",
-        "fix: got 1; use a number >= 2",
+        "1 is below 2",
+        "fix: use an integer >= 2",
     )
 
 
@@ -555,7 +555,7 @@ def test_a_nic_price_of_zero_is_a_domain_without_nics(tmp_path: Path) -> None:
                                                  rel=1e-12)
     assert hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns).ok
     r = run("solve", _costmsg(tmp_path, "switch_usd_per_gbps = 5.0\nnic_usd_per_gbps = -1"))
-    assert r.exit_code == 2 and "nic_usd_per_gbps: Input should be greater than or equal to 0" in (
+    assert r.exit_code == 2 and "nic_usd_per_gbps: -1 is below 0; fix: use a number >= 0" in (
         r.stderr
     )
 

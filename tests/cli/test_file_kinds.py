@@ -1,6 +1,7 @@
 """A file of another kind than the command reads is named for what it is, with the command or flag
 it belongs to (one line, exit 2), instead of failing on its first key as an unknown one or as bad
-TOML: ``FILE is a co-design space, not an instance; fix: run `hieropt codesign FILE```. Every
+TOML: ``FILE is a co-design space, not an instance; fix: run `hieropt codesign FILE` (from Python:
+hieropt.codesign)``. Every
 shipped input file is recognised as its own kind, and a file of the right kind with a typo keeps
 the message that names the field."""
 
@@ -19,15 +20,16 @@ INSTANCE = REPO / "instances" / "gpt3-4d.toml"
 SPACE = REPO / "spaces" / "codesign-gpt3-4096.toml"
 CATALOG = REPO / "catalogs" / "example-4d.toml"
 RUNS = REPO / "validation" / "calibration" / "a100-one-node.csv"
-SOLVE = "run `hieropt solve {f}` (or evaluate, compare, pareto)"
+SOLVE = "run `hieropt solve {f}` (or evaluate, compare, pareto; from Python: hieropt.solve)"
 
 
 @pytest.mark.parametrize(("args", "file", "line"), [
     (("solve",), SPACE,
-     "is a co-design space, not an instance; fix: run `hieropt codesign {f}`"),
+     "is a co-design space, not an instance; fix: run `hieropt codesign {f}` (from Python: "
+     "hieropt.codesign)"),
     (("solve",), CATALOG,
      "is a parts catalog, not an instance; fix: give it to provision: `hieropt provision "
-     "INSTANCE --catalog {f}`"),
+     "INSTANCE --catalog {f}` (from Python: hieropt.provision(instance, catalog))"),
     (("codesign",), INSTANCE, "is an instance, not a co-design space; fix: " + SOLVE),
     (("provision", INSTANCE, "--catalog"), INSTANCE,
      "is an instance, not a parts catalog; fix: " + SOLVE),
@@ -36,11 +38,12 @@ SOLVE = "run `hieropt solve {f}` (or evaluate, compare, pareto)"
     (("workload", "plan"), INSTANCE, "is an instance, not an LLM model file; fix: " + SOLVE),
     (("validate", REPO / "validation" / "bloom2022.csv", "--npu"), RUNS,
      "is a runs CSV, not a calibrated accelerator file (--npu); fix: run `hieropt validate {f}` "
-     "(or `hieropt calibrate {f}`)"),
+     "(or `hieropt calibrate {f}`; from Python: hieropt.validate, hieropt.calibrate)"),
     (("explore",), SPACE, "is a co-design space, not a shape space; fix: run `hieropt codesign "
-     "{f}`"),
+     "{f}` (from Python: hieropt.codesign)"),
     (("codesign",), REPO / "spaces" / "gpt3-4096.toml",
-     "is a shape space (explore), not a co-design space; fix: run `hieropt explore {f}`"),
+     "is a shape space (explore), not a co-design space; fix: run `hieropt explore {f}` (from "
+     "Python: hieropt.explore)"),
     (("solve",), REPO / "validation" / "networks" / "dgx-a100-hdr.toml",
      "is a network file (a runs file's network), not an instance; fix: name it in a runs file's "
      "network column (`hieropt validate RUNS.csv`)"),
@@ -81,7 +84,7 @@ def test_a_runs_file_given_as_a_workload_model(tmp_path):
     assert r.exit_code == 2
     assert error_line(r) == (
         f"error: {RUNS} is a runs CSV, not an LLM model file; fix: run `hieropt validate {RUNS}` "
-        f"(or `hieropt calibrate {RUNS}`)")
+        f"(or `hieropt calibrate {RUNS}`; from Python: hieropt.validate, hieropt.calibrate)")
 
 
 def test_a_typo_in_a_file_of_the_right_kind_keeps_its_message(tmp_path):

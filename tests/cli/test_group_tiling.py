@@ -10,8 +10,8 @@ import pytest
 
 from hieropt.io.instance import load_instance
 from hieropt.spec.tiling import mapping_groups, tiling_problem
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 FIX = "fix: give groups that tile every dimension (their sizes multiply to its NPUs)"

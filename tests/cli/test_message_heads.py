@@ -12,8 +12,8 @@ import pytest
 from hieropt.errors import InputError
 from hieropt.io.common import read_toml, readable_bound
 from hieropt.io.runs import row_params
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 MODEL = REPO / "models" / "llama3-405b.toml"
 WHERE = "runs.csv: line 3"
@@ -58,8 +58,7 @@ def test_a_bound_reads_as_written(tmp_path: Path):
     path.write_text(text)
     line = error_line(run("solve", path))
     assert line.endswith(
-        "link_usd_per_gbps: Input should be greater than or equal to 1e-12; fix: got 1e-13; use a "
-        "number >= 1e-12"
+        "link_usd_per_gbps: 1e-13 is below 1e-12; fix: use a number >= 1e-12"
     )
 
 

@@ -130,5 +130,5 @@ def test_provision_with_a_price_of_1e308_is_refused_naming_the_catalog(tmp_path)
     assert r.exit_code == 2
     line = error_line(r)  # (refused as a price no part has, before any bill is added up)
     assert line.startswith(f"error: {catalog}: classes.") and ".usd: " in line
-    assert "less than or equal to 1e+12; fix: " in line
+    assert "1e+308 is above 1e+12; fix: use a number <= 1e+12" in line
     assert "inf" not in r.stdout

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hieropt.io.cluster import MAX_RUN_TOKENS, MIN_RUN_TOKENS
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 INST = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 

@@ -9,8 +9,8 @@ import pytest
 from hieropt.io.common import model_fields_at
 from hieropt.names import close_name
 from hieropt.spec import CostModel, Network
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import REPO
 
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 
@@ -133,7 +133,7 @@ def test_every_table_suggests_the_key(tmp_path):
     ("chunks = 4", "chunks = 4"),
 ])
 def test_an_instance_setting_below_network_names_where_it_goes(tmp_path, setting, shown):
-    # before: "network.group_bandwidth: unknown key; fix: remove it or check its spelling", for a
+    # not "network.group_bandwidth: unknown key; fix: remove it or check its spelling", for a
     # setting that is right, only written below the [network] line (so in that TOML table)
     path = _instance(tmp_path, "[network]\n", f"[network]\n{setting}\n")
     key = setting.split(" =")[0]

@@ -107,7 +107,7 @@ def test_model_on_a_matching_cluster_still_solves(tmp_path):
 
 def test_space_sized_for_another_cluster_is_refused(tmp_path):
     """spaces/gpt3-4096.toml with npus = 1024: the tp_lowest rule gives DP 64 against the model's dp
-    = 256 (every shape was ranked for a DP 64 job); before, a ranking."""
+    = 256 (every shape would be ranked for a DP 64 job); refused, not ranked."""
     text = (REPO / "spaces" / "gpt3-4096.toml").read_text().replace("npus = 4096", "npus = 1024")
     p = tmp_path / "s.toml"
     p.write_text(text.replace('"../models/', f'"{MODELS}/'))
@@ -241,7 +241,7 @@ def test_a_limit_states_one_gap(monkeypatch):
 
 def test_a_target_a_hair_above_the_fastest_time_is_certified():
     """The same target without the forcing: the point just inside the target, which the independent
-    evaluator also finds within it, closes the gap in 2 LPs (before: LIMIT after 14 LPs at
+    evaluator also finds within it, closes the gap in 2 LPs (not LIMIT after 14 LPs at
     9.2e-8)."""
     import hieropt
 
@@ -332,8 +332,8 @@ def test_a_catalog_part_without_power_names_the_catalog_file():
     assert r.exit_code == 2
     assert error_line(r) == (
         f"error: {cat}: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power "
-        "figure, but --max-power-w needs one on every part; fix: add watts = <W per unit> (0 for "
-        "passive parts)"
+        "figure, but max_power_w (--max-power-w) needs one on every part; fix: add watts = <W per "
+        "unit> (0 for passive parts)"
     )
 
 

@@ -58,7 +58,7 @@ def test_balanced_stages():
             tp=(8,), pp=(8,), zero_stage=(1,), recompute=("selective",), sequence_parallel=(True,)
         ),
     )
-    # (invalid before: pp 8 does not divide the 126 layers)
+    # (valid though pp 8 does not divide the 126 layers: the stages are balanced)
     assert e.combinations == 1 and not e.invalid
     p = plan_params(
         llama.base,

@@ -25,7 +25,7 @@ def _row(i: str, value: float, t: float, usd: float, dims: int, nics: int | None
 
 def test_performance_per_cost_ties_show_the_lower_value_first():
     # a 4-level network of 9,216 NICs, 1.1 ms faster and $12,797 dearer, 2.9e-8 above the 2-level
-    # network of 8,192 NICs: one rank (within 1e-7), the lower time x cost first (before: the
+    # network of 8,192 NICs: one rank (within 1e-7), the lower time x cost first (not the
     # faster)
     four = _row("a-four", 1.666133907e18, 11_983.2713e6, 139_038_320.0, 4, 9216)
     two = _row("b-two", 1.666133858e18, 11_984.3739e6, 139_025_523.0, 2, 8192)
@@ -64,7 +64,7 @@ def test_performance_still_puts_the_cheapest_of_equally_fast_first():
 
 def test_the_knee_of_equally_cheap_networks_is_the_simplest(monkeypatch):
     # 3 rows reach the knee's time for $332,128,803 to round-off (1e-15 apart): the 3-level
-    # network's knee is a hair cheaper, the 2-level one is shown (fewest dimensions), before:
+    # network's knee is a hair cheaper, the 2-level one is shown (fewest dimensions), not
     # the 3-level row (the first of the least cost)
     rows = [_row("three", 5.317e9, 5.317e9, 341_475_318.0, 3, 18432),
             _row("two-b", 5.317e9, 5.317e9, 341_475_318.0, 2, 16384),

@@ -59,7 +59,7 @@ def test_the_table_json_and_instances_show_one_row_per_plan_and_rank(tmp_path):
     assert f"Best 3 of {r.solved} solved candidates" in text
     d = r.to_dict(top=3)
     ids = [x["id"] for x in d["ranking"]]
-    assert [x["id"] for x in r.ranking[:3]] == ids[:3]  # (the best rows, as before)
+    assert [x["id"] for x in r.ranking[:3]] == ids[:3]  # (the best rows, in their order)
     assert {h["id"] for h, _ in shown[:3]} <= set(ids)  # (and every row the table shows)
     assert {x["id"]: x["tie_of"] for x in d["ranking"]}[folded[0]["id"]] == head["id"]
     paths = write_instances(r, tmp_path, top=3)

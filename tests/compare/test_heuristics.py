@@ -30,7 +30,7 @@ from hieropt.studies import heuristics as H
 from hieropt.studies.compare import compare
 from hieropt.verify import constraint_violations
 from tests.cases import REPO
-from tests.compare.conftest import CONSTRAINTS, case_id, libra_cases
+from tests.compare.libra import CONSTRAINTS, case_id, libra_cases
 
 AR = Collective.ALL_REDUCE
 RTOL = 1e-9  # a heuristic may tie the optimum, never beat its proven bound by more than round-off

@@ -222,3 +222,24 @@ def test_a_space_naming_an_llm_plan_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"workload: LLM plan 'tiny': .*one micro-batch of one "
                                          r"stage.*hieropt codesign"):
         load_space(path)
+
+
+def test_exploration_to_dict_is_the_commands_json(tmp_path):
+    import json
+
+    import hieropt
+
+    space = write_space(tmp_path, "small.toml")
+    path = tmp_path / "sweep.json"
+    res = runner.invoke(
+        app, ["explore", str(space), "--workers", "1", "--top", "4", "--json", str(path)]
+    )
+    assert res.exit_code == 0, res.output
+    data = hieropt.explore(str(space), workers=1).to_dict(top=4)
+    cli = json.loads(path.read_text())
+    for d in (data, cli):  # (wall times differ)
+        d.pop("throughput")
+        for row in d["ranking"] + d["pareto"] + [e["best"] for e in d["by_dims"]]:
+            row.pop("solve_seconds")
+    assert data == cli
+    assert len(data["ranking"]) == 4 and data["ranking"][0]["rank"] == 1

@@ -16,8 +16,8 @@ from hieropt.io.astrasim_network import sim_network
 from hieropt.io.astrasim_trace import job_trace
 from hieropt.io.chakra import attributes, read_trace
 from hieropt.spec import Layer
-
-from .conftest import REPO, make_instance, ph
+from tests.cases import REPO
+from tests.fidelity.instances import make_instance, ph
 
 G = 2**30 / 1e9  # GiB per GB
 

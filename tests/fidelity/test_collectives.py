@@ -14,8 +14,7 @@ import pytest
 from hieropt.model.timing import evaluate
 from hieropt.spec import Layer
 from hieropt.studies.simulate import simulate
-
-from .conftest import make_instance, ph
+from tests.fidelity.instances import make_instance, ph
 
 MIB, GIB = 2**20, 2**30
 BLOCKS = ("Ring", "FullyConnected", "Switch")

@@ -17,8 +17,7 @@ import pytest
 from hieropt.model.timing import evaluate
 from hieropt.spec import Instance, Layer, Mapping, Phase, Workload
 from hieropt.studies.simulate import simulate
-
-from .conftest import make_instance
+from tests.fidelity.instances import make_instance
 
 GIB = 2**30
 BW = (40.0, 10.0)  # GB/s per NPU = bytes per ns

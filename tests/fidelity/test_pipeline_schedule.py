@@ -37,8 +37,7 @@ from hieropt.spec import (
     StepSchedule,
     Workload,
 )
-
-from .conftest import make_instance, ph
+from tests.fidelity.instances import make_instance, ph
 
 BW = 100.0  # GB/s per NPU on the Ring (one link of B: a send of S bytes takes S / B ns)
 COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0)})

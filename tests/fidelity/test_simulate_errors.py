@@ -8,8 +8,7 @@ import pytest
 from hieropt.errors import InputError, SolverError
 from hieropt.spec import Layer
 from hieropt.studies.simulate import simulate
-
-from .conftest import make_instance, ph
+from tests.fidelity.instances import make_instance, ph
 
 
 def _inst():
@@ -44,6 +43,18 @@ def test_missing_or_unusable_binary(tmp_path):
         with pytest.raises(InputError) as e:
             simulate(_inst(), [10], p)
         assert e.value.one_line() == f"binary: {p}: is not executable; fix: chmod +x {p}"
+
+
+def test_a_run_killed_by_sigkill_is_reported_as_out_of_memory(tmp_path):
+    killed = _script(tmp_path / "killed", 'echo "[info] system 0 ready"; kill -9 $$')
+    with pytest.raises(SolverError) as e:
+        simulate(_inst(), [10], killed)
+    assert str(e.value) == (
+        "ASTRA-sim was killed by signal 9 on workload 'w' (likely out of memory: the trace is 177 "
+        "bytes in 1 file for 2 NPUs); fix: simulate fewer chunks per collective (chunks, "
+        "--chunks) or a smaller instance, or run on a machine with more memory (the kernel log, "
+        "dmesg, names an out-of-memory kill)")
+    assert e.value.exit_code == 3
 
 
 def test_failed_run_reports_the_last_message(tmp_path):

@@ -162,6 +162,30 @@ def test_agreement_within_the_tolerance_passes(tmp_path):
     assert r.exit_code == 3 and "tolerance 1 %" in r.stderr
 
 
+def test_the_study_to_dict_is_the_commands_json(tmp_path):
+    path = _instance(tmp_path)
+    inst = load_instance(path)
+    own = {n: evaluate(inst, bw).iteration_time_ns * 1.02 for n, bw in _allocations(inst).items()}
+    fake = _fake(tmp_path, tmp_path / "cli", own)
+    r = run("simulate", path, "--astra-sim", fake, "--keep", tmp_path / "cli", "--json",
+            tmp_path / "s.json")
+    assert r.exit_code == 0, r.output
+    _fake(tmp_path, tmp_path / "lib", own)
+    data = api.simulate(path, fake, folder=tmp_path / "lib").to_dict()
+    assert data == json.loads((tmp_path / "s.json").read_text())
+    assert [a["name"] for a in data["allocations"]] == ["optimum", "equal", "traffic"]
+    assert data["largest_relative_error"] == pytest.approx(0.02 / 1.02, rel=1e-3)
+
+
+def test_given_bandwidths_are_labelled_by_argument_and_flag(tmp_path):
+    path = _instance(tmp_path)
+    inst = load_instance(path)
+    bw = _allocations(inst)["equal"]
+    fake = _fake(tmp_path, tmp_path / "lib", {"given": evaluate(inst, bw).iteration_time_ns})
+    study = api.simulate(path, fake, bw_gbps=bw, folder=tmp_path / "lib")
+    assert [(n, label) for n, label, _ in study.rows] == [("given", "bw_gbps (--bw)")]
+
+
 def test_export_writes_the_chunks_of_the_mode_solved(tmp_path):
     path = _instance(tmp_path)
     r = run("export", path, "--astra-sim", tmp_path / "b")

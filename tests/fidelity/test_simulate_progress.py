@@ -13,10 +13,10 @@ from hieropt.progress import ActivityLine, elapsed_text
 from hieropt.spec import Layer
 from hieropt.studies.simulate import run_text, simulate
 from tests.cli.util import astrasim_instance_file, run
+from tests.fidelity.instances import make_instance, ph
 
-from .conftest import make_instance, ph
-
-TAIL = "may take minutes on thousands of NPUs (4,096: about 17 CPU minutes per run)"
+TAIL = ("may take minutes and gigabytes of memory on thousands of NPUs (4,096 at one chunk: about "
+        "17 CPU minutes and 7 GB per run; the memory grows with the trace)")
 
 
 def _lines(stderr: str) -> list[str]:

@@ -154,8 +154,7 @@ def test_moe_groups_dp_spans_ep_and_edp():
         StepSchedule,
         Workload,
     )
-
-    from .conftest import ph
+    from tests.fidelity.instances import ph
 
     layer = Layer(
         name="l",

@@ -5,18 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fuzz.worker import Worker
-
-_WORKER: Worker | None = None
-
-
-def worker() -> Worker:
-    """The session's worker process (started on first use, stopped at the end of the session)."""
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = Worker()
-    return _WORKER
-
+from tests.fuzz.worker import close_worker
 
 # tests/fuzz/tally.py reads the run's size when it is first imported: here only inside the hooks,
 # after the root conftest has turned ``--fuzz`` and ``--fuzz-seed`` into its environment variables.
@@ -34,8 +23,7 @@ def pytest_sessionstart(session):
 def pytest_sessionfinish(session, exitstatus):
     from tests.fuzz.tally import MODE, TALLY
 
-    if _WORKER is not None:
-        _WORKER.close()
+    close_worker()
     if MODE != "short" and TALLY.problems:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fuzz.conftest import worker
 from tests.fuzz.tally import TALLY, TIMEOUT_S
-from tests.fuzz.worker import Crash, Hang, Raised
+from tests.fuzz.worker import Crash, Hang, Raised, worker
 
 
 def call(target: str, *args: Any, suite: str, reproducer: str, timeout: float = TIMEOUT_S,

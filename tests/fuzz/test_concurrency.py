@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from hieropt.spec import LinearConstraint
-from tests.fuzz.conftest import worker
-from tests.fuzz.worker import Hang, Raised
+from tests.fuzz.worker import Hang, Raised, worker
 
 REPO = Path(__file__).resolve().parents[2]
 HIEROPT = Path(sys.executable).with_name("hieropt")

@@ -38,8 +38,7 @@ from hieropt.spec import (
     Workload,
 )
 from tests.explore.util import space_text
-from tests.fuzz.conftest import worker
-from tests.fuzz.worker import Hang
+from tests.fuzz.worker import Hang, worker
 
 REPO = Path(__file__).resolve().parents[2]
 HIEROPT = Path(sys.executable).with_name("hieropt")

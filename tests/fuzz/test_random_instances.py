@@ -28,11 +28,10 @@ from hypothesis import strategies as st
 
 from tests.fuzz import checks
 from tests.fuzz.certify import REL_GAP, bound_holds, intervals_meet, point_ok, status_ok
-from tests.fuzz.conftest import worker
 from tests.fuzz.run import call
 from tests.fuzz.strategies import Spec, magnitudes, small, specs
 from tests.fuzz.tally import BUDGET, MODE, TALLY, TIMEOUT_S, seeded
-from tests.fuzz.worker import Crash, Hang, Raised
+from tests.fuzz.worker import Crash, Hang, Raised, worker
 
 SUITE = "random instances"
 SCIP_SHARE = 0.25 if MODE == "short" else 0.1

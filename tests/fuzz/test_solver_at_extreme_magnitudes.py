@@ -14,8 +14,7 @@ import pytest
 import hieropt
 from hieropt import SolveOptions
 from tests.fuzz import checks, found
-from tests.fuzz.conftest import worker
-from tests.fuzz.worker import Hang, Raised
+from tests.fuzz.worker import Hang, Raised, worker
 
 
 def xfail(why: str):

@@ -146,3 +146,21 @@ class Worker:
             except (BrokenPipeError, OSError):
                 pass
         self._kill()
+
+
+_SHARED: Worker | None = None
+
+
+def worker() -> Worker:
+    """The session's worker process (started on first use, stopped by :func:`close_worker` at the
+    end of the session)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = Worker()
+    return _SHARED
+
+
+def close_worker() -> None:
+    """Stop the session's worker process, if one was started."""
+    if _SHARED is not None:
+        _SHARED.close()

@@ -20,7 +20,7 @@ SCIP_TIME_LIMIT_S = 20.0
 # SCIP 10 without GMP (the pyscipopt wheel) is numerically fragile at feastol 1e-9: on some
 # instances it aborts with "error in LP solver" (SoPlex cannot tighten its tolerance below 1e-10
 # when it re-solves a troubled LP) or runs out of time proving the 1e-9 gap. Measured on 400 random
-# instances of the strategy below (before it drew only round numbers; 20 s wall-clock limit on a
+# instances of the strategy below (not only round numbers; 20 s wall-clock limit on a
 # busy machine): 10 failed with the plain model, and each was solved by one of the later settings.
 # The oracle therefore tries, in order: the specified model; the same model in KB / GB/s / us (times
 # 1000x larger, so the absolute 1e-9 tolerance on the small epigraph rows is relatively tighter); no

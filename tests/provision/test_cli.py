@@ -528,3 +528,22 @@ def test_provision_keeps_a_total_budget_on_the_command_line():
     last = short.stderr.strip().splitlines()[-1]  # (after the catalog's notes)
     assert last.startswith("error: infeasible: total budget $1,000,000,000.00: ")
     assert last.endswith("a total budget of at least $1,060,273,408.80 buys it")
+
+
+def test_provisioning_to_dict_is_the_commands_json_but_its_run_and_knee(tmp_path):
+    import hieropt
+
+    inst, cat = REPO / "instances" / "gpt3-4d.toml", REPO / "catalogs" / "example-4d.toml"
+    js = tmp_path / "p.json"
+    r = run(inst, "--catalog", cat, "--json", js)
+    assert r.exit_code == 0, r.output
+    cli = json.loads(js.read_text())
+    data = hieropt.provision(inst, cat).to_dict(hieropt.load_instance(inst))
+    assert set(cli) - set(data) == {"run", "knee"}
+    added = cli["notes"][len(data["notes"]):]  # (the command's run and power notes, after)
+    assert cli["notes"] == data["notes"] + added
+    for d in (data, cli):  # (wall times differ)
+        for key in ("solve_seconds", "milp_seconds", "notes", "run", "knee"):
+            d.pop(key, None)
+    assert data == cli
+    assert data["status"] == "optimal" and data["catalog"] == "example-4d-INVENTED-prices"

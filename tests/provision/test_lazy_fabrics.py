@@ -16,7 +16,7 @@ import pytest
 import hieropt
 from hieropt.model import options as options_module
 from hieropt.solvers import provision_milp
-from tests.conftest import REPO
+from tests.cases import REPO
 
 NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
 IB = REPO / "catalogs" / "nvl72-infiniband.toml"

@@ -1,6 +1,6 @@
 """Whole parts bought for an accelerator stay within what it can feed: a dimension reaching beyond
 its scale-up domain (catalog scaleup_npus) gets at most its catalog nic_gbps per NPU, the tighter of
-that and the instance's own bound (hieropt.solvers.nic_bound), with a note; a continuous solve keeps
+that and the instance's own bound (hieropt.io.nic_bound), with a note; a continuous solve keeps
 its answer and its caveat.
 
 The case: Llama 3 70B (TP 8 x PP 4 x DP 32) on 1,024 H100 = 8 NVLink x 128 InfiniBand, the scale-out
@@ -19,39 +19,13 @@ import pytest
 
 import hieropt
 from hieropt.errors import InputError
-from hieropt.solvers.nic_bound import nic_bounded, nic_bounds
+from hieropt.io.nic_bound import nic_bounded, nic_bounds
 from hieropt.solvers.provision_milp import catalog_for, instance_options, provision_tradeoff
+from tests.provision.llama70b import LLAMA70B_1024
 
 REPO = Path(__file__).resolve().parents[2]
 
-MODEL = """\
-generator = "llm"
-[params.model]
-name = "llama3-70b"
-layers = 80
-hidden_size = 8192
-heads = 64
-kv_heads = 8
-ffn_size = 28672
-gated_ffn = true
-vocab_size = 128256
-sequence_length = 8192
-norm = "rmsnorm"
-biases = false
-dropout = false
-position_embedding = "rotary"
-tied_embeddings = false
-[params.plan]
-flash_attention = true
-npus = 1024
-tp = 8
-pp = 4
-dp = 32
-sequence_parallel = true
-zero_stage = 1
-micro_batch_size = 1
-global_batch_size = 512
-recompute = "selective"
+MODEL = LLAMA70B_1024 + """\
 [params.npu]
 accelerator = "H100-SXM"
 hbm_reserve_gib = 4.0
@@ -124,8 +98,8 @@ def _files(tmp_path: Path, upper: float = 100, lower: float = 12.5) -> tuple[Pat
 
 @pytest.mark.heavy
 def test_two_400g_nics_per_h100_are_not_bought(tmp_path):
-    """Before, provision bought 2 x 400G per H100 (100 GB/s: 2,048 NICs x $1,500 + 96 switches x
-    $35,000 = $6,432,000, 5,548.24 ms) with a caveat. Now one 400G NIC per H100 (50 GB/s):
+    """Not 2 x 400G per H100 (100 GB/s: 2,048 NICs x $1,500 + 96 switches x $35,000 =
+    $6,432,000, 5,548.24 ms) with a caveat, but one 400G NIC per H100 (50 GB/s):
     1,024 x $1,500 + 8 groups of 128 ports, each 4 leaves + 2 spines of 64 ports = 48 switches x
     $35,000, $1,536,000 + $1,680,000 = $3,216,000; 1,024 x 25 W + 48 x 750 W = 61,600 W."""
     inst_path, cat = _files(tmp_path)
@@ -197,8 +171,26 @@ def test_the_tradeoff_front_is_bounded(tmp_path):
     assert front.notes == (NOTE,)
 
 
+def test_the_tradeoff_to_dict_is_the_commands_json(tmp_path):
+    import json
+
+    from tests.cli.util import run
+
+    inst_path, cat = _files(tmp_path)
+    js = tmp_path / "t.json"
+    r = run("provision", inst_path, "--catalog", cat, "--tradeoff", "2", "--json", js)
+    assert r.exit_code == 0, r.output
+    data = provision_tradeoff(hieropt.load_instance(inst_path), cat, levels=2).to_dict()
+    cli = json.loads(js.read_text())
+    for d in (data, cli):  # (wall times differ)
+        d.pop("solve_seconds")
+    assert data == cli
+    assert data["notes"] == [NOTE] and data["grid"] == [2, 2]
+    assert all(q["design"][1]["bw_gbps"] <= 50.0 for q in data["points"])
+
+
 def test_solve_keeps_the_hypothetical_network(tmp_path):
-    """solve answers for a hypothetical network: 100 GB/s with the caveat, as before."""
+    """solve answers for a hypothetical network: 100 GB/s (not capped), with the caveat."""
     inst_path, _ = _files(tmp_path)
     inst = hieropt.load_instance(inst_path)
     sol = hieropt.solve(inst)

@@ -19,8 +19,8 @@ import hieropt
 from hieropt.io.npus import EXTRAPOLATED, calibration_of, default_calibration_of, fill_npu
 from hieropt.report.run import FITTED, UNCALIBRATED, calibration_note
 from hieropt.workloads.llm.npu import NPU
+from tests.cases import REPO
 from tests.cli.util import run
-from tests.report.conftest import REPO
 
 PLAN = REPO / "instances" / "gpt3-plan-4d.toml"  # GPT-3 175B on the A100's default calibration
 MODEL = REPO / "models" / "gpt3-175b-llm.toml"
@@ -234,7 +234,7 @@ def test_codesign_carries_it(where, codesign_json, codesigned):
 
 
 def test_the_codesign_report_prints_it(tmp_path, codesign_json):
-    from tests.report.conftest import SPACE, TOKENS
+    from tests.report.nvl72 import SPACE, TOKENS
 
     out = tmp_path / "out"
     r = run("report", codesign_json, "--space", SPACE, "--tokens", f"{TOKENS:g}", "-o", out)

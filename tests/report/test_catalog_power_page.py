@@ -19,8 +19,8 @@ import json
 
 import pytest
 
+from tests.cases import REPO
 from tests.cli.util import run
-from tests.report.conftest import REPO
 from tests.report.pages import assert_page_equals_json
 
 INSTANCE = REPO / "instances" / "llama3-405b-16k-cluster.toml"

@@ -52,8 +52,8 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
     # Llama 3 70B on 256 H100, the InfiniBand catalog, one 400G NIC per H100 (its catalog
     # nic_gbps, 50 GB/s): (256 x 700 + 32 x 4,600 + 16,880 W of the bill of materials) x PUE 1.25
     # = 0.4291 MW and $807,271 per run, as hieropt provision of the written instance
-    # (tests/buyer/test_provisioned_run_agrees.py); before, the column took the continuous row's
-    # figures at the catalog's time and cost: no network power counted
+    # (tests/buyer/test_provisioned_run_agrees.py); not the continuous row's figures at the
+    # catalog's time and cost, which count no network power
     r = run("codesign", small_space(tmp_path), "--objective", "performance", "--workers", "1",
             "--catalog", CATALOG, "--provision-top", "1", "--top", "1", "--json",
             tmp_path / "c.json")
@@ -72,7 +72,7 @@ def test_the_whole_parts_column_counts_the_parts_power(tmp_path):
             "in the instance's bounds): it reaches 256 NPUs") in catalog.how
     # the page recommends the design in whole parts, $807,271 per run: the cost model's columns
     # price the same 200 GB/s of scale-out at its $ per GB/s, $1,643,701 per run, a bound on
-    # another price basis (before, the page recommended that bound as its least $ per run)
+    # another price basis (not recommended as the page's least $ per run)
     committee = codesign_committee(data, None)
     assert committee.recommended == "catalog" and committee.headline()["run_cost_usd"] == (
         catalog.run.run_cost_usd)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.util import run
-from tests.report.conftest import CLUSTER, SPACE, TOKENS
+from tests.report.nvl72 import CLUSTER, SPACE, TOKENS
 
 HOURS = 5 * 8760.0
 N = 2304
@@ -38,7 +38,8 @@ def alts(data: dict) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def priced_result(tmp_path_factory) -> Path:
-    """``codesign --json`` on the NVL72 space with a [cluster] (conftest's) and tokens = 300e9."""
+    """``codesign --json`` on the NVL72 space with the [cluster] of tests/report/nvl72.py and
+    tokens = 300e9."""
     tmp = tmp_path_factory.mktemp("priced-codesign")
     space = tmp / "space.toml"
     text = SPACE.read_text().replace('model = "../', f'model = "{SPACE.parents[1]}/')

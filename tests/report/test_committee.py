@@ -11,8 +11,9 @@ import re
 import pytest
 
 import hieropt
+from tests.cases import REPO
 from tests.cli.util import error_line, run
-from tests.report.conftest import NVL, REPO, SPACE, TOKENS
+from tests.report.nvl72 import NVL, SPACE, TOKENS
 from tests.report.pages import assert_page_equals_json
 
 HOURS = 5 * 8760.0  # amortisation_years = 5

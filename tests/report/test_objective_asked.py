@@ -26,8 +26,7 @@ import hieropt
 from hieropt.report.committee_answers import asked_of
 from tests.cases import REPO
 from tests.cli.util import run
-
-from .conftest import report, with_cluster
+from tests.report.nvl72 import report, with_cluster
 
 COMPARE = REPO / "instances" / "gpt3-4d-compare.toml"
 MIX = REPO / "instances" / "mix-gpt3-dlrm-4d.toml"

@@ -23,10 +23,10 @@ BEYOND_A100 = (
 per direction on dimension 0), after its dimension and bandwidth."""
 DOMAIN_A100 = (
     "dimension 1: 119.5 GB/s per NPU across 64 NPUs, beyond the A100-SXM-80GB's scale-up domain "
-    "of 8 (catalog scaleup_npus, its baseboard or rack): past it one A100-SXM-80GB sends at most "
-    "32 GB/s through its NIC (catalog nic_gbps), so it needs a scale-up tier beyond the domain "
-    "the catalog does not describe; bound it (bounds upper_gbps = 32) or take it as a "
-    "hypothetical network"
+    "of 8 (catalog scaleup_npus of the A100-SXM-80GB, its baseboard or rack): past it one "
+    "A100-SXM-80GB sends at most 32 GB/s through its NIC (catalog nic_gbps of the A100-SXM-80GB), "
+    "so it needs a scale-up tier beyond that domain; bound it (bounds upper_gbps = 32) or take it "
+    "as a hypothetical network"
 )
 """The caveat on the step instance's designs whose second dimension (8 x 8 = 64 NPUs, past the
 A100's 8-NPU baseboard) is faster than one A100's NIC: the optimum's and the front's 119.5 GB/s."""

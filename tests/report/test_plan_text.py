@@ -8,8 +8,8 @@ import pytest
 
 import hieropt
 from hieropt.report.committee_answers import plan_text
+from tests.cases import REPO
 from tests.cli.util import run
-from tests.report.conftest import REPO
 
 LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
 

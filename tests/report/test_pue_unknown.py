@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.cli.util import run
-from tests.report.conftest import with_cluster
+from tests.report.nvl72 import with_cluster
 
 
 def test_a_page_without_a_pue_says_its_power_is_the_it_power(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 import hieropt
 from tests.cli.util import error_line, run
-from tests.report.conftest import with_cluster
+from tests.report.nvl72 import with_cluster
 
 
 @pytest.fixture(scope="module")

@@ -56,8 +56,8 @@ def test_stages_not_composed_take_the_slowest():
 
 
 def test_the_shipped_405b_instance_says_why_its_stage_is_above_the_iteration_time():
+    from tests.cases import REPO
     from tests.cli.util import run
-    from tests.report.conftest import REPO
 
     r = run("solve", REPO / "instances" / "llama3-405b-16k-cluster.toml")
     assert r.exit_code == 0, r.output
@@ -71,8 +71,8 @@ def test_workload_show_says_the_schedule_composes_the_stages():
     iteration time is the slowest stage's; a workload of several stages without positions (the
     two stages above) says the slowest's."""
     from hieropt.report.workload import header_lines
+    from tests.cases import REPO
     from tests.cli.util import run
-    from tests.report.conftest import REPO
 
     r = run("workload", "show", REPO / "models" / "llama3-405b.toml", "--summary")
     assert r.exit_code == 0, r.output

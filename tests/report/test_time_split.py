@@ -54,7 +54,7 @@ from hieropt.studies.codesign.export import write_instances
 from hieropt.studies.codesign.search import codesign
 from hieropt.workloads.llm import NPU
 from hieropt.workloads.llm.space import CodesignSpace, PlanChoices
-from tests.report.conftest import REPO
+from tests.cases import REPO
 from tests.solve.stages import schedule_graph_ns, three_stages
 from tests.workloads.tiny import params
 

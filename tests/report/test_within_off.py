@@ -11,7 +11,7 @@ import pytest
 
 import hieropt
 from hieropt.solvers.objectives import solve_fastest_cheapest
-from tests.report.conftest import NVL, SPACE, TOKENS, report
+from tests.report.nvl72 import NVL, SPACE, TOKENS, report
 
 
 @pytest.mark.heavy

@@ -17,8 +17,7 @@ import pytest
 
 from tests.cases import REPO
 from tests.cli.util import run
-
-from .conftest import report
+from tests.report.nvl72 import report
 
 MIX = REPO / "instances" / "mix-gpt3-dlrm-4d.toml"
 NAMES = ["gpt3-175b", "dlrm-mlperf"]

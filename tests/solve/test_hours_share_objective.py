@@ -17,7 +17,7 @@ With b0 + b1 = 100 the minimum has b0 / b1 = sqrt(40.5 / 4.5) = 3: B* = (75, 25)
 0.5 + 40.5 / 75 + 4.5 / 25 = 0.5 + 0.54 + 0.18 = 1.22 (a at 2,200 ns, 1.1 x its optimum; b at
 4.6e6 ns, 2.3 x its optimum; 0.9 x 1.1 + 0.1 x 2.3 = 1.22).
 
-The raw shares times ns, 0.9 T_a + 0.1 T_b, which compare, report and pareto used to minimise,
+The raw shares times ns, 0.9 T_a + 0.1 T_b (not what compare, report and pareto minimise),
 weigh b's microseconds 1,000 times a's and are least at B = (10, 90) (209,000 ns against
 461,980 ns at (75, 25)): another objective and another design.
 """

@@ -1,10 +1,10 @@
 """The fastest network within a budget a hair above the cheapest network, when the cheapest leaves a
 dimension that carries traffic without bandwidth (budget = cheapest x (1 + 1e-9 ... 1e-3)).
-Before: false "infeasible" ("the budget ... leaves a dimension ... (almost) without
-bandwidth", "no design satisfies the constraints") or LIMIT at gaps up to 0.99. Root cause: in the
+Each is solved to an optimum: neither a false "infeasible" ("the budget ... leaves a dimension ...
+(almost) without bandwidth", "no design satisfies the constraints") nor LIMIT at a gap. In the
 budget row the slack is the difference of two numbers that agree to 1e-9 and beyond, below HiGHS's
-tolerances, and the starved dimension's 1e-13 GB/s lies outside the LP's units; now the reduced
-budget row (hieropt/solvers/near_cheapest.py).
+tolerances, and the starved dimension's 1e-13 GB/s lies outside the LP's units: the budget is held
+by the reduced budget row (hieropt/solvers/near_cheapest.py).
 
 Every answer is checked against a design computed by hand (two dimensions: the slack all goes to the
 starved one) or the best of a fine scan of the slack's split (three dimensions), evaluated by the

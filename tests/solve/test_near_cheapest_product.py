@@ -103,8 +103,8 @@ def test_gpt3_time_cost_proven_against_a_budget_scan(eps):
 
 def test_the_method_says_which_step_answered():
     """The near-cheapest step's answer says so in its method and the report's search line; an answer
-    of the cost-share LP keeps that LP's method. Before, both read "one convex LP in cost
-    shares"."""
+    of the cost-share LP keeps that LP's method (not both "one convex LP in cost
+    shares")."""
     from hieropt.report.text import summary_lines
     from hieropt.solvers.routes import METHODS
 

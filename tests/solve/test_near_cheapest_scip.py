@@ -225,9 +225,9 @@ TIE_FLOOR_BOUND = (
     None,
 )
 """A random instance: two tied dimensions both starved, a cheaper one filling a floor, a dear Switch
-held at its lower bound (bounds = [dim 3 >= 0.014696467622742742]). Before: "infeasible: the budget
-... leaves a dimension that carries traffic (almost) without bandwidth" at slack 1e-5 and 1e-3 of
-the cost."""
+held at its lower bound (bounds = [dim 3 >= 0.014696467622742742]). Feasible at slack 1e-5 and 1e-3
+of the cost, not "infeasible: the budget ... leaves a dimension that carries traffic (almost)
+without bandwidth"."""
 
 
 @pytest.mark.parametrize("eps", [1e-6, 1e-5, 1e-3])

@@ -3,12 +3,12 @@ network puts all the bandwidth on one of them (slack 3e-7 ... 1e-6 of the cost, 
 without the exact budget row gives status LIMIT at gaps 3.4e-6 ... 3.5e-4, with exactly feasible
 designs up to 3.5e-4 faster than the one returned).
 
-Root cause: the cost-share LP held the budget by its share row, a row of the cost's size whose
-tolerance (1e-9 of the cost) is 3e-3 of a room of 3e-7 of it. With a tie the LP spent that tolerance
-on the split between the two tied dimensions (a design row met 1e-10 above its right-hand side),
-i.e. out of the room the starved dimension lives on, and its duals, 1e-13 accurate, bounded the time
-only to 1e-13 x cost / room. Now the first pass holds the budget by the reduced budget row alone
-(hieropt/solvers/near_cheapest.py).
+The first pass holds the budget by the reduced budget row alone (hieropt/solvers/near_cheapest.py),
+not by the cost-share LP's share row: that row is of the cost's size, its tolerance (1e-9 of the
+cost) is 3e-3 of a room of 3e-7 of it, and with a tie the LP would spend that tolerance on the split
+between the two tied dimensions (a design row met 1e-10 above its right-hand side), i.e. out of the
+room the starved dimension lives on, its duals, 1e-13 accurate, bounding the time only to 1e-13 x
+cost / room.
 
 The oracle is exact: one equality (or floor) row sum(bw) = S, dimensions 0 and 1 at the same price
 and dimension 2 dearer, each dimension carrying its own all-reduce. The budget then gives dimension
@@ -37,8 +37,8 @@ EPS = float(np.finfo(float).eps)
 )
 @pytest.mark.parametrize("eps", [3e-7, 1e-6, 1e-5, 1e-3, 1e-2])
 def test_tie_in_price_is_certified(eps, prices, sense):
-    """(Before: LIMIT at gaps 5e-6 ... 1e-4 for the price ratios 1e4 ... 1e5 at slacks 3e-7 and
-    1e-6.)"""
+    """Certified at every slack (not LIMIT at gaps 5e-6 ... 1e-4 for the price ratios 1e4 ... 1e5 at
+    slacks 3e-7 and 1e-6)."""
     S = 100.0
     base = tied(prices, S, sense)
     c0 = float(cluster_cost_usd_per_gbps(base)[0]) * S
@@ -60,7 +60,7 @@ def test_tie_in_price_is_certified(eps, prices, sense):
 
 @pytest.mark.parametrize("key", sorted(REPRODUCERS))
 def test_break_it_reproducers_are_certified(tmp_path, key):
-    """Each reproducer is a certified optimum now (before: LIMIT at its gap). Its bound is held
+    """Each reproducer is a certified optimum (not LIMIT at its gap). Its bound is held
     against the independent SCIP oracle of tests/solve/test_near_cheapest_scip.py."""
     inst = reproducer(tmp_path, key)
     sol = hieropt.solve(inst)

@@ -194,10 +194,10 @@ def test_a_dimension_beyond_the_scale_up_domain_faster_than_the_nic():
     (inner,) = domain_caveats([300, 25], [16, 256], *a100, "A100")
     assert inner == (
         "dimension 0: 300 GB/s per NPU across 16 NPUs, beyond the A100's scale-up domain of 8 "
-        "(catalog scaleup_npus, its baseboard or rack): past it one A100 sends at most 32 GB/s "
-        "through its NIC (catalog nic_gbps), so it needs a scale-up tier beyond the domain the "
-        "catalog does not describe; bound it (bounds upper_gbps = 32) or take it as a "
-        "hypothetical network"
+        "(catalog scaleup_npus of the A100, its baseboard or rack): past it one A100 sends at "
+        "most 32 GB/s through its NIC (catalog nic_gbps of the A100), so it needs a scale-up tier "
+        "beyond that domain; bound it (bounds upper_gbps = 32) or take it as a hypothetical "
+        "network"
     )
     # several dimensions: one caveat naming each, the fix on each
     (both,) = domain_caveats([300, 61], [16, 256], *a100, "A100")

@@ -204,8 +204,8 @@ def test_a_mix_of_one_workload_is_weighted_as_its_own_optimum():
 
 def test_a_workload_that_takes_no_time_is_at_ratio_one():
     """(found by the portfolio fuzz) A workload without compute or traffic has T_w = 0 on every
-    fabric: its ratio is 1, not 0 / 0 (a ZeroDivisionError before, an IndexError in the mix
-    after)."""
+    fabric: its ratio is 1, not 0 / 0 (neither a ZeroDivisionError nor an IndexError in the
+    mix)."""
     inst = random_portfolio(np.random.default_rng(1), 2)
     nothing = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     idle = Workload(name="idle", layers=(Layer(name="i", forward=nothing, input_grad=nothing,

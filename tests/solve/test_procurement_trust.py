@@ -2,13 +2,13 @@
 answer is checked by hand or by a budget sweep (the fastest design within a budget just below a
 claimed bound must not beat the claim), never by hieropt's own bound alone.
 
-Failure classes, each with its root cause:
-- a budget that binds ignored, false min-cost certificates: the LP's cost row in M$ put tiny prices
-  x bandwidth below HiGHS's 1e-9 tolerances (now: the cost row's largest coefficient is 1);
-- performance per cost that never ends (1 dimension under a floor: T x cost is almost flat in the
-  cost level, so the kappa branch and bound's tangent-line bounds needed ~1e4 nodes) or stops at
-  10,000 nodes: now one convex LP in cost-share variables, which ends in a few LPs;
-- min_cost refused without a bandwidth cap (now: a design meeting the target caps the cost).
+What is specified, class by class:
+- a budget that binds is held and min-cost certificates are true: the LP's cost row has its largest
+  coefficient 1 (in M$, tiny prices x bandwidth would fall below HiGHS's 1e-9 tolerances);
+- performance per cost ends in a few LPs with 1 dimension under a floor (T x cost is almost flat in
+  the cost level, where a kappa branch and bound's tangent-line bounds need ~1e4 nodes): one convex
+  LP in cost-share variables;
+- min_cost is solved without a bandwidth cap (a design meeting the target caps the cost).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_min_cost_certificate_holds(factor):
 
 @pytest.mark.parametrize("target", [1.3e9, 1e12, 2e16])
 def test_min_cost_gpt3_certificate_holds(target):
-    """Including a target between 8e15 and 6e16 ns, where min_cost used to fail with 'Unbounded'."""
+    """Including a target between 8e15 and 6e16 ns, where min_cost is not 'Unbounded'."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     sol = hieropt.solve(
         inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
@@ -315,7 +315,7 @@ def test_performance_per_cost_huge_budget_equals_no_budget(budget):
 
 def test_performance_per_cost_floor_far_below_the_ceiling():
     """A floor 1e-12 of the ceiling (sum(bw) >= 0.001 <= 1e9): the optimum sits near the floor, the
-    ceiling is far from binding, and the answer is the one without the ceiling (before: an error,
+    ceiling is far from binding, and the answer is the one without the ceiling (not an error,
     "too wide a range")."""
     floor = LinearConstraint(coefficients=(1.0, 1.0), sense=">=", rhs=1e-3, text="sum(bw) >= 0.001")
     ceiling = LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=1e9, text="sum(bw) <= 1e9")

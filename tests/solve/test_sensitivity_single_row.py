@@ -77,4 +77,4 @@ def test_a_row_on_one_dimension_has_its_whole_marginal(tmp_path):
     # the optimizer step, whose 14.058 GB on the link add -14.058e9 / 400^2 = -87,863 ns per GB/s;
     # 12.24 ms with it on the gradient stream, which hid 6.2e3 of them)
     assert row.value == pytest.approx(-12.3180e6, rel=1e-4)
-    assert right == pytest.approx(-12.2872e6, rel=1e-4)  # (-12.2058e6 before, likewise)
+    assert right == pytest.approx(-12.2872e6, rel=1e-4)  # (likewise re-measured)

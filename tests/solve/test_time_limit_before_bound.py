@@ -41,7 +41,7 @@ def plan():
 @pytest.mark.parametrize("objective, target, stopped", [
     ("performance", None, "the largest bandwidth of dimension 0"),
     ("min_cost", 1e10, "the largest bandwidth of dimension 0"),
-    # (the cost-share LP's first cut: "infeasible" before, a claim nothing proved)
+    # (the cost-share LP's first cut, not "infeasible", a claim nothing proves)
     ("performance_per_cost", None, "cutting-plane LP 1"),
 ])
 def test_a_time_limit_before_any_bound_is_limit_with_an_unknown_gap(plan, objective, target,
@@ -64,7 +64,7 @@ JOINT = ["bw[0] - bw[1] <= 0", "bw[1] - bw[2] <= 0", "bw[2] - bw[3] <= 0", "bw[3
 
 
 def test_a_limit_on_the_reach_of_jointly_limited_rows_is_not_infeasible(tmp_path):
-    # (before: "infeasible: the design constraints and bounds cannot all hold", which the same
+    # (not "infeasible: the design constraints and bounds cannot all hold", which the same
     # rows solved without the limit refute: bw = 100 on every dimension)
     text = PLAN.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/')
     rows = 'constraints = ["sum(bw) == 500"]'

@@ -3,10 +3,10 @@
 With only ``sum(bw) >= 10`` no loaded bandwidth has an upper limit, and the iteration time has no
 minimum at finite bandwidth (or only an unbounded set of them): every solve must say "unbounded",
 whatever the units. Multiplying every collective size and every limit by ``a``
-(tests/solve/test_scaling.py) leaves the problem the same; the decision used to rest on the LP's own
-optimum, which HiGHS reported as a finite 1e9 .. 1e16 GB/s at some ``a`` (status "optimal") and as
-'Unbounded' at others. Every training loop goes through the same rule, ``step`` included (it ran 34
-LPs and stopped at LIMIT with 2.7e8 GB/s without any limit).
+(tests/solve/test_scaling.py) leaves the problem the same; the decision does not rest on the LP's
+own optimum, which HiGHS reports as a finite 1e9 .. 1e16 GB/s at some ``a`` (status "optimal") and
+as 'Unbounded' at others. Every training loop goes through the same rule, ``step`` included (not 34
+LPs stopped at LIMIT with 2.7e8 GB/s without any limit).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import hieropt
 from hieropt.errors import NoSolutionError
 from hieropt.spec import LinearConstraint
 from hieropt.spec.instance import StepSchedule
-from tests.conftest import REPO
+from tests.cases import REPO
 from tests.solve.portfolios import random_portfolio
 from tests.solve.rescale import scaled
 

@@ -211,6 +211,18 @@ def libra_files(shared_data):
             "cost": libra / "cost_model" / "4d_cost_model.yml"}
 
 
+def test_load_libra_derives_the_communicator_when_left_out(shared_data):
+    files = libra_files(shared_data)
+    del files["communicator"]
+    files["workload"] = shared_data / "astrasim1" / "Transformer_HybridParallel_Fwd_In_Bckwd.txt"
+    by_name = hieropt.load_libra(**files, constraints="sum(bw) == 500")
+    by_position = hieropt.load_libra(files["network"], files["workload"], None, files["cost"],
+                                     "sum(bw) == 500")
+    assert by_name.training_loop == by_position.training_loop == "recompute"
+    assert by_name.mapping_note == by_position.mapping_note
+    assert "HYBRID_TRANSFORMER_FWD_IN_BCKWD" in by_name.mapping_note
+
+
 def test_load_libra_takes_one_constraint_as_a_list_of_one(shared_data):
     one = hieropt.load_libra(**libra_files(shared_data), constraints="sum(bw) == 500")
     assert [c.text for c in one.constraints] == ["sum(bw) == 500"]
@@ -222,8 +234,8 @@ def test_load_libra_takes_one_constraint_as_a_list_of_one(shared_data):
     [
         ({"network": {"dims": 4}}, "network: expected the path (str or Path) of LIBRA's network "
          'file, got a dict; fix: pass the file\'s path, e.g. network="4d_network.yml"'),
-        ({"cost": None}, "cost: expected the path (str or Path) of LIBRA's cost model file, got "
-         'a NoneType; fix: pass the file\'s path, e.g. cost="4d_cost_model.yml"'),
+        ({"cost": None}, "cost: no cost model file given (it is required); fix: pass LIBRA's cost "
+         'model file\'s path, e.g. cost="4d_cost_model.yml"'),
         ({"constraints": 500}, "constraints: expected constraint texts, got a int; fix: pass e.g. "
          'constraints=["sum(bw) == 500"]'),
         ({"objective": "fastest"}, "objective: unknown objective 'fastest'; fix: use one of "

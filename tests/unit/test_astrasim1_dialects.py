@@ -341,7 +341,7 @@ def test_neither_header_nor_layer_line() -> None:
         (
             "HYBRID_TRANSFORMER model_parallel_NPU_group: 0",
             "model_parallel_npu_group",
-            "greater than or equal to 1",
+            "0 is below 1",
         ),
         ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 2 ep: 4", "ep", "given twice"),
         (

@@ -124,15 +124,15 @@ BAD = [
         "ports = 2\n",
         f"ports = {10**60}\n",
         "classes.ScaleOut.optics[0] ('twin').ports",
-        "less than or equal",
+        "1e+60 is above",
     ),
     (
         "usd = 2000\n",
         "usd = 2e15\n",
         "classes.ScaleOut.nics[0] ('cx7').usd",
-        "less than or equal to 1e+12",
+        "2e+15 is above 1e+12",
     ),
-    ("usd_per_switch = 35000", "usd_per_switch = 3.5e13", "usd_per_switch", "less than or equal"),
+    ("usd_per_switch = 35000", "usd_per_switch = 3.5e13", "usd_per_switch", "3.5e+13 is above"),
 ]
 
 

@@ -136,7 +136,7 @@ def test_bad_command_lines_are_one_line_errors(tmp_path: Path):
     assert r.exit_code == 2 and "unknown loss" in r.stderr
     r = runner.invoke(app, ["validate", str(path), "--fit", "efficiency"])
     assert r.exit_code == 2 and "--fit: given without --calibrate-on" in r.stderr
-    for more in ([], ["--npu", str(tmp_path / "x.toml")]):  # (before: ignored, exit 0)
+    for more in ([], ["--npu", str(tmp_path / "x.toml")]):  # (not ignored with exit 0)
         r = runner.invoke(app, ["validate", str(path), "--loss", "log", *more])
         assert r.exit_code == 2
         assert r.stderr.strip() == (
@@ -219,8 +219,8 @@ def test_one_plan_measured_far_apart_is_warned_about(tmp_path: Path, factor: flo
 
 
 def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
-    # before: three rows of one run (other names) made three runs, so a 2-field fit on one run
-    # passed the "more fields than runs" guard, and a file given twice was fitted on 8 runs
+    # three rows of one run (other names) are one run, not three that would let a 2-field fit
+    # on one run pass the "more fields than runs" guard, nor a file given twice fitted on 8 runs
     row = "tiny.toml,net.toml,10,2,4,1,0.2,g,{}"
     (tmp_path / "one").mkdir()
     path = write_case(tmp_path / "one", [row.format(n) for n in "abc"], HEADER + ",name")
@@ -244,8 +244,8 @@ def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
 
 
 def test_one_plan_measured_at_several_times_is_one_run(tmp_path: Path):
-    # before: the same plan measured at 0.2 and 0.25 ms made two runs, so two fields were fitted
-    # on one plan, and "fitted on 3 runs" was printed for two plans
+    # the same plan measured at 0.2 and 0.25 ms is one run, not two that would fit two fields on
+    # one plan, nor "fitted on 3 runs" printed for two plans
     one, other = "tiny.toml,net.toml,10,2,4,1,{},g,{}", "tiny.toml,net.toml,10,2,8,2,{},g,{}"
     rows = [one.format(0.2, "a"), one.format(0.25, "b"), one.format(0.2, "c")]
     path = write_case(tmp_path, rows, HEADER + ",name")

@@ -31,7 +31,7 @@ RUNS_HEADER = ("name,model,network,bw_gbps,tp,pp,dp,micro_batch_size,global_batc
 def test_a_field_no_run_depends_on_is_refused_naming_the_runs_that_would_determine_it(
         tmp_path: Path):
     # the 1.7B model without FlashAttention: attention_efficiency times no kernel of its runs;
-    # before, "attention_efficiency = 0.6" (its start value) was printed as fitted, exit 0
+    # not "attention_efficiency = 0.6" (its start value) printed as fitted, exit 0
     rows = ["a,{m},{n},300;25,1,1,8,4,128,full,3911", "b,{m},{n},300;25,2,1,8,4,128,selective,1785",
             "c,{m},{n},300;25,4,2,2,2,128,none,1946", "d,{m},{n},300;25,1,2,8,1,64,full,1180"]
     path = tmp_path / "four.csv"
@@ -54,7 +54,7 @@ def test_a_field_no_run_depends_on_is_refused_naming_the_runs_that_would_determi
 def test_fields_two_runs_of_one_plan_at_two_bandwidths_do_not_separate_are_refused(
         tmp_path: Path):
     # one plan at two scale-out bandwidths: every compute field moves both times by the same ms,
-    # so the columns of the scaled Jacobian are both proportional to 1 / predicted time; before,
+    # so the columns of the scaled Jacobian are both proportional to 1 / predicted time; not
     # three different pairs each fitted within 0.2 %, exit 0
     rows = ["fast,{m},{n},300;25,1,1,16,4,256,full,3767.1",
             "slow,{m},{n},300;2,1,1,16,4,256,full,3976.1"]

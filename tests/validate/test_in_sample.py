@@ -48,8 +48,8 @@ def marks(path: Path, calibrate_on: tuple[Path, ...] = ()) -> list[bool]:
 @pytest.mark.heavy
 def test_the_calibration_runs_without_their_model_name_column_are_in_sample(tmp_path: Path):
     # the model's name is a label: without it the rows resolve to the 1.7B model file's name, but
-    # the same 22B model (layers, widths), plan, network and measurements. Before, both were
-    # predicted "out of sample": "2 runs out of sample: mean absolute error 1.3%"
+    # the same 22B model (layers, widths), plan, network and measurements: not predicted "out of
+    # sample" ("2 runs out of sample: mean absolute error 1.3%")
     path = rewritten(tmp_path, "renamed.csv", ("model.name,", ""), (",gpt-22b,", ","))
     assert marks(path, (ONE_NODE,)) == [True, True]
     assert marks(path) == [True, True]  # the catalog default's runs_file
@@ -89,7 +89,7 @@ def test_a_calibrated_field_in_the_row_does_not_make_the_run_another(tmp_path: P
 
 @pytest.mark.heavy
 def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
-    # before, --calibrate-on's fitted value replaced the row's 0.9 without a word
+    # --calibrate-on's fitted value does not replace the row's 0.9 without a word
     path = rewritten(
         tmp_path,
         "fitted.csv",
@@ -125,7 +125,7 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
 @pytest.mark.heavy
 def test_a_calibration_plan_measured_again_is_in_sample(tmp_path: Path):
     # another measured time (1421 ms, not 1420) on the first row: the same plan, which the fit
-    # counts as one run with the 1420 ms row; before, out of sample
+    # counts as one run with the 1420 ms row, not out of sample
     path = rewritten(tmp_path, "slower.csv", (",1420,", ",1421,"))
     assert marks(path, (ONE_NODE,)) == [True, True]
     assert marks(path) == [True, True]
@@ -197,7 +197,7 @@ def test_a_run_given_twice_counts_once():
 
 
 def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Path):
-    # "1F1B" as the papers write it: refused before, while the accelerator column ignores case
+    # "1F1B" as the papers write it: not refused, as the accelerator column ignores case
     path = rewritten(tmp_path, "upper.csv", (",1f1b,", ",1F1B,"), (",selective", ",Selective"),
                      (",full,", ",FULL,"))
     assert marks(path) == [True, True]
@@ -208,7 +208,7 @@ def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Pat
 
 @pytest.mark.heavy
 def test_two_npu_files_of_one_accelerator_are_refused_naming_both(tmp_path: Path):
-    # before: the last one applied, both reported as applied
+    # not the last one applied with both reported as applied
     path = rewritten(tmp_path, "one.csv")
     a, b = tmp_path / "calibration" / "a.toml", tmp_path / "calibration" / "b.toml"
     r = runner.invoke(app, ["calibrate", str(path), "--out", str(a)])

@@ -43,7 +43,7 @@ def test_a_bandwidth_example_has_as_many_values_as_it_asks_for(n):
 
 
 def test_the_bandwidth_count_message_s_examples_match_its_counts(tmp_path: Path):
-    # a run of 4 NPUs on a 2 x 2 x 2 network uses its first 2 dimensions; before: "1 values for
+    # a run of 4 NPUs on a 2 x 2 x 2 network uses its first 2 dimensions; not "1 values for
     # the network's 3 dimensions ...; fix: give 3 values ... (e.g. 300;25), or the first 2"
     path = write_case(tmp_path, ["tiny.toml,net3.toml,10,1,4,8"], HEADER + ",dp,global_batch_size")
     (tmp_path / "net3.toml").write_text(NET3)
@@ -61,7 +61,7 @@ def test_the_bandwidth_count_message_s_examples_match_its_counts(tmp_path: Path)
 
 
 def test_a_trailing_semicolon_is_refused_as_such(tmp_path: Path):
-    # before: "'10;5;' 3 values for the network's 2 dimensions" (the empty value counted)
+    # not "'10;5;' 3 values for the network's 2 dimensions" (the empty value counted)
     header = HEADER + ",dp,global_batch_size"
     (tmp_path / "net3.toml").write_text(NET3)
     path = write_case(tmp_path, ["tiny.toml,net3.toml,10;5;,1,4,8"], header)
@@ -109,7 +109,7 @@ def narayanan_ms(B: int, s: int, L: int, h: int, V: int, tflops: float, gpus: in
 
 def test_a_tflops_figure_typed_as_the_time_gets_the_time_it_implies(tmp_path: Path):
     # the 1T row of Narayanan et al. 2021 Table 1 with its 163 TFLOP/s per GPU as measured_ms;
-    # before: "looks like seconds; fix: give ... 163000 for 163 s" alone, and "(4.023e+04 ms)"
+    # not "looks like seconds; fix: give ... 163000 for 163 s" alone, nor "(4.023e+04 ms)"
     s, V = 2048, 51200
     assert narayanan_ms(3072, s, 128, 25600, V, 312, 3072, 72) == pytest.approx(40_226.1, abs=0.1)
     assert narayanan_ms(3072, s, 128, 25600, V, 163, 3072, 72) == pytest.approx(76_997, abs=1)
@@ -124,7 +124,7 @@ def test_a_tflops_figure_typed_as_the_time_gets_the_time_it_implies(tmp_path: Pa
         "/ (163 TFLOP/s x 3,072 NPUs)), or 102,630 ms if the figure counts the full recompute's "
         "FLOPs too (51,391 PFLOP)"
     )
-    # the 1.7B row with 137: faster than possible, not 10 x (not seconds); before: no word of a
+    # the 1.7B row with 137: faster than possible, not 10 x (not seconds); with a word of the
     # TFLOP/s figure. 1,180 ms at the peak; 2,688 ms, 3,528 ms with recompute (the shipped row's)
     assert narayanan_ms(512, s, 24, 2304, V, 312, 32, 72) == pytest.approx(1_180.4, abs=0.1)
     assert narayanan_ms(512, s, 24, 2304, V, 137, 32, 72) == pytest.approx(2_688.3, abs=0.1)
@@ -180,7 +180,7 @@ def test_a_global_batch_in_tokens_is_hinted_first_beside_seconds(tmp_path: Path)
 
 
 def test_runs_of_several_accelerators_name_each_with_its_files(tmp_path: Path):
-    # before: "a100-one-node.csv: npu: runs of several accelerators (A100-SXM-80GB, H100-SXM)",
+    # not "a100-one-node.csv: npu: runs of several accelerators (A100-SXM-80GB, H100-SXM)",
     # naming the A100's file alone
     a100, h100 = CALIBRATION / "a100-one-node.csv", CALIBRATION / "h100-one-node.csv"
     r = runner.invoke(app, ["calibrate", str(a100), str(h100), "--out", str(tmp_path / "c.toml")])
@@ -215,7 +215,7 @@ dims = [{ block = "Switch", npus = 2, cost_class = "x" }]
 
 
 def test_an_instance_file_in_the_model_column_says_what_the_column_takes(tmp_path: Path):
-    # before: "generator: None is not the LLM generator (model inst.toml)"
+    # not "generator: None is not the LLM generator (model inst.toml)"
     inline = MODEL.replace("[params", "[workload.params").replace(
         'generator = "llm"', '[workload]\ngenerator = "llm"'
     )

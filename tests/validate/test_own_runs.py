@@ -77,7 +77,7 @@ def test_a_one_dimension_network_is_not_grown_past_the_scale_up_domain(tmp_path:
     net = tmp_path / "one.toml"
     net.write_text('[network]\ndims = [{ block = "Switch", npus = 8, cost_class = "NVLink" }]\n',
                    encoding="utf-8")
-    # before: grown silently to one 64-GPU NVLink switch
+    # not grown silently to one 64-GPU NVLink switch
     path = runs(tmp_path, ["a,300,8,2,4,1,512,20000,g"], network=net)
     assert refused(path) == (
         f"{path}: line 2: network: the run's 64 NPUs do not fit {net}: its one dimension "
@@ -93,12 +93,12 @@ def test_a_one_dimension_network_is_not_grown_past_the_scale_up_domain(tmp_path:
 
 
 @pytest.mark.parametrize("seq, said, fix", [
-    # 1 Mi tokens: a global batch's tokens (512 x 2,048); before: "looks like seconds"
+    # 1 Mi tokens: a global batch's tokens (512 x 2,048); not "looks like seconds"
     ("1048576", "1,048,576 tokens per sequence (the row's) is outside the typical "
      "2,048-131,072: looks like the tokens of a global batch (global_batch_size x sequence "
      "length)", "give the tokens per sequence (e.g. 2048, 4096, 8192), and global_batch_size "
      "in sequences"),
-    # 2 for 2K; before: "looks like µs"
+    # 2 for 2K; not "looks like µs"
     ("2", "2 tokens per sequence (the row's) is outside the typical 2,048-131,072: looks like "
      "thousands of tokens (2K = 2,048)", "write 2048 for 2K"),
 ])
@@ -206,7 +206,7 @@ def test_a_dimension_without_block_or_cost_class_names_what_it_takes(tmp_path: P
     net.write_text(f'[network]\ndims = [{dim}, {{ block = "Switch", npus = 2, cost_class = "IB" '
                    "}]\n", encoding="utf-8")
     path = runs(tmp_path, ["a,300;25,8,2,4,1,512,20000,g"], network=net)
-    # before: "Field required; fix: add it"
+    # not "Field required; fix: add it"
     assert refused(path) == (
         f"{path}: line 2: network: {net}: network.dims[0].{key}: missing: every dimension needs "
         f"block, npus and cost_class; fix: add {key}, {what}: e.g. {{block = \"Switch\", npus = "

@@ -232,7 +232,7 @@ def test_megatron_bridge_fp8_runs_calibrated_on_one_node_of_each_system():
     assert r.output.count("% (fit)") == 3  # (the three 8-GPU rows)
     assert "5 runs out of sample: mean absolute error 5.4%, worst 14.8%" in r.output
     assert "extrapolated" not in r.output
-    # the 16-bit defaults taken to FP8 (the catalog before its FP8 fits: the B200's and GB200's
+    # the 16-bit defaults taken to FP8 (the catalog without its FP8 fits: the B200's and GB200's
     # kernel-level figures, the H100's BF16 fit, as fractions of the FP8 peak): the B200's and
     # GB200's runs 24-29 % fast, the H100's -13.0 to +2.3 %; MAPE 18.6 %, worst -28.6 %
     from hieropt.io.npus import read_npu_catalog

@@ -159,8 +159,8 @@ def test_a_fraction_given_as_a_percentage_gets_the_fraction(tmp_path: Path):
     path = write_case(tmp_path, ["tiny.toml,net.toml,10,45,1000"],
                       "model,network,bw_gbps,efficiency,measured_ms")
     assert refused(path) == (
-        f"{path}: line 3: efficiency=45: Input should be less than or equal to 1; fix: got 45; "
-        "use a number <= 1 (45 %? write 0.45)")
+        f"{path}: line 3: efficiency=45: 45 is above 1; fix: use a number <= 1 (45 %? write "
+        "0.45)")
 
 
 def test_a_windows_path_is_told_to_use_slashes(tmp_path: Path):

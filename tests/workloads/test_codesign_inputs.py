@@ -75,7 +75,7 @@ def test_omitted_plan_fields_keep_the_model_files_plan(tmp_path):
             "switch_only_at_top: Input should be a valid boolean",
         ),
         (("tp = [1, 2, 4]", "tp = [2, 2]"), "plans.tp: 2 is listed twice"),
-        (("tp = [1, 2, 4]", "tp = [0]"), "plans.tp[0]: Input should be greater than or equal to 1"),
+        (("tp = [1, 2, 4]", "tp = [0]"), "plans.tp[0]: 0 is below 1; fix: use an integer >= 1"),
         (('model = "model.toml"', "model = 3"), "space.toml: model: expected a file name, got 3"),
     ],
 )

@@ -172,7 +172,7 @@ def test_meta_llama3_405b_8k_plan_in_flight_by_hand():
     assert rep.fits and rep.stages[1].in_flight == 16.0
     assert rep.stages[1].activations_bytes == pytest.approx(128 * block, rel=1e-12)
     assert rep.peak.total_bytes / 1e9 == pytest.approx(76.33, abs=0.005)
-    # the two virtual stages these files assumed before: 45 / 2 = 22.5 per block on stage 1
+    # with two virtual stages instead: 45 / 2 = 22.5 per block on stage 1
     rep = memory(read_llm(path, ["dp=64", "virtual_stages=2", "microbatch_group_size=16"]))
     assert rep.stages[1].in_flight == 22.5
     assert rep.peak.total_bytes / 1e9 == pytest.approx(104.46, abs=0.005)

@@ -157,7 +157,7 @@ def test_bad_plans_are_one_line_errors(overrides, message):
     [
         (
             "zero_stage=4",
-            "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3",
+            "zero_stage=4: 4 is above 3; fix: use an integer <= 3",
         ),
         ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
         (
@@ -167,11 +167,11 @@ def test_bad_plans_are_one_line_errors(overrides, message):
             "(binary: an 80 GB H100 holds 80 GiB), or 74.5058 for 80e9 bytes (in the unit of "
             "'hbm_gib')",
         ),
-        ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
+        ("model.layers=0", "model.layers=0: 0 is below 1; fix: use an integer >= 1"),
         # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
         (
             f"model.layers={10**60}",
-            f"model.layers={10**60}: Input should be less than or equal to 10000",
+            f"model.layers={10**60}: 1e+60 is above 10000; fix: use an integer <= 10000",
         ),
     ],
 )

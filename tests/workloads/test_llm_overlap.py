@@ -109,7 +109,7 @@ def test_overlap_options_that_conflict_are_refused():
     with pytest.raises(ValueError, match="step.overlap_groups: not with overlap_dp"):
         StepSchedule(microbatches=2, overlap_dp=True, overlap_groups=("dp",))
     # below ZeRO-2 there is no per-micro-batch DP collective: the option would change nothing
-    # (before: accepted silently), so it is refused as the other conflicts are
+    # (not accepted silently), so it is refused as the other conflicts are
     for z in (0, 1):
         with pytest.raises(ValueError) as e:
             params(**{**ZERO2, "zero_stage": z}, overlap_sharded_comms=True)

@@ -338,8 +338,8 @@ def test_a_format_sub_table_overrides_only_the_fields_it_gives(tmp_path):
     (FP8_TABLE.replace('fitted_on = "one FP8 run (test)"\n', ""),
      "accelerator[0].calibration.fp8.fitted_on: Field required; fix: add it"),
     (FP8_TABLE.replace("0.5", "1.5"),
-     "accelerator[0].calibration.fp8.matrix_efficiency: Input should be less than or equal to 1; "
-     "fix: got 1.5; use a number <= 1"),
+     "accelerator[0].calibration.fp8.matrix_efficiency: 1.5 is above 1; "
+     "fix: use a number <= 1"),
 ])
 def test_a_bad_format_sub_table_is_one_line(tmp_path, table, message):
     path = write(tmp_path, entry() + table)

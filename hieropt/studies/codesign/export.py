@@ -12,6 +12,7 @@ from typing import Any
 from ...errors import InputError, NoSolutionError
 from ...model.catalog import Catalog
 from ...model.groups import instance_for
+from ...names import with_flag
 from ...solvers.cutting import REL_GAP
 from ...spec import Instance, Network
 from ...spec.cluster import Cluster
@@ -251,13 +252,13 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
     from ...io.codesign import write_instance_file
 
     if top < 1:
-        raise InputError("--top", None, f"{top} candidates", "give at least 1")
+        raise InputError(with_flag("top", "--top"), None, f"{top} candidates", "give at least 1")
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(
-            "--write-instances",
+            with_flag("folder", "--write-instances"),
             str(folder),
             f"cannot create the folder: {e.strerror}",
             "name a folder you can write",
@@ -348,7 +349,8 @@ def provision_codesign(
     from ..explore.provision import provision_ranked
 
     if top < 1:
-        raise InputError("--provision-top", None, f"{top} candidates", "give at least 1")
+        raise InputError(with_flag("top", "--provision-top"), None, f"{top} candidates",
+                         "give at least 1")
     space = result.space
     target = space.max_iteration_time_ns if space.objective == "min_cost" else None
     items = (({"id": row["id"], "continuous_rank": row["rank"],

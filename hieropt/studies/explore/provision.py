@@ -21,7 +21,7 @@ from ...errors import HieroptError, InputError
 from ...io.catalog import read_catalog
 from ...model.catalog import Catalog
 from ...model.run import provisioned_run
-from ...names import PROVISION_OBJECTIVES
+from ...names import PROVISION_OBJECTIVES, with_flag
 from ...solvers.provision import provision
 from ...solvers.provision_milp import total_note
 from ...spec import Instance
@@ -72,7 +72,8 @@ def provision_shortlist(
         InputError: a bad catalog file or ``top`` < 1.
     """
     if top < 1:
-        raise InputError("--provision-top", None, f"{top} shapes", "give at least 1")
+        raise InputError(with_flag("top", "--provision-top"), None, f"{top} shapes",
+                         "give at least 1")
     cands = {c.id: c for c in result.enumeration.candidates}
     space = result.space
     target = space.max_iteration_time_ns if space.objective == "min_cost" else None
@@ -149,7 +150,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         line saying which network power they count, or None), with a total cap ``total_budget``
         (the line saying the cluster's capex with the design, against the cap), and where a
         dimension was bounded at the accelerator's NIC limit ``nic_bounds`` (one line each,
-        :func:`hieropt.solvers.nic_bound.nic_bounded`). Provisioned ones
+        :func:`hieropt.io.nic_bound.nic_bounded`). Provisioned ones
         come first, by
         objective value (within the gap target equal, then cheapest first with the performance
         objective, else fastest first: :func:`~hieropt.studies.explore.run.rank_rows`; for

@@ -118,6 +118,28 @@ class Exploration:
     cores: int = 1
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
+    def to_dict(self, top: int = 20) -> dict[str, Any]:
+        """The sweep as JSON-ready data, the document ``hieropt explore --json`` writes (``top``:
+        its ``--top``): space, counts, ``throughput``, the best ``top`` ranked rows, the
+        per-dimension-count summary and the Pareto set (rows as in the results file, but
+        ``bw_gbps`` a list of GB/s per NPU per dimension, not the file's ``;``-joined text). The
+        command adds ``status``, ``message`` and ``exit_code`` when no shape has an answer."""
+        from ..codesign.figures import row_bw
+
+        def listed(row: dict[str, Any]) -> dict[str, Any]:
+            return {**row, "bw_gbps": row_bw(row)} if "bw_gbps" in row else row
+
+        en = self.enumeration
+        return {
+            "space": self.space.name, "space_hash": self.space_hash,
+            "objective": self.space.objective, "shapes": en.shapes,
+            "candidates": en.placements, "pruned": en.pruned, "solved": len(en.candidates),
+            "failed": len(self.failed), "throughput": self.throughput,
+            "ranking": [listed(r) for r in self.ranking[:top]],
+            "by_dims": [dict(e) for e in self.by_dims()],
+            "pareto": [listed(r) for r in self.pareto],
+        }
+
     @property
     def ranking(self) -> list[dict[str, Any]]:
         """Rows with an objective value, best first, each with its ``rank``.

@@ -178,6 +178,14 @@ class Calibration:
     measurements: int = 0
     edited: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as JSON-ready data, the document ``hieropt calibrate --json`` writes
+        (:func:`~hieropt.studies.validate.dicts.calibration_dict`): accelerator, fitted values,
+        bounds, quality (fractions; null when undefined), runs, files, loss."""
+        from .dicts import calibration_dict
+
+        return calibration_dict(self)
+
     @property
     def overrides(self) -> tuple[str, ...]:
         """The fitted values as ``KEY=VALUE`` overrides (``npu.efficiency=0.43``)."""

@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ...cache import Cache, scoped
 from ...errors import InputError
@@ -146,6 +147,14 @@ class Validation:
     by_file: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     calibrations: tuple[Calibration, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data, the document ``hieropt validate --json`` writes
+        (:func:`~hieropt.studies.validate.dicts.validation_dict`): ``rows`` (times in ms, errors
+        as fractions), ``summary``, ``files``, ``groups``, ``calibrations``, ``notes``."""
+        from .dicts import validation_dict
+
+        return validation_dict(self)
 
 
 def predict_runs(

@@ -360,6 +360,10 @@ def peak_slip(v: float, field: str = "peak_tflops") -> str | None:
         )
     if v > MAX_PEAK_TFLOPS:
         unit, div = ("FLOP/s", 1e12) if v >= 1e9 else ("GFLOP/s", 1e3)
+        if v / div > MAX_PEAK_TFLOPS:  # (out of range in either unit: no reading to offer)
+            return (f"{field}: {v:g} TFLOP/s is above {MAX_PEAK_TFLOPS:g} TFLOP/s per NPU, and "
+                    f"still above it read as {unit} ({v / div:g} TFLOP/s); fix: give the dense "
+                    "peak in TFLOP/s (1e12 FLOP/s)")
         return (
             f"{field}: {v:g} TFLOP/s is above {MAX_PEAK_TFLOPS:g} TFLOP/s per NPU (over 200 x "
             f"the fastest dense peak): looks like {unit}; fix: give TFLOP/s (1e12 FLOP/s): {v:g} "
@@ -433,6 +437,10 @@ def unit_slip(name: str, v: float | None) -> str | None:
     a bandwidth in bytes/s, a power in mW; None otherwise (and for a name without such a rule, or
     no value). One rule for the catalog's entries and a model file's ``[params.npu]``."""
     for field, most, unit, div, want in _UNIT_HINTS:
+        if field == name and v is not None and v > most and v / div > most:
+            # (out of range in either unit: no reading to offer)
+            return f"{name}: {v:g} is above {most:g} {want}, and still above it read as {unit} " \
+                   f"({v / div:g} {want}); fix: give {want}, at most {most:g}"
         if field == name and v is not None and v > most:
             return f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = " \
                    f"{v / div:g} {want})"

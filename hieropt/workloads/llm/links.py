@@ -21,7 +21,7 @@ Two limits, both far from a design that exists:
 Solved designs are not refused: co-design spaces explore hypothetical networks on purpose (LIBRA's
 "500 GB/s per NPU" budget); the caveat names the NPU, its limit and the bound that keeps a design
 within it. Whole parts bought from a catalog are no hypothetical network: there a dimension beyond
-the scale-up domain is bounded at ``nic_gbps`` instead (:mod:`hieropt.solvers.nic_bound`).
+the scale-up domain is bounded at ``nic_gbps`` instead (:mod:`hieropt.io.nic_bound`).
 """
 
 from __future__ import annotations
@@ -81,9 +81,9 @@ def bandwidth_caveats(
     bounds the dimension in an instance's syntax (``[[bounds]]`` ``upper_gbps``), or with
     ``space`` in a co-design space's (``constraints = ["bw[0] <= 300"]``: the dimension's index,
     ``top`` for the outermost). With ``domain`` (the NPUs of each dimension, innermost first; the
-    NPU's scale-up domain, catalog ``scaleup_npus``; its NIC limit, catalog ``nic_gbps``, GB/s per
-    direction) also every dimension reaching beyond that domain faster than the NIC limit
-    (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
+    NPU's scale-up domain, ``scaleup_npus``; its NIC limit, ``nic_gbps``, GB/s per direction,
+    both from ``source``) also every dimension reaching beyond that domain faster than the NIC
+    limit (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
     if scaleup is None:
         return ()
     bw = [float(b) for b in bw_gbps]
@@ -113,25 +113,43 @@ def bandwidth_caveats(
                 f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it "
                 f"({_bound_text(d, len(bw), scaleup, space)}) or name another accelerator"
             )
-    beyond = () if domain is None else domain_caveats(bw, *domain, npu, space)
+    beyond = () if domain is None else domain_caveats(bw, *domain, npu, space, source)
     if nics is not None and domain is not None:  # (the outermost: its scale-out caveat says more)
-        beyond = domain_caveats(bw[:-1], domain[0][:-1], *domain[1:], npu, space)
+        beyond = domain_caveats(bw[:-1], domain[0][:-1], *domain[1:], npu, space, source)
     return tuple(out) + ((nics,) if nics is not None else ()) + beyond
 
 
+def figure_source(field: str, npu: str, source: str = "catalog", given: bool = False) -> str:
+    """Where the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU ``npu`` comes from, in
+    the words of the scale-up domain's caveat (:func:`domain_caveats`) and of the NIC cap's notes
+    (:mod:`hieropt.io.nic_bound`): ``[params.npu] FIELD of the model file`` (or ``of the
+    calibrated file NAME``) when ``source``, where the NPU's figures come from
+    (:attr:`hieropt.spec.Training.scaleup_source`: ``catalog``, ``model file``, ``calibrated file
+    NAME``), is not the catalog; ``[params.npu] FIELD, given in place of the catalog's`` when the
+    model file names an accelerator of the catalog but gives another figure (``given``); else
+    ``catalog FIELD of the NPU``."""
+    if source != "catalog":
+        return f"[params.npu] {field} of the {source}"
+    if given:
+        return f"[params.npu] {field}, given in place of the catalog's"
+    return f"catalog {field} of the {npu}"
+
+
 def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_npus: int,
-                   nic_gbps: float, npu: str, space: bool = False) -> tuple[str, ...]:
+                   nic_gbps: float, npu: str, space: bool = False,
+                   source: str = "catalog") -> tuple[str, ...]:
     """The caveat on the dimensions of a design (bandwidths ``bw_gbps``, GB/s per NPU per
     direction, and NPUs ``dims_npus`` per dimension, innermost first) that reach beyond the NPU's
     scale-up domain of ``scaleup_npus`` NPUs (the NPUs of the dimensions up to and with it,
     multiplied innermost first) at more than ``nic_gbps``, the most one NPU sends through its NIC
     (GB/s per direction: its PCIe x16 host link to the fastest NIC on it): their traffic leaves
-    the baseboard or rack, so they need a scale-up tier beyond the domain that the catalog entry
-    does not describe (an NVLink Switch System, where the part has one) or a NIC faster than any
-    the NPU can feed. One caveat naming every such dimension (empty: none). The measured-run form
+    the baseboard or rack, so they need a scale-up tier beyond that domain (an NVLink Switch
+    System, where the part has one) or a NIC faster than any the NPU can feed. One caveat naming
+    every such dimension (empty: none), and where the two figures come from (``source``:
+    :func:`figure_source`). The measured-run form
     of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
     gets the caveat and keeps its answer, and whole parts bought from a catalog are bounded at
-    ``nic_gbps`` (:func:`hieropt.solvers.nic_bound.nic_bounded`). The fix bounds each at
+    ``nic_gbps`` (:func:`hieropt.io.nic_bound.nic_bounded`). The fix bounds each at
     ``nic_gbps`` (:func:`bandwidth_caveats`' syntax); in a co-design space (``space``) first the
     level's size (a constraint row bounds the dimension in every shape, the domain's own too)."""
     found, reach = [], 1
@@ -157,11 +175,11 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
         fix = _bound_text(found[0][0], n, nic_gbps, False) + ("" if one else " on each")
     return (
         f"{what} {ids}: {gbps} GB/s per NPU across {npus} NPUs, beyond the {npu}'s scale-up "
-        f"domain of {scaleup_npus} (catalog scaleup_npus, its baseboard or rack): past it one "
-        f"{npu} sends at most {nic_gbps:g} GB/s through its NIC (catalog nic_gbps), so "
-        f"{'it needs' if one else 'they need'} a scale-up tier beyond the domain the catalog "
-        f"does not describe; bound {'it' if one else 'them'} ({fix}) or take it as a "
-        "hypothetical network",
+        f"domain of {scaleup_npus} ({figure_source('scaleup_npus', npu, source)}, its "
+        f"baseboard or rack): past it one {npu} sends at most {nic_gbps:g} GB/s through its NIC "
+        f"({figure_source('nic_gbps', npu, source)}), so {'it needs' if one else 'they need'} a "
+        f"scale-up tier beyond that domain; bound {'it' if one else 'them'} ({fix}) or take it "
+        "as a hypothetical network",
     )
 
 
@@ -280,6 +298,7 @@ def check_bound_units(bounds: Sequence[tuple[float, float | None]], scaleup: flo
 __all__ = [
     "check_bound_units",
     "domain_caveats",
+    "figure_source",
     "BANDWIDTH_FACTOR",
     "LEAST_GBPS",
     "NIC_GBPS",

@@ -126,6 +126,13 @@ class NPU(StrictModel):
 
     @model_validator(mode="after")
     def _reserve(self) -> NPU:
+        if self.hbm_gib / 2**30 > MIB_HBM_GIB:  # (out of range read as bytes too: no reading)
+            raise ValueError(
+                f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**20:,.0f} PiB, "
+                f"and {self.hbm_gib / 2**30:.4g} GiB read as bytes, still above "
+                f"{MIB_HBM_GIB / 2**10:g} TiB; fix: give GiB (2^30 bytes), e.g. 80 for an 80 GiB "
+                "part"
+            )
         if self.hbm_gib > MAX_HBM_GIB:  # (80e9 for an 80 GB part: bytes, not GiB)
             raise ValueError(
                 f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**20:,.0f} PiB, "

@@ -2,8 +2,9 @@
 provisioned with whole parts from a catalog (:func:`hieropt.solvers.provision.provision`,
 :func:`hieropt.solvers.provision_milp.provision_tradeoff`, and through them ``codesign --catalog``,
 ``explore --catalog`` and the committee page's whole-parts columns), every dimension reaching
-beyond the accelerator's scale-up domain (catalog ``scaleup_npus``: the NPUs of the dimensions up
-to and with it, multiplied innermost first) gets at most the accelerator's ``nic_gbps`` per NPU
+beyond the accelerator's scale-up domain (``scaleup_npus`` of its catalog entry or of the model
+file's ``[params.npu]``: the NPUs of the dimensions up to and with it, multiplied innermost first)
+gets at most the accelerator's ``nic_gbps`` per NPU
 (GB/s per direction: the most one NPU sends through its NIC, its PCIe x16 host link), the tighter of
 it and the instance's own upper bound, with a note naming the dimension, the bound, its source and
 how to lift it.
@@ -23,12 +24,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import HieroptError, InputError, NoSolutionError
+from ..model.catalog import Catalog
 from ..spec import Bound, Instance
 from ..spec.training import Training
+from ..workloads.llm.links import figure_source
 
-__all__ = ["NicBound", "nic_bounded", "nic_bounds", "nic_error"]
+__all__ = ["NicBound", "nic_bounded", "nic_bounds", "nic_checked_catalog", "nic_error"]
 
 REL = 1e-9
 """Relative tolerance of "the instance's bound is already at or below the NIC limit"."""
@@ -122,6 +126,30 @@ def nic_bounded(instance: Instance) -> tuple[Instance, tuple[str, ...]]:
     return bounded, tuple(b.note(instance) for b in limits)
 
 
+def nic_checked_catalog(catalog: Catalog, instance: Instance,
+                        source: str | Path = "catalog") -> tuple[Catalog, tuple[str, ...]]:
+    """``catalog`` checked against ``instance`` as bounded at its NIC limits (:func:`nic_bounded`,
+    the bounds whole parts are bought within): without the parts no such design can use, and the
+    notes of :func:`hieropt.io.catalog.checked_catalog`, a part left out for a dimension's NIC
+    limit naming that cap (``the H100-SXM's NIC cap bw[1] <= 50 (catalog nic_gbps of the
+    H100-SXM)``), not the instance's bound.
+
+    Raises:
+        InputError: as :func:`hieropt.io.catalog.checked_catalog` (and :func:`nic_bounded`), with
+            the NIC limits that tightened a bound named (:func:`nic_error`).
+    """
+    from .catalog import checked_catalog
+
+    limits = [b for b in nic_bounds(instance) if b.tightens]
+    caps = {b.dim: f"the {b.npu}'s NIC cap bw[{b.dim}] <= {b.gbps:g} ({b.nic_source})"
+            for b in limits}
+    bounded, _ = nic_bounded(instance)
+    try:
+        return checked_catalog(catalog, bounded, source, caps)
+    except InputError as e:
+        raise nic_error(e, instance) from e
+
+
 def nic_error(error: HieroptError, instance: Instance) -> HieroptError:
     """``error`` (an InputError or NoSolutionError: no catalog part or design fits) with the NIC
     limits that tightened ``instance``'s bounds named (:func:`nic_bounded`; ``instance`` before
@@ -152,23 +180,20 @@ def _trainings(instance: Instance) -> list[Training]:
 
 
 def _source(tr: Training, field: str) -> str:
-    """Where the figure ``field`` (``nic_gbps``, ``scaleup_npus``) of ``tr``'s NPU comes from:
-    ``catalog FIELD of NPU`` when the model file names an accelerator and the figure is its entry's
-    in the shipped catalog (or the entry is in another catalog, ``npu_catalog``);
-    ``[params.npu] FIELD, given in place of the catalog's`` when the model file (or a space's
-    ``set``) gives another; ``[params.npu] FIELD`` of the model file or the calibrated
-    accelerator file when it names no accelerator of a catalog."""
-    from ..io.npus import read_npu_catalog
+    """Where the figure ``field`` (``nic_gbps``, ``scaleup_npus``) of ``tr``'s NPU comes from
+    (:func:`hieropt.workloads.llm.links.figure_source`, the words of the design caveat too): given
+    in place of the catalog's when the model file names an accelerator of the shipped catalog but
+    its figure differs from the entry's (an entry of another catalog, ``npu_catalog``: the
+    catalog's)."""
+    from .npus import read_npu_catalog
 
-    if tr.scaleup_source != "catalog":
-        where = "model file" if tr.scaleup_source == "model file" else tr.scaleup_source
-        return f"[params.npu] {field} of the {where}"
-    try:
-        entry = read_npu_catalog().find(tr.npu)
-    except KeyError:  # (a catalog of the model file's own: its figure)
-        return f"catalog {field} of the {tr.npu}"
-    figure = getattr(entry, field)
-    if figure is not None and math.isclose(float(figure), float(getattr(tr, field)),
-                                           rel_tol=REL):
-        return f"catalog {field} of the {tr.npu}"
-    return f"[params.npu] {field}, given in place of the catalog's"
+    given = False
+    if tr.scaleup_source == "catalog":
+        try:
+            entry = read_npu_catalog().find(tr.npu)
+        except KeyError:  # (a catalog of the model file's own: its figure)
+            entry = None
+        figure = None if entry is None else getattr(entry, field)
+        given = entry is not None and (figure is None or not math.isclose(
+            float(figure), float(getattr(tr, field)), rel_tol=REL))
+    return figure_source(field, tr.npu, tr.scaleup_source, given)

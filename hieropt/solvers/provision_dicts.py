@@ -1,0 +1,116 @@
+"""The JSON of ``hieropt provision`` (:meth:`hieropt.solvers.provision.Provisioning.to_dict`) and
+the names of its roundings. Returns values; never writes. (Typed ``Any``: the result module imports
+this one, lazily.)"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def _gap(gap: float | None) -> float | None:
+    """A relative gap for JSON: None where it is not a finite number (JSON has no infinity)."""
+    return None if gap is None or not math.isfinite(gap) else float(gap)
+
+
+ROUNDING_REL = 1e-4
+"""How far (relative) a rounding's bandwidth may lie on the other side of the continuous optimum's
+and still count as rounded its way: the continuous optimum is known to about that where it is flat
+(the rounding's own slack, :func:`hieropt.solvers.provision.provision`)."""
+
+
+def against_the_rounding(p: Any, r: Any) -> list[int]:
+    """The dimensions rounding ``r`` (of ``p``) moved against its name: for ``down``, those whose
+    continuous bandwidth is below one unit of the part, raised to that one unit (more GB/s than
+    the continuous optimum); for ``up``, those above the part's unit limit, held at it (fewer GB/s);
+    [] for ``best``, an infeasible rounding or no continuous optimum."""
+    if r.bw_gbps is None or p.continuous is None or r.name not in ("down", "up"):
+        return []
+    sign = 1.0 if r.name == "down" else -1.0
+    return [d for d, (b, c) in enumerate(zip(r.bw_gbps, p.continuous.bw_gbps, strict=True))
+            if sign * (b - c) > ROUNDING_REL * max(abs(c), 1e-12)]
+
+
+def rounding_label(p: Any, r: Any) -> str:
+    """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, saying
+    which dimensions went the other way (:func:`against_the_rounding`): ``round down, dim 3 up to 1
+    unit`` (its continuous bandwidth is below one unit of the part), ``round up, dim 0 down to the
+    unit limit``."""
+    dims = against_the_rounding(p, r)
+    if not dims:
+        return f"round {r.name}"
+    which = f"dim{'s' if len(dims) > 1 else ''} {', '.join(map(str, dims))}"
+    how = "up to 1 unit" if r.name == "down" else "down to the unit limit"
+    return f"round {r.name}, {which} {how}"
+
+
+def provision_dict(instance: Any, p: Any) -> dict[str, Any]:
+    """JSON-ready provisioning result (units in the keys)."""
+    return {
+        "units": {
+            "bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)",
+            "time": "ns",
+            "cost": "USD",
+            "power": "W",
+            "objective": p.objective_unit,
+        },
+        "instance": instance.name,
+        "catalog": p.catalog,
+        "status": p.status.value,
+        "message": p.message,
+        "objective": p.objective,
+        "max_iteration_time_ns": p.max_iteration_time_ns,
+        "max_cost_usd": p.max_cost_usd,
+        "max_power_w": p.max_power_w,
+        "objective_value": p.objective_value,
+        "objective_bound": p.objective_bound,
+        "gap": _gap(p.gap),
+        "iteration_time_ns": p.iteration_time_ns,
+        "network_cost_usd": p.network_cost_usd,
+        "power_w": p.power_w,
+        "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
+        "design": [o.to_dict() for o in p.design],
+        "bom": [
+            {
+                "dim": b.dim,
+                "kind": b.kind,
+                "item": b.item,
+                "quantity": b.quantity,
+                "unit_usd": b.unit_usd,
+                "cost_usd": b.cost_usd,
+                "unit_watts": b.unit_watts,
+                "watts": b.watts,
+            }
+            for b in p.bom
+        ],
+        "continuous": None
+        if p.continuous is None
+        else {
+            "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
+            "iteration_time_ns": p.continuous.iteration_time_ns,
+            "gap": _gap(p.continuous.gap),
+            "integer_premium": p.continuous_gap,
+        },
+        "continuous_note": p.continuous_note,
+        "roundings": [
+            {
+                "name": r.name,
+                "label": rounding_label(p, r),
+                "description": r.description,
+                "feasible": r.feasible,
+                "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],
+                "iteration_time_ns": r.iteration_time_ns,
+                "network_cost_usd": r.network_cost_usd,
+                "objective_value": r.objective_value,
+                "saving": r.saving,
+            }
+            for r in p.roundings
+        ],
+        "options_per_dim": list(p.options),
+        "milp_solves": p.milp_solves,
+        "milp_seconds": p.milp_seconds,
+        "solve_seconds": p.solve_seconds,
+        "method": p.method,
+        "notes": list(p.notes),
+        "extra": p.extra,
+    }
