@@ -11,7 +11,7 @@ from itertools import chain
 
 
 class ShownRows:
-    """The ``top``-th least *run lead* over the plans solved (:attr:`kth`, inf until there are
+    """The ``top``-th least *run lead* over the plans solved (``kth``, inf until there are
     ``top``; it only falls).
 
     The ranked table shows one row per plan and rank
@@ -20,12 +20,16 @@ class ShownRows:
     the same greedy runs of its own values: each rank holds the plan's values of one interval of
     that width, and the greedy runs are the fewest such intervals, so the plan has at least as many
     rows in the table as runs, and the table's ``top``-th row has a value at most
-    :attr:`kth` (to within ``tol``). A value at least :attr:`kth` when it is solved never moves a
+    ``kth`` (to within ``tol``). A value at least ``kth`` when it is solved never moves a
     lead below it (the leads before it are those of the smaller values), so it is not kept.
 
     Args:
         top: the rows of the table to make exact (>= 1).
         tol: the ranks' tie tolerance (relative; 1e-8, 1e-7 for performance_per_cost).
+
+    Attributes:
+        kth: the value the table's ``top``-th row reaches at most (the objective's unit; inf until
+            ``top`` runs are known).
     """
 
     def __init__(self, top: int, tol: float):
