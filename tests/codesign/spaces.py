@@ -120,3 +120,14 @@ def write_space_files(tmp_path: Path, space: str = SPACE, model: str = MODEL) ->
     path = tmp_path / "space.toml"
     path.write_text(space, encoding="utf-8")
     return path
+
+
+def codesign(tmp_path: Path, space: str, *args: str):
+    """``hieropt codesign`` (serial, ``--workers 1``) of ``space`` (a space file's text, written
+    with its model by :func:`write_space_files` under ``tmp_path``) with more arguments ``args``:
+    the click result."""
+    from hieropt.cli import app
+    from tests.cli.util import runner
+
+    path = write_space_files(tmp_path, space)
+    return runner.invoke(app, ["codesign", str(path), "--workers", "1", *args])

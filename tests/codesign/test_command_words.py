@@ -5,7 +5,7 @@ bound apart), an implausibly small ``--budget`` is refused up front with a unit 
 NIC grouping cannot divide is skipped with a note, the objectives listed are codesign's, and the
 plan's flags are JSON booleans (0/1 in the results file, which resumes).
 
-The tiny space (tests/cli/test_codesign_cli.py) on 8 NPUs: its best plan is TP 2 x DP 4 on
+The tiny space (tests/codesign/spaces.py) on 8 NPUs: its best plan is TP 2 x DP 4 on
 ``b:SW8`` at 3 GB/s per NPU, 1.356176 ms per iteration, a $96 network."""
 
 from __future__ import annotations
@@ -15,17 +15,11 @@ import json
 
 import pytest
 
-from hieropt.cli import app
-from tests.cli.util import runner
-from tests.codesign.spaces import SPACE, write_space_files
+from tests.codesign.spaces import SPACE, codesign
 
 RUN_COST = (SPACE.replace("npus = 8\n", 'npus = 8\nobjective = "min_run_cost"\n')
             + "[cluster]\naccelerator_usd = 15000\namortisation_years = 4\n")
 
-
-def codesign(tmp_path, space: str, *args: str):
-    path = write_space_files(tmp_path, space)
-    return runner.invoke(app, ["codesign", str(path), "--workers", "1", *args])
 
 
 def test_min_run_cost_without_tokens_is_per_iteration(tmp_path):

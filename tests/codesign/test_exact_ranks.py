@@ -24,9 +24,8 @@ from hieropt.report.committee_basis import no_knee, recommend
 from hieropt.studies.codesign.export import instance_files, write_instances
 from hieropt.studies.codesign.rows import fold_ties
 from hieropt.studies.codesign.search import codesign
-from tests.codesign.spaces import space
-from tests.codesign.test_command_words import SPACE
-from tests.codesign.test_command_words import codesign as run_command
+from tests.codesign.spaces import SPACE, space
+from tests.codesign.spaces import codesign as run_command
 
 
 @pytest.fixture(scope="module")
