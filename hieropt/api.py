@@ -84,7 +84,7 @@ def _checked(fn: Any, kinds: Mapping[str, _Kind], rules: Sequence[_Rule] = ()) -
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
+        bound = arguments.bind_arguments(signature, fn.__name__, args, kwargs)
         given = dict(bound.arguments)
         bound.apply_defaults()
         for name, value in bound.arguments.items():

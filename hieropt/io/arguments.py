@@ -411,3 +411,30 @@ def calibrations_argument(value: Any, name: str, kind: type) -> tuple[Any, ...]:
             raise InputError(name, None, "expected calibrations (hieropt.calibrate(...)), got a "
                              f"list holding a {type(item).__name__}", fix)
     return items
+
+
+def bind_arguments(signature: inspect.Signature, function: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> inspect.BoundArguments:
+    """``signature.bind(*args, **kwargs)`` of the library function ``function`` (its name, e.g.
+    ``"provision_tradeoff"``).
+
+    Raises:
+        InputError: a keyword the function does not take, named with the closest valid name
+            (:func:`difflib.get_close_matches`) and all of them; other mismatches (a missing or
+            surplus positional argument) stay Python's ``TypeError``.
+    """
+    import difflib
+
+    params = signature.parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    names = [n for n, p in params.items() if p.kind not in (
+        inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD,
+        inspect.Parameter.POSITIONAL_ONLY)]
+    unknown = [] if takes_any else [k for k in kwargs if k not in names]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"hieropt.{function}", unknown[0],
+                         f"{function}() has no argument {unknown[0]!r}",
+                         f"{hint}valid arguments: {', '.join(names)}")
+    return signature.bind(*args, **kwargs)

@@ -13,7 +13,7 @@ from ..studies.codesign.rows import fold_ties, tied_counts
 from ..studies.codesign.search import Codesign
 from ..studies.sizing import size_outcomes
 from ..units import PLAIN_SLIP_NS, fmt_num, time_unit_hint
-from .common import ms_text
+from .common import ms_text, status_words
 
 _UNIT = {
     "performance": "time ms",
@@ -104,7 +104,8 @@ def summary_lines(result: Codesign) -> list[str]:
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
         lines += [
-            f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
+            f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else "")
+            + f"; {status_words(result.status, result.gap)}",
             *limit_lines(result),
             f"  {_unit(sp)} {_value(best, sp.objective)} (gap {best['gap']:.1e}); "
             "iteration "

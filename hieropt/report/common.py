@@ -93,3 +93,19 @@ def gap_or_none(gap: float | None) -> float | None:
 def floats(a: Any) -> list[float] | None:
     """An array (or any iterable of numbers) as a JSON-ready list of floats; None stays None."""
     return None if a is None else [float(x) for x in a]
+
+
+def gap_words(gap: float | None) -> str:
+    """A solve's proven relative gap (value - bound) / value as ``solve`` prints it:
+    ``relative gap 1.00e-08 (proven)``; ``relative gap unknown (no proven bound)`` where it is not
+    a finite number (None or infinity: a LIMIT stop before any bound)."""
+    if gap is None or not math.isfinite(gap):
+        return "relative gap unknown (no proven bound)"
+    return f"relative gap {gap:.2e} (proven)"
+
+
+def status_words(status: str | None, gap: float | None) -> str:
+    """An optimum's status and proven gap in ``solve``'s words, on one line:
+    ``status: optimal; relative gap 1.00e-08 (proven)`` (``status``: a
+    :class:`hieropt.result.Status` value, ``optimal`` or ``limit``; None: unknown)."""
+    return f"status: {status or 'unknown'}; {gap_words(gap)}"

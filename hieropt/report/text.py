@@ -17,7 +17,9 @@ from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
-from .common import fmt_money, fmt_ms, fmt_time, fmt_usd_per_ms, ms_text, time_header
+from .common import (
+    fmt_money, fmt_ms, fmt_time, fmt_usd_per_ms, gap_words, ms_text, time_header,
+)
 
 
 def design_title(sol: Solution) -> str:
@@ -199,7 +201,7 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
             value, bound = (f"{sol.objective_value:.10g} {unit}",
                             f"{sol.objective_bound:.10g} {unit}")
         lines.append(f"objective {sol.objective}: {value}; proven lower bound {bound}")
-    lines.append(f"relative gap {sol.gap:.2e} (proven)")
+    lines.append(gap_words(sol.gap))
     if "kappa_evaluations" in sol.extra:
         from ..solvers.near_product import NEAR_PRODUCT_METHOD
 

@@ -545,3 +545,18 @@ def test_run_figures_take_an_hour_weighted_ratio_as_it_is(tmp_path):
     assert fig.iteration_time_ns == s.iteration_time_ns and fig.time_to_train_days is None
     with pytest.raises(hieropt.InputError, match="looks like seconds"):
         hieropt.run_figures(INSTANCE, 1.22)
+
+
+def test_an_unknown_keyword_names_the_function_and_the_valid_names(inst):
+    """A keyword the facade's function does not take: an InputError naming the function, the
+    argument, the closest valid name and all of them (no bare TypeError from binding)."""
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.provision_tradeoff(inst, REPO / "catalogs" / "example-4d.toml", levls=3)
+    assert str(e.value) == (
+        "hieropt.provision_tradeoff: levls: provision_tradeoff() has no argument 'levls'; fix: "
+        "did you mean 'levels'? valid arguments: instance, catalog, levels, time_limit_s")
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.provision_tradeoff(inst, REPO / "catalogs" / "example-4d.toml", points=3)
+    assert str(e.value) == (
+        "hieropt.provision_tradeoff: points: provision_tradeoff() has no argument 'points'; fix: "
+        "valid arguments: instance, catalog, levels, time_limit_s")
