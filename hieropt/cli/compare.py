@@ -576,14 +576,17 @@ def _finish(
     out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int,
     notes: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Write the committee's JSON, print the recommendation (with the columns' price bases when
+    """Write the committee's JSON, print the recommendation (its status and proven gap in
+    ``solve``'s words, :func:`~hieropt.report.common.status_words`; the columns' price bases when
     they differ), its figures, its ``notes`` and the files written, exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
+    from ..report.common import status_words
 
     if json_out is not None:
         write_json(json_out, committee.to_dict())
     rec = committee.recommendation
     lines = [f"recommendation: {rec.label} - {committee.why}",
+             f"  {status_words(rec.status, rec.gap)}",
              *(f"price basis: {line}" for line in committee.price_basis),
              *(f"  {LABELS[k]}: {fmt_figure(k, rec.figures()[k], rec.time_unit)}"
                for k in HEADLINE),

@@ -122,6 +122,8 @@ class Alternative:
         gap: the proven relative gap (value - bound) / value of the solve that gave it, for
             ``gap_of`` (the objective of that solve: its own, or a co-design candidate's search
             objective); None when unknown.
+        status: the status of that solve (:class:`hieropt.result.Status` value: ``optimal``,
+            ``limit``); None when unknown (e.g. a point of the Pareto front).
     """
 
     key: str
@@ -143,6 +145,7 @@ class Alternative:
     calibration: str | None = None
     gap: float | None = None
     gap_of: str | None = None
+    status: str | None = None
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""

@@ -146,6 +146,7 @@ def alternative(
     budget_usd: float | None = None,
     gap: float | None = None,
     catalog: bool = False,
+    status: str | None = None,
 ) -> Alternative:
     """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns or the
     hour-weighted ratio of workloads weighted by shares of hours, cost $), the optimum of
@@ -167,7 +168,8 @@ def alternative(
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
                        run, power_w,
                        time_unit(instance), objective=objective, max_time_ns=max_time_ns,
-                       budget_usd=budget_usd, calibration=instance_calibration(instance), gap=gap)
+                       budget_usd=budget_usd, calibration=instance_calibration(instance), gap=gap,
+                       status=status)
 
 
 def time_unit(instance: Instance) -> str:
@@ -204,6 +206,7 @@ def _solved(instance: Instance, key: str, label: str, sol: Any, objective: str,
         max_time_ns=max_time_ns,
         budget_usd=budget_usd,
         gap=sol.gap,
+        status=sol.status.value,
     )
 
 
@@ -369,6 +372,7 @@ def _catalog(
             budget_usd=budget,
             gap=p.gap,
             catalog=True,
+            status=p.status.value,
         )
     ]
     if within > 0:
@@ -396,7 +400,7 @@ def _catalog_knee(instance: Instance, catalog: Any, fastest: Any, within: float,
     return [alternative(instance, "catalog_knee", name, how, p.bw_gbps, p.iteration_time_ns,
                         p.network_cost_usd, p.power_w, objective="min_cost",
                         max_time_ns=k.fastest_ns * (1 + within), budget_usd=budget, gap=p.gap,
-                        catalog=True)]
+                        catalog=True, status=p.status.value)]
 
 
 WORKLOADS_NOTE = (

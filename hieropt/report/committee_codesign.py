@@ -141,6 +141,7 @@ def result_run(data: dict[str, Any], tokens: float | None = None) -> RunFigures 
 def _row_alt(
     key: str, label: str, how: str, row: dict[str, Any], fig: RunFigures, npus: int,
     gap: tuple[float | None, str | None] | None = None,
+    status: str | None = None,
 ) -> Alternative:
     """The :class:`Alternative` of a co-design row (or a design on its candidate); its proven gap
     ``gap`` (value, the objective it is of), by default the row's own ``gap`` and ``gap_of`` (a
@@ -151,7 +152,7 @@ def _row_alt(
     value, of = gap if gap is not None else (row.get("gap"), row.get("gap_of"))
     return Alternative(key, label, how, row["plan"], fabric, int(row["npus"] or npus), bw,
                        float(row["iteration_time_ns"]), float(row["network_cost_usd"]), fig,
-                       gap=value, gap_of=of)
+                       gap=value, gap_of=of, status=status or row.get("status"))
 
 
 def least_of(rows: list[dict[str, Any]], field: str, then: Any) -> dict[str, Any]:
@@ -227,6 +228,7 @@ def codesign_alternatives(
             fig(best),
             npus,
             _search_gap(data),
+            data.get("status"),
         )
     ]
     # (rows within the gap target of the least time are equally fast: the cheapest of them, as
@@ -390,6 +392,7 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
         "bw_gbps": p["bw_gbps"],
         "gap": p.get("gap"),
         "gap_of": p.get("provisioned_for"),
+        "status": p.get("status"),
     }
     run = result_run({"run": p["run"]}, tokens) if p.get("run") else None
     alt = _row_alt(
