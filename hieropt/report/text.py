@@ -18,7 +18,13 @@ from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
 from .common import (
-    fmt_money, fmt_ms, fmt_time, fmt_usd_per_ms, gap_words, ms_text, time_header,
+    fmt_money,
+    fmt_ms,
+    fmt_time,
+    fmt_usd_per_ms,
+    gap_words,
+    ms_text,
+    time_header,
 )
 
 
