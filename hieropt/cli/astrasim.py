@@ -325,6 +325,10 @@ def simulate_command(
     if json_out is not None:
         write_json(json_out, simulate_dict(study))
     out.print(simulate_table(study))
+    if study.status is not None:  # (the optimum's solve, in solve's words)
+        from ..report.common import status_words
+
+        out.print(f"optimum: {status_words(study.status, study.gap)}", highlight=False)
     for note in study.notes:
         out.print(f"note: {note}", highlight=False)
     if not study.agree:

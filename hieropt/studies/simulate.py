@@ -342,6 +342,8 @@ class SimulationStudy:
         notes: allocations that could not be made (e.g. an infeasible heuristic), one line each.
         mode: the instance's dimension mode (what ``solve`` optimised).
         mismatch: why the simulator cannot run in that mode (:func:`mode_mismatch`), or None.
+        status, gap: the status (:class:`hieropt.result.Status` value) and proven relative gap of
+            the solve that gave the optimum; None when no optimum was solved (a given allocation).
         solved: how the instance's collectives over several dimensions run in its own model, in
             words (:func:`solved_mode`: ``"concurrent dimensions"``, ``"tp nccl_ring"``); ''
             for ``mode`` + ``" dimensions"``.
@@ -355,6 +357,8 @@ class SimulationStudy:
     mode: str = "sequential"
     mismatch: str | None = None
     solved: str = ""
+    status: str | None = None
+    gap: float | None = None
 
     @property
     def solved_text(self) -> str:
@@ -508,6 +512,7 @@ def simulate_allocations(
     if bw_gbps is not None:
         allocations = [("given", with_flag("bw_gbps"), list(bw_gbps))]
         notes: list[str] = []
+        status = gap = None
     else:
         # (the design hieropt solve recommends: its options)
         sol = solve(instance, options=recommended_options()).raise_for_status()
@@ -517,6 +522,7 @@ def simulate_allocations(
             )
         allocations = [("optimum", "optimum", list(sol.bw_gbps))]
         notes = []
+        status, gap = sol.status.value, sol.gap
         for h in (equal_split(instance), traffic_proportional(instance)):
             if h.feasible:
                 allocations.append((h.name, h.label, list(h.bw)))
@@ -545,6 +551,8 @@ def simulate_allocations(
         collective_mode(instance) or "mixed",
         mismatch,
         solved_mode(instance),
+        status,
+        gap,
     )
 
 

@@ -302,3 +302,21 @@ def test_export_writes_the_design_solve_recommends(tmp_path: Path) -> None:
                            "225.033, 138.022, 103.517, 33.4273 GB/s per NPU"), line
     shown = [float(x) for x in line.split("): ")[1].split(" GB/s")[0].split(", ")]
     assert shown == pytest.approx(solved["bw_gbps_per_dim"], rel=1e-5)
+
+
+@pytest.mark.heavy
+def test_simulate_shows_the_optimum_status_and_gap(tmp_path: Path) -> None:
+    """Without --bw simulate solves the optimum first: its status and proven gap are printed in
+    solve's words (the fake 'simulator' disagrees, exit 3, after the table)."""
+    inst = astrasim_instance_file(tmp_path)
+    fake = _script(
+        tmp_path / "fake",
+        'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
+        'communication 0 cycles."; i=$((i+1)); done',
+    )
+    r = run("simulate", inst, "--astra-sim", fake)
+    assert r.exit_code == 3, r.output
+    # (solved to the gap target 1e-8 of solve's recommended options)
+    assert "optimum: status: optimal; relative gap 1.00e-08 (proven)" in r.stdout
+    given = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20")
+    assert "optimum: status" not in given.output
