@@ -212,3 +212,22 @@ def test_an_unknown_objective_lists_only_those_a_space_takes():
     assert error_line(r) == (
         "error: --objective: unknown objective 'min_power'; fix: use one of performance, "
         "performance_per_cost, min_cost, min_run_cost")
+
+
+@pytest.mark.heavy
+def test_codesign_and_its_report_show_the_status_and_gap(tmp_path):
+    """The best line of codesign and the recommendation of report on its JSON carry the optimum's
+    status and proven gap in solve's words (the search is solved to its gap target 1e-8)."""
+    path = write_space_files(tmp_path)
+    out = tmp_path / "cd.json"
+    r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    best = next(line for line in r.stdout.splitlines() if line.startswith("best: "))
+    # (the search's best solved to a proven gap of 1e-12; the knee's min_cost solve to 1e-9)
+    assert best == ("best: tp2 pp1 dp4 ep1 z0 nore nosp v1 mb2 | b:SW8 | tp 2 dp 4 pp 1; "
+                    "status: optimal; relative gap 1.00e-12 (proven)")
+    rep = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "rep")])
+    assert rep.exit_code == 0, rep.output
+    head = rep.stdout.splitlines()[:2]
+    assert head[0].startswith("recommendation: knee (cheapest within 1 %) - ")
+    assert head[1] == "  status: optimal; relative gap 1.00e-09 (proven)"
