@@ -482,6 +482,17 @@ def model_named(title: str) -> Any:
     return found.pop() if len(found) == 1 else None
 
 
+
+def short_number(value: int | float) -> str:
+    """``value`` as a message shows it: a float by ``:g``, an integer in full below 1e15 and above
+    as ``1.23e+40`` (from its digits: an integer too large for a float has no ``:g``)."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    digits = str(abs(value))
+    if len(digits) <= 15:
+        return str(value)
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
                      model: Any = None) -> InputError:
     """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError` (an
@@ -523,7 +534,7 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
         elif isinstance(value, int | float) and not isinstance(value, bool):
             # (the project's words, not pydantic's "Input should be greater than or equal to 1")
             whole = isinstance(value, int) and isinstance(bound[1], int)
-            shown = f"{value:g}" if isinstance(value, float) or abs(value) >= 1e15 else value
+            shown = short_number(value)
             msg = f"{shown} {_BOUND_WORDS[bound[0]]} {limit}"
             fix = f"use {'an integer' if whole else 'a number'} {bound[0]} {limit}"
             if (bound[0] == "<=" and bound[1] == 1 and 2 <= value <= 100):

@@ -77,3 +77,12 @@ def test_a_file_of_another_kind_names_the_library_function_too():
     with pytest.raises(hieropt.InputError) as e:
         hieropt.solve(space)
     assert e.value.fix == (f"run `hieropt codesign {space}` (from Python: hieropt.codesign)")
+
+
+def test_a_huge_integer_is_shown_by_its_digits():
+    from hieropt.io.common import short_number
+
+    assert short_number(10**100) == "1.00e+100"  # (no float holds it: :g would overflow)
+    assert short_number(-123456789012345678) == "-1.23e+17"
+    assert short_number(999_999_999_999_999) == "999999999999999"
+    assert short_number(0.25) == "0.25"
