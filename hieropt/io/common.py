@@ -484,14 +484,17 @@ def model_named(title: str) -> Any:
 
 
 def short_number(value: int | float) -> str:
-    """``value`` as a message shows it: a float by ``:g``, an integer in full below 1e15 and above
-    as ``1.23e+40`` (from its digits: an integer too large for a float has no ``:g``)."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    digits = str(abs(value))
-    if len(digits) <= 15:
+    """``value`` as a message shows it: a float by ``:g``, an integer in full below 1e15 and by
+    ``:g`` above (``1e+60``), an integer beyond every float (above about 1.8e308) by its digits
+    (``1.00e+400``)."""
+    if isinstance(value, int) and abs(value) < 10**15:
         return str(value)
-    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+    try:
+        return f"{float(value):g}"
+    except OverflowError:  # (no float holds it)
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
 
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
                      model: Any = None) -> InputError:

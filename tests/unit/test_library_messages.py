@@ -82,7 +82,9 @@ def test_a_file_of_another_kind_names_the_library_function_too():
 def test_a_huge_integer_is_shown_by_its_digits():
     from hieropt.io.common import short_number
 
-    assert short_number(10**100) == "1.00e+100"  # (no float holds it: :g would overflow)
-    assert short_number(-123456789012345678) == "-1.23e+17"
+    assert short_number(10**400) == "1.00e+400"  # (no float holds it: :g would overflow)
+    assert short_number(-(10**401) * 3) == "-3.00e+401"
+    assert short_number(10**60) == "1e+60"
+    assert short_number(-123456789012345678) == "-1.23457e+17"
     assert short_number(999_999_999_999_999) == "999999999999999"
     assert short_number(0.25) == "0.25"
