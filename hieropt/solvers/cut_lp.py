@@ -1,17 +1,8 @@
-"""Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex
-objective shares.
-
-Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs") with
-tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
-right-hand side, so they accumulate across the sub-solves of one call. A round (decision record:
-cutting planes with a Lagrangian bound; docs/explanation/solving.md): the LP on DAQP or HiGHS
-(:class:`hieropt.solvers.dense_lp.DenseLP`), exact candidates from its point, the Lagrangian bound
-of its duals (:mod:`hieropt.solvers.dual_bound`), the Newton polish (:mod:`hieropt.solvers.kkt`),
-then new cuts where t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the polished
-point. OPTIMAL only when the proven gap meets the target; the LP is re-scaled (cuts kept) when the
-incumbent leaves :data:`CENTRE` of its units or an LP fails every retry, and a stalled loop tightens
-the tolerances, re-scales, then stops with LIMIT and its proven gap.
-"""
+"""Kelley's cutting planes (Kelley 1960) on an LP with reciprocal links t_j >= 1/B_j: the one loop
+every convex objective shares. A round: the LP (:class:`hieropt.solvers.dense_lp.DenseLP` or HiGHS),
+the Newton polish (:mod:`hieropt.solvers.kkt`), exact candidates, the Lagrangian bound
+(:mod:`hieropt.solvers.dual_bound`), new tangent cuts; the re-centring and stall rules.
+docs/explanation/solving.md and decision record 0001 give the reasons."""
 
 from __future__ import annotations
 
@@ -30,14 +21,12 @@ from .outcome import Loop, LoopState, Multipliers, OAResult
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
 """Initial tangent cuts per link, at these multiples of its unit."""
 CUT_RANGE = (1e-6, 1e6)
-"""Cuts only at scaled points in this range (coefficients b and 1/b well inside HiGHS's matrix
-range)."""
+"""Cuts only at scaled points in this range (coefficients well inside HiGHS's matrix range)."""
 CENTRE = (1e-2, 1e2)
 """The scale is re-centred when a link's incumbent leaves this range of its unit."""
 ROUNDING = 1e-12
-"""Relative margin taken off every Lagrangian bound: the floating-point error of evaluating it (a
-sum of a few dozen terms of the objective's size) is far below this, so a reported gap is never an
-artefact of rounding."""
+"""Relative margin taken off every Lagrangian bound, far above the rounding error of evaluating
+it."""
 TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
 (:meth:`CutLP.trusted`)."""
@@ -45,32 +34,25 @@ MAX_RESCALES = 6
 
 
 def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:
-    """The LP's solver: DAQP (:class:`hieropt.solvers.dense_lp.DenseLP`) while the LP is small
-    enough for it, else HiGHS from the start (a large LP, e.g. a pipeline schedule's graph of a few
-    thousand rows, skips the dense layout DenseLP would make and hand over at once)."""
+    """DAQP (:class:`hieropt.solvers.dense_lp.DenseLP`) while the LP is small enough, else HiGHS."""
     if arrays.n_cols > MAX_COLS or arrays.n_rows > MAX_ROWS:
         return HighsLP(arrays, time_limit_s)
     return DenseLP(arrays, time_limit_s)
 
 
 class CutLP:
-    """An LP with reciprocal links in HiGHS, its cuts (kept in native units: they survive a
-    re-scale), and the loop.
-
-    Subclasses set ``self.scale`` (None: an LP whose scale is never re-centred), implement
-    ``_compile(scale)`` (the LP at a scale), ``_unit()`` (each link's B unit at the scale, native
-    units per scaled unit), ``_rescaled(design)`` (a scale centred on a (D,) design in GB/s, unless
-    the scale is None) and, optionally, :meth:`_col_upper` (implied column upper limits), then call
-    :meth:`_start`.
-    """
+    """An LP with reciprocal links, its tangent cuts (native units: they survive a re-scale) and the
+    loop. Subclasses set ``scale`` (None: never re-centred), implement ``_compile(scale)``,
+    ``_unit()`` (each link's B unit, native per scaled), ``_rescaled(design)`` and optionally
+    :meth:`_col_upper`, then call :meth:`_start`."""
 
     scale: object
     arr: LPArrays
     max_lps: int = 500
-    """LPs one loop (:meth:`_loop`) solves before it stops with status LIMIT and the gap proved."""
+    """LPs one loop solves before it stops with LIMIT and the gap proved."""
     solver: LPBackend
     unit_cost: np.ndarray
-    """(D,) the network's prices, $ per GB/s of per-NPU bandwidth."""
+    """(D,) the network's prices, $ per GB/s."""
 
     def _col_upper(self) -> np.ndarray | None:
         return None
@@ -99,7 +81,7 @@ class CutLP:
             self.arr.cache["seeded"] = (seeds, kept, list(self._cuts))
 
     def _seeds(self) -> list[tuple[int, float]]:
-        """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's
+        """The initial cuts (link, B in native units): :data:`SEED_POINTS` times each link's
         unit."""
         seeds = SEED_POINTS.tolist()
         return [(j, u * f) for j, u in enumerate(self._unit().tolist()) for f in seeds]
@@ -110,7 +92,7 @@ class CutLP:
         return len(self._cuts)
 
     def close(self) -> None:
-        """Release the HiGHS object (for re-use by the next LP of this thread)."""
+        """Release the LP's solver object (for re-use by this thread)."""
         self.solver.close()
 
     def _bounds(self) -> None:
@@ -123,7 +105,7 @@ class CutLP:
         return self.arr.loaded
 
     def network_cost(self, bw: np.ndarray) -> float:
-        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
+        """cost(B) in $ of ``bw`` ((D,) GB/s)."""
         return float(np.dot(self.unit_cost, bw))
 
     def _set_row(self, row: int, lo: float, hi: float) -> None:
@@ -131,8 +113,7 @@ class CutLP:
         self._row_lower[row], self._row_upper[row] = lo, hi
 
     def _reload(self, seeds: bool = False) -> None:
-        """Re-compile the LP at the current scale (its model or scale changed) with every tangent
-        cut so far."""
+        """Re-compile the LP at the current scale with every cut so far (and the seeds)."""
         self.arr = self._compile(self.scale)
         self.solver.load(self.arr)
         self._bounds()
@@ -145,9 +126,7 @@ class CutLP:
         return self.solver.solve()
 
     def _add_cuts(self, points: list[tuple[int, float]]) -> None:
-        """Tangent cuts of link j at (j, B in native units), skipping points outside
-        :data:`CUT_RANGE` (in Python floats: a handful of cuts costs less so than a dozen numpy
-        calls)."""
+        """Tangent cuts at (link, B in native units), skipping points outside :data:`CUT_RANGE`."""
         if not points:
             return
         unit = self._unit().tolist()
@@ -171,19 +150,16 @@ class CutLP:
                              np.array(index, dtype=np.int32), np.array(value))
 
     def _pairs(self) -> tuple[list[int], list[int]]:
-        """The links' t and B columns of the current LP, as lists (cached on its arrays)."""
+        """The links' t and B columns, as lists (cached on the arrays)."""
         if (out := self.arr.cache.get("pair_lists")) is None:
             out = self.arr.cache["pair_lists"] = (self.arr.pair_t.tolist(),
                                                   self.arr.pair_b.tolist())
         return out
 
     def trusted(self, x: np.ndarray) -> bool:
-        """False when a link's B at the LP point ``x`` (scaled) lies outside the span of that link's
-        tangent cuts (native units) and the LP's t_j there is below :data:`TRUST` / B_j. Outside the
-        span t_j comes from one tangent's extrapolation, whose error grows without bound (t_j
-        reaches 0 at twice the outermost cut): the LP's active set, which the Newton polish starts
-        from, is then a guess about the pieces of a max that link takes part in. (Inside the span
-        the error is the seed grid's, at most 0.44 of 1/B for the seeds.)"""
+        """False when a link's B at the LP point ``x`` lies outside the span of its cuts and its t
+        there is below :data:`TRUST` / B: t then comes from one tangent's extrapolation, and the
+        LP's active set, where the polish starts, is a guess."""
         pair_t, pair_b = self._pairs()
         if not pair_b:
             return True
@@ -199,8 +175,8 @@ class CutLP:
         return True
 
     def _cut_points(self, x: np.ndarray, point: np.ndarray) -> list[tuple[int, float]]:
-        """Where to cut next (native units): the LP's B where its t undercuts 1/B, 1/t, and
-        ``point`` (one value per column, scaled) at each link's B."""
+        """Where to cut next (native units): the LP's B where t undercuts 1/B, 1/t, and ``point``
+        (scaled columns) at each link's B."""
         out = []
         unit = self._unit()
         for j, (cb, ct) in enumerate(zip(self.arr.pair_b, self.arr.pair_t, strict=True)):
@@ -215,9 +191,9 @@ class CutLP:
         return out
 
     def _centre(self, design: np.ndarray | None, force: bool = False) -> bool:
-        """Re-build the LP at a scale centred on ``design`` ((D,), GB/s) with every cut so far and
-        the seeds (cold: the next solve has no basis) when a link's value leaves :data:`CENTRE` of
-        its unit (or ``force``); never for an LP without a scale."""
+        """Re-build the LP at a scale centred on ``design`` ((D,) GB/s; cold, every cut and the
+        seeds) when a link's value leaves :data:`CENTRE` of its unit, or ``force``; True when it
+        did."""
         if (design is None or self.scale is None or self.rescales >= MAX_RESCALES
                 or not self.arr.pair_b.size):
             return False
@@ -233,7 +209,7 @@ class CutLP:
 
     # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float) -> OAResult:
-        """Solve, bound, polish, cut (module docstring) until the gap target, a stall or
+        """Solve, polish, bound, cut (module docstring) until the gap target, a stall or
         :attr:`max_lps` LPs."""
         run = LoopState(spec, rel_gap, spec.start)
         self.certificate = None
@@ -246,8 +222,7 @@ class CutLP:
         return run.result(it, self.max_lps)
 
     def _round(self, run: LoopState, it: int) -> bool:
-        """LP number ``it``: solve, polish, offer and bound, cut, then the re-centre and stall
-        rules. Returns True when the loop stops (gap target met, failed LP with an incumbent,
+        """LP number ``it``; True when the loop stops (gap met, a failed LP with an incumbent, a
         stall)."""
         costs = run.spec.costs()
         res = self._solve(costs)
@@ -277,17 +252,18 @@ class CutLP:
         return self._stalled(run, improved)
 
     def _empty_again(self, run: LoopState, res: LPResult, it: int) -> bool:
-        """True when one of the first two LPs is infeasible before any candidate and
-        :attr:`Loop.on_empty` asks for the LP to be solved again (it raises with the reason when the
-        rows themselves are infeasible)."""
+        """True when an early LP is infeasible before any candidate and :attr:`Loop.on_empty` asks
+        for another solve."""
         return (res.status is Status.INFEASIBLE and run.best is None and it <= 2
                 and run.spec.on_empty is not None and run.spec.on_empty(res.x))
 
     def _lp_failed(self, run: LoopState, res: LPResult, it: int) -> bool:
-        """LP ``it`` failed on every retry: re-centre the scale and go on (False), else stop with
-        the incumbent (True). Raises SolverError when there is no incumbent
-        (:class:`hieropt.errors.LimitReached` when the LP stopped at its time limit: no design and
-        no proven bound yet, the gap unknown)."""
+        """LP ``it`` failed on every retry: re-centre and go on (False), else stop with the
+        incumbent (True).
+
+        Raises:
+            SolverError: no incumbent (:class:`hieropt.errors.LimitReached` at the LP's time
+                limit)."""
         if self._centre(run.best if run.best is not None else self._centre_default(), force=True):
             return False
         if run.best is None and res.status is Status.LIMIT:
@@ -298,26 +274,21 @@ class CutLP:
         return True
 
     def _polish(self, spec: Loop, x: np.ndarray, costs: np.ndarray, duals: np.ndarray, it: int):
-        """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of the LP's point ``x`` and
-        ``duals``, or None when it fails or is skipped (:attr:`Loop.cut_first`: the first LP's ``x``
-        not :meth:`trusted`)."""
+        """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of ``x`` and ``duals``; None when
+        it fails or is skipped (:attr:`Loop.cut_first`, ``x`` not :meth:`trusted`)."""
         if spec.cut_first and it == 1 and not self.trusted(x):
             return None
         return polish(self.arr, costs, x, duals, self._row_lower, self._row_upper)
 
     def _polished_points(self, x: np.ndarray) -> list[tuple[int, float]]:
-        """Cut points (link, B in native units) at each link's positive B of the polished point
-        ``x``."""
+        """Cut points (link, B native) at each link's positive B of the polished ``x``."""
         unit = self._unit()
         return [(j, x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if x[cb] > 0]
 
     def _bound(self, run: LoopState, x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
         """Raise ``run``'s lower bound to the Lagrangian bound of ``duals`` less :data:`ROUNDING`,
-        keeping its certificate (LP point ``x``) and its budget slope.
-
-        Returns:
-            (True when it rose by more than round-off, the Lagrangian's minimiser as LP columns).
-        """
+        keeping its certificate and budget slope: (True when it rose beyond round-off, the
+        Lagrangian's minimiser as LP columns)."""
         spec = run.spec
         costs = spec.costs()
         db = lagrangian_bound(self.arr, costs, duals, self._row_lower, self._row_upper,
@@ -333,9 +304,8 @@ class CutLP:
 
     def _next_cuts(self, run: LoopState, x: np.ndarray, pol, points: list[tuple[int, float]],
                    it: int) -> None:
-        """Show the LP point ``x`` to the objective (:attr:`Loop.on_empty` while no finite
-        candidate exists or on the first LP; :attr:`Loop.refine` with the polished point ``pol``),
-        then add the tangent cuts at ``points`` (link, B in native units)."""
+        """Show ``x`` to the objective (:attr:`Loop.on_empty`, :attr:`Loop.refine`), then cut at
+        ``points``."""
         spec = run.spec
         starved = run.best is None or not np.isfinite(run.upper) or it == 1
         if spec.on_empty is not None and starved:
@@ -345,9 +315,8 @@ class CutLP:
         self._add_cuts(points)
 
     def _stalled(self, run: LoopState, improved: bool) -> bool:
-        """Apply the stall rule (:meth:`hieropt.solvers.outcome.LoopState.stall`) to a round that
-        ``improved`` the incumbent or the bound or not: tighten HiGHS's tolerances, re-scale on the
-        incumbent, or stop (True)."""
+        """The stall rule (:meth:`hieropt.solvers.outcome.LoopState.stall`): tighten, re-scale, or
+        stop (True)."""
         action = run.stall(improved)
         if action == "tighten":
             self.solver.set_tolerance(TIGHT_TOLERANCE)
@@ -356,11 +325,9 @@ class CutLP:
         return action == "stop"
 
     def _centre_default(self) -> np.ndarray | None:
-        """A design to re-centre on when an LP failed before any candidate was found (None: do
-        not)."""
+        """A design to re-centre on when an LP failed before any candidate (None: do not)."""
         return None
 
     def _starved(self, x: np.ndarray) -> np.ndarray | None:
-        """With no finite candidate yet, a design to re-centre on from the LP point ``x`` (None: do
-        not)."""
+        """A design to re-centre on from ``x`` while no candidate is finite (None: do not)."""
         return None

@@ -1,13 +1,8 @@
-"""The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent
-cuts, reused by every objective that optimises over the bandwidths directly.
-
-The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s; this
-class adds the objectives (:meth:`TimeLP.min_time`, :meth:`TimeLP.min_cost`,
-:meth:`TimeLP.cost_range`) and the set-up checks before a loop: whether the design constraints
-bound the loaded dimensions, and what an LP without a finite-time design means (infeasible rows, a
-budget below the cheapest network, a loaded dimension forced to zero bandwidth or starved by its
-unit).
-"""
+"""The performance LP (:mod:`hieropt.formulation.arrays`) on the loop of
+:class:`hieropt.solvers.cut_lp.CutLP`: the objectives over the bandwidths directly
+(:meth:`TimeLP.min_time`, :meth:`TimeLP.min_cost`, :meth:`TimeLP.cost_range`) and the checks before
+a loop (whether the rows bound the loaded dimensions; what an LP without a finite-time design
+means)."""
 
 from __future__ import annotations
 
@@ -39,24 +34,19 @@ __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
 REL_GAP = 1e-8
 """Default target relative gap."""
 STARVE = 1e-3
-"""Factor on the unit of a loaded dimension that the LP leaves at zero bandwidth before any finite
-candidate."""
+"""Factor on a loaded dimension's unit for a design re-centred on while the LP leaves it at zero."""
 
 
 class TimeLP(CutLP):
-    """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one
-    solve call).
+    """The performance LP with its cuts and the budget and time-target rows (owned by one solve
+    call; :meth:`CutLP.close` it when done).
 
     Args:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
-        bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the
-            instance's).
-
-    Call :meth:`CutLP.close` when done (it hands the HiGHS object back for re-use; forgetting it
-    only costs speed).
-    """
+        bw_scale: a bandwidth unit (GB/s) on every dimension to start from (default: the
+            instance's)."""
 
     def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,
                  bw_scale: float | None = None):
@@ -92,12 +82,10 @@ class TimeLP(CutLP):
 
     # ----------------------------------------------------------------- set-up checks and diagnoses
     def _check(self) -> None:
-        """Once: whether the design constraints bound every loaded dimension (else a budget must). A
-        single row or bound that limits each loaded dimension alone decides it without an LP;
-        otherwise the rows' recession cone does
-        (:func:`hieropt.solvers.cost_range.unlimited_dimensions`: the same at every scale), and one
-        LP (max sum of the loaded bandwidths) tells infeasible constraints apart and gives the
-        reach."""
+        """Once: whether the rows bound every loaded dimension (else a budget must): by single rows
+        alone, else by the rows' recession cone
+        (:func:`hieropt.solvers.cost_range.unlimited_dimensions`), with one LP for infeasible rows
+        and the reach."""
         if self._checked:
             return
         self._checked = True
@@ -136,8 +124,8 @@ class TimeLP(CutLP):
             self._set_target(target)
 
     def _require(self, budget_usd: float | None) -> None:
-        """Raise NoSolutionError unless the rows (with ``budget_usd``) admit a solution with finite
-        bandwidth."""
+        """Raise NoSolutionError unless the rows (with ``budget_usd``) admit a finite-bandwidth
+        solution."""
         self._check()
         # (an unknown cheapest network is found when the first LP is infeasible)
         if budget_usd is not None:
@@ -164,8 +152,7 @@ class TimeLP(CutLP):
         time rows.
 
         Raises:
-            NoSolutionError: the design constraints are infeasible.
-        """
+            NoSolutionError: the design constraints are infeasible."""
         with self._rows_alone():
             lo = self._solve(self.arr.cost_costs)
             ok = lo.status is Status.OPTIMAL
@@ -184,10 +171,9 @@ class TimeLP(CutLP):
         )
 
     def _diagnose_empty(self, x: np.ndarray) -> bool:
-        """No design with a finite time yet: the first LP is infeasible, or it left a loaded
-        dimension (almost) at zero. Raises NoSolutionError with the reason; returns True when the LP
-        is worth solving again (a budget at the cheapest network, which HiGHS's tolerances can make
-        look infeasible, is set to the LP's own cheapest cost, the same budget within round-off)."""
+        """No finite-time design yet (the first LP infeasible, or a loaded dimension at zero): raise
+        NoSolutionError with the reason, or return True to solve again (a budget at the cheapest
+        network set to the LP's own cheapest cost, the same within round-off)."""
         if x.size == 0:
             budget = self._budget
             self.cost_range()  # raises when the design rows alone are infeasible
@@ -210,8 +196,7 @@ class TimeLP(CutLP):
         return False
 
     def _forced_zero(self, d: int) -> bool:
-        """Whether the rows (budget included) allow dimension ``d`` no bandwidth beyond round-off
-        (one LP)."""
+        """Whether the rows (budget included) allow dimension ``d`` no bandwidth (one LP)."""
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[d]] = 1.0
         res = self._solve(costs, maximize=True)
@@ -221,12 +206,10 @@ class TimeLP(CutLP):
         return res.objective <= 1e-9 * max(1.0, float(bw.max() / bw[d]))
 
     def _starved(self, x: np.ndarray) -> np.ndarray | None:
-        """No finite candidate yet and the LP point ``x`` leaves a loaded dimension at (almost) zero
-        bandwidth (not forced there: :meth:`_diagnose_empty` raised before): a design whose units
-        shrink by :data:`STARVE` on those dimensions. Cuts stop at
-        :data:`hieropt.solvers.cut_lp.CUT_RANGE` of a unit; below it the LP's t is a finite
-        extrapolation of a time that grows without bound, and a dimension whose time hides under a
-        compute term of 1e7 its size (0.5 bytes against 7e7) can need less than that."""
+        """While no candidate is finite and ``x`` leaves a loaded dimension at zero (not forced
+        there): a design whose units shrink by :data:`STARVE` there (below
+        :data:`hieropt.solvers.cut_lp.CUT_RANGE` the LP's t is a finite extrapolation of an
+        unbounded time)."""
         bw = self._bw(x)
         top = float(bw.max(initial=0.0))
         starved = [d for d in self.loaded if bw[d] <= 1e-9 * top]
@@ -238,9 +221,8 @@ class TimeLP(CutLP):
 
     # ---------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale: Scale) -> LPArrays:
-        """The LP at ``scale``, compiled once per instance, time model, scale, rows' bounds, design
-        rows and prices (a repeated solve, or a copy of the instance with another objective, finds
-        it; a copy with other prices does not; the arrays are read-only and shared)."""
+        """The LP at ``scale``, compiled once per instance, time model, scale, rows and prices
+        (read-only, shared by repeated solves and copies)."""
         inst, tm, budget, target = self.instance, self.tm, self._budget, self._target
         return inst.memo("_perf_lp",
                          (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
@@ -253,17 +235,16 @@ class TimeLP(CutLP):
         return self.scale.rescaled(self.tm, self.unit_cost, design)
 
     def _centre_default(self) -> np.ndarray:
-        """Where to re-centre when an LP failed before any design was found:
-        :func:`~hieropt.solvers.cost_range.reach_centre_gbps` (computed once, on this failure path
-        only)."""
+        """Where to re-centre when an LP failed before any design:
+        :func:`~hieropt.solvers.cost_range.reach_centre_gbps` (computed once)."""
         if self._reach is None:
             self._reach = reach_centre_gbps(self.instance, list(self.loaded), self.scale.bw_gbps,
                                             self.solver.time_limit_s)
         return self._reach
 
     def _col_upper(self) -> np.ndarray:
-        """Upper limits on the scaled columns that single design rows, bounds and the budget
-        imply."""
+        """Upper limits on the scaled columns that single rows, bounds and the budget imply (keyed
+        on the arrays object itself: a stale bound would cut off feasible points)."""
         # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new
         # scale) may get the freed one's id, and a stale bound on the scaled columns would cut off
         # part of the feasible set (a false certificate: see tests/solve/test_cut_model.py)
@@ -278,10 +259,8 @@ class TimeLP(CutLP):
         return self._ub
 
     def _refine(self, x: np.ndarray, polished: np.ndarray | None) -> None:
-        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and at the
-        polished B, or, without a polished point, at the LP's t (the bandwidth b_d / t_d of the
-        scaled t_d), and re-load the LP when any is new (the pieces at B were evaluated for the
-        candidates already: remembered, not recomputed)."""
+        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and the
+        polished B (else the B of the LP's t) and re-load the LP when any is new."""
         b = self.scale.bw_gbps
         points = [self._bw(x)]
         tcol = self.arr.t_col
@@ -299,8 +278,7 @@ class TimeLP(CutLP):
     # ------------------------------------------------------------------------------------- plumbing
     @property
     def s(self) -> float:
-        """The smallest bandwidth unit (GB/s) of the loaded dimensions (every dimension has its
-        own)."""
+        """The smallest bandwidth unit (GB/s) of the loaded dimensions."""
         loaded = list(self.loaded) or list(range(self.tm.n_dims))
         return float(self.scale.bw_gbps[loaded].min())
 
@@ -317,7 +295,7 @@ class TimeLP(CutLP):
                           (target_ns - self.tm.constant_ns) / self.scale.time_ns)
 
     def _bw(self, x: np.ndarray) -> np.ndarray:
-        """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
+        """B (GB/s) from the LP's columns, round-off below zero (and -0.0) clipped to 0."""
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
     def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
@@ -329,13 +307,13 @@ class TimeLP(CutLP):
 
     # ----------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None) -> OAResult:
-        """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``.
+        """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``
+        ($).
 
         Raises:
-            NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to zero
-                bandwidth, or no upper limit on the bandwidth of a loaded dimension.
-            SolverError: HiGHS failed on every retry before any feasible point was found.
-        """
+            NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to
+                zero bandwidth, or no upper limit on a loaded dimension's bandwidth.
+            SolverError: HiGHS failed on every retry before any feasible point."""
         tm = self.tm
         self._require(budget_usd)
         self._set_target(None)
@@ -387,15 +365,12 @@ class TimeLP(CutLP):
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
                  budget_usd: float | None = None) -> OAResult:
-        """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
+        """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` (ns) and the design constraints;
+        ``meets``: (D,) GB/s, a design meeting the target (e.g. the performance optimum), the
+        anchor of the feasible candidates; ``budget_usd``: an optional cost cap ($).
 
-        Args:
-            target_ns: the iteration-time target, ns.
-            meets: (D,) a feasible point with T(meets) <= target_ns (e.g. the performance optimum):
-                the segment from it to the LP's B gives the feasible upper bounds.
-            rel_gap: target relative gap on the cost.
-            budget_usd: optional cost cap (an infeasibility check only).
-        """
+        Raises:
+            ValueError: ``meets`` misses the target."""
         t_meets = self.tm.time_ns(meets)
         if t_meets > target_ns:
             raise ValueError("min_cost needs a point that meets the target")
@@ -456,46 +431,29 @@ class TimeLP(CutLP):
 
 WIDE_SEEDS = (8.0,)
 """Further tangent cuts of the performance objective per link, at these multiples of its unit,
-before its first LP: the seeds' span (:data:`hieropt.solvers.cut_lp.SEED_POINTS`, 0.1 .. 2 units)
-then covers an optimum a few units above the scale's guess (the scale follows the tightest row
-limit: under LIBRA's multiple_constraints 200 GB/s, while the optimum puts 500, 300 and 150 GB/s on
-three dimensions), so that the first LP's point is trusted
-(:meth:`hieropt.solvers.cut_lp.CutLP.trusted`) and polished: one LP instead of two there. Not for
-the min-cost path, whose loop goes on from the fastest solve's cuts
-(:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
+before its first LP: an optimum a few units above the scale's guess is then inside the cuts' span
+and the first LP's point is trusted (:meth:`hieropt.solvers.cut_lp.CutLP.trusted`). Not for the
+min-cost path (:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
 SEGMENT_DIGITS = 1e-3
-"""The min-cost line search's precision: it stops once the point it returns costs at most this
-fraction of the gap target (relative) more than the segment's exact point (cost is linear along the
-segment), so the upper bound is that close to the exact one; further rounds of the search only
-refine digits the certificate cannot see."""
+"""The min-cost line search's precision: the point it returns costs at most this fraction of the gap
+target more than the segment's exact point."""
 ANCHOR_RISE = 1e-6
-"""Relative rise of the cheapest design found before it anchors the min-cost line search (its time
-then lies below the target, so a move towards it from an LP point just above the target is
-short)."""
+"""Relative rise of the cheapest design found before it anchors the min-cost line search."""
 CAP_SLACK = 1e-6
-"""Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays
-strictly feasible)."""
+"""Relative slack of the min-cost loop's cost cap above the cheapest design found."""
 
 
 RAISES = (1e-10, 1e-8, 1e-6)
-"""Relative raises of every bandwidth of an LP point tried, smallest first, as the anchor of
-:func:`raised_anchor`."""
+"""Relative raises of an LP point tried, smallest first, as the anchor of :func:`raised_anchor`."""
 
 
 def raised_anchor(instance: Instance, tm: TimeModel, bw: np.ndarray,
                   target_ns: float) -> tuple[np.ndarray, float] | None:
-    """A near anchor for the min-cost line search from ``bw`` ((D,) GB/s, within the design rows):
-    ``bw`` x (1 + r) for the smallest r of :data:`RAISES` that keeps the design rows and has
-    T <= ``target_ns`` (1 - :data:`~hieropt.solvers.line_search.TARGET_MARGIN`), with its time
-    (ns); None when no raise does.
-
-    Why: at a point that meets the target only to round-off (the polished optimum, T = target),
-    the evaluators' last ulps decide, and the fallback move towards the fastest design costs
-    (cost(fastest) - cost(bw)) / (T(bw) - T(fastest)) per ns of time, which near the fastest time
-    (a tie-break's target, 1e-8 above it) is orders of magnitude above the optimum's marginal cost
-    of time: a move of 1e-12 of the time then cost 3e-6 of the network, and the loop closed the
-    gap over a dozen LPs. Raising every bandwidth by r costs r of the network and lowers every
-    collective's time, so the move costs at most r."""
+    """A near anchor for the min-cost line search from ``bw`` ((D,) GB/s, within the rows): ``bw`` x
+    (1 + r) for the smallest r of :data:`RAISES` that keeps the rows and has T <= ``target_ns``
+    (1 - :data:`~hieropt.solvers.line_search.TARGET_MARGIN`), with its time (ns); None when none
+    does. Raising every bandwidth by r costs r of the network, far less near the fastest time
+    than a move towards the fastest design."""
     limit = target_ns * (1 - TARGET_MARGIN)
     for r in RAISES:
         point = bw * (1 + r)
@@ -508,17 +466,13 @@ def raised_anchor(instance: Instance, tm: TimeModel, bw: np.ndarray,
 
 
 def cost_cap(budget_usd: float | None, incumbent_usd: float) -> float:
-    """The min-cost loop's cost cap: the cheapest design found that meets the target (x (1 +
-    :data:`CAP_SLACK`)), within the budget. Valid: the optimum costs no more than any design that
-    meets the target, so the cap cuts off no better design; it bounds every bandwidth by cap /
-    price, which keeps the Lagrangian bound's box (and the LP) on the scale of the answer instead of
-    a ceiling row orders of magnitude above it."""
+    """The min-cost loop's cost cap ($): the cheapest design found meeting the target (x (1 +
+    :data:`CAP_SLACK`)), within ``budget_usd``. Valid (no cheaper design is cut off); it keeps the
+    Lagrangian bound's box on the answer's scale."""
     cap = incumbent_usd * (1 + CAP_SLACK)
     return cap if budget_usd is None else min(budget_usd, cap)
 
 
 MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
-"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target
-near the fastest time lies near the fastest design, and cuts bracketing it at every scale keep the
-LP's point close (a Newton polish then finds the exact one) instead of Kelley's halving steps from
-far away."""
+"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): cuts bracketing the design near which the
+cheapest design under a tight target lies."""

@@ -1,8 +1,7 @@
-"""The one entry for every objective: :func:`solve` walks the routes of
-:mod:`hieropt.solvers.routes` (the first that accepts the case answers it) and returns a
-:class:`Solution` re-checked by the independent evaluator (:mod:`hieropt.verify`), whose status says
-infeasible, unbounded or undecided when there is no design. :mod:`hieropt.api` and the studies call
-this; it never calls them."""
+"""The one entry for every objective: :func:`solve` walks :data:`hieropt.solvers.routes.ROUTES` and
+returns a :class:`Solution` re-checked by :mod:`hieropt.verify`, its status infeasible, unbounded
+or undecided when there is no design. :mod:`hieropt.api` and the studies call this, never the
+reverse."""
 
 from __future__ import annotations
 
@@ -38,8 +37,8 @@ from .routes import BOUND_SLACK, METHODS, ROUTES, UNITS, Case, verified
 from .routing import first_route
 
 MIN_REL_GAP = 5e-9
-"""Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9
-LP tolerances)."""
+"""Smallest relative gap :func:`solve` accepts (the loop stalls near 2.5e-9 with 1e-9 LP
+tolerances)."""
 
 __all__ = ["solve", "SolveOptions", "recommended_options", "solve_fastest_cheapest", "MIN_REL_GAP",
            "METHODS", "UNITS", "TIE_BREAK_LPS"]
@@ -47,35 +46,29 @@ __all__ = ["solve", "SolveOptions", "recommended_options", "solve_fastest_cheape
 
 @dataclass(frozen=True)
 class SolveOptions:
-    """How :func:`solve` solves, and the limits that override the instance's.
+    """How :func:`solve` solves, and the limits that override the instance's (checked by
+    :func:`solve`: an :class:`InputError` naming the field).
 
     Attributes:
-        rel_gap: target relative optimality gap, in [5e-9, 1); None: 1e-8 (1e-7 for
-            performance_per_cost and min_run_cost).
-        time_limit_s: time limit of each LP solve, s (a positive number).
-        max_iteration_time_ns: overrides the instance's time target (ns); None: the instance's.
-        budget_usd: overrides the instance's network budget ($); with ``performance``: the fastest
-            network within it; None: the instance's.
-        max_regret: with ``min_cost``: the cheapest network on which every workload is within this
-            fraction of its own optimum (0.05 = 5 %), instead of a time target (with one: an
-            InputError). None: the instance's, which another objective asked leaves out (a note
-            says so).
-        sensitivity: also compute the marginal value of every constraint, active bound, dimension's
-            bandwidth and the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few warm
-            re-solves per parameter), in ``Solution.sensitivity``.
-        sensitivity_ranges: with ``sensitivity``, also the range over which each marginal value
-            holds (more re-solves).
-        portfolio: with several workloads, also each workload's own optimum and its time and
-            slowdown on the chosen network (``Solution.portfolio``; one solve per workload). Always
-            on for the portfolio objectives (``min_max_regret``, ``min_cost`` with ``max_regret``).
-        cheapest_design: with ``performance``, the design returned is the cheapest of the
-            designs proven within the gap target of the fastest time (:func:`
-            solve_fastest_cheapest`: a second, min-cost solve on the same LP), so that two
-            equally fast networks are never told apart by the solver's arbitrary pick; its time,
-            the proven bound and the gap between them are the Solution's.
-
-    The values are checked by :func:`solve` (an :class:`InputError` naming the field), not here.
-    """
+        rel_gap: target relative gap in [5e-9, 1); None: 1e-8 (1e-7 for performance_per_cost
+            and min_run_cost).
+        time_limit_s: time limit of each LP solve, s (> 0).
+        max_iteration_time_ns: overrides the instance's time target (ns).
+        budget_usd: overrides the instance's network budget ($).
+        max_regret: with ``min_cost``: the cheapest network on which every workload is within
+            this fraction of its own optimum, instead of a time target (with one: an
+            InputError). None: the instance's, which another objective leaves out (with a
+            note).
+        sensitivity: also the marginal values of every constraint, active bound, bandwidth
+            and the budget or time target (:mod:`hieropt.solvers.sensitivity`), in
+            ``Solution.sensitivity``.
+        sensitivity_ranges: with ``sensitivity``, also the range over which each holds.
+        portfolio: with several workloads, also each workload's own optimum and its time on
+            the chosen network (``Solution.portfolio``); always on for the portfolio
+            objectives.
+        cheapest_design: with ``performance``, the cheapest of the designs proven within the
+            gap target of the fastest time (:func:`solve_fastest_cheapest`), so that equally
+            fast networks are never told apart by the solver's pick."""
 
     rel_gap: float | None = None
     time_limit_s: float = 60.0
@@ -89,12 +82,9 @@ class SolveOptions:
 
 
 def recommended_options(**fields) -> SolveOptions:
-    """The :class:`SolveOptions` of the design ``hieropt solve`` recommends, with ``fields`` (e.g.
-    ``rel_gap``, ``sensitivity``) set as given: ``cheapest_design`` on, so that with
-    ``performance`` the design is the cheapest of those proven within the gap target of the
-    fastest time (:func:`solve_fastest_cheapest`). Every command that re-solves for the recommended
-    design (``export``, ``simulate``, ``compare``, ``report``) uses these options, so that what it
-    writes or checks is the design ``solve`` prints.
+    """The :class:`SolveOptions` of the design ``hieropt solve`` recommends (``cheapest_design``
+    on), with ``fields`` set as given; every command that re-solves for that design (``export``,
+    ``simulate``, ``compare``, ``report``) uses them.
 
     Raises:
         TypeError: a field :class:`SolveOptions` does not have."""
@@ -106,8 +96,7 @@ _OLD_NAMES = {"max_network_cost_usd": "budget_usd"}
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside the hieropt package (the caller's line,
-    through any wrapper such as :func:`hieropt.cache.scoped`)."""
+    """The ``stacklevel`` of the first frame outside the hieropt package."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = inspect.currentframe().f_back, 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
@@ -116,8 +105,7 @@ def _caller_level() -> int:
 
 
 def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
-    """``options`` updated by the keyword arguments ``solve`` took before :class:`SolveOptions`
-    (deprecated)."""
+    """``options`` updated by the deprecated keyword arguments of ``solve`` (with a warning)."""
     if not old:
         return options
     names = {f.name for f in fields(SolveOptions)} | set(_OLD_NAMES)
@@ -143,31 +131,28 @@ def solve(instance: Instance, objective: str | None = None, *,
     Args:
         instance: a validated instance (see :func:`load_instance`, :func:`load_libra`).
         objective: overrides the instance's: ``"performance"`` (min iteration time, ns),
-            ``"min_cost"`` (cheapest network, $, with iteration time <= the time target),
-            ``"performance_per_cost"`` (min time x cost, ns * $, global), ``"min_max_regret"``
-            (several workloads: min of the worst slowdown against each workload's own optimum),
-            ``"min_run_cost"`` ($ of one training run, or of one iteration without a token budget:
-            run time x the cluster's cost rate, global; needs the instance's ``cluster``).
-        options: see :class:`SolveOptions`. The keyword arguments ``solve`` took before
-            (``rel_gap=``, ``time_limit_s=``, ``max_network_cost_usd=``, ...) still work and warn
+            ``"min_cost"`` (cheapest network, $, with time <= the target),
+            ``"performance_per_cost"`` (min time x cost, ns * $), ``"min_max_regret"``
+            (several workloads: min of the worst slowdown against each one's own optimum),
+            ``"min_run_cost"`` ($ of one training run, or of one iteration without a token
+            budget; needs the instance's ``cluster``).
+        options: see :class:`SolveOptions`. The old keyword arguments (``rel_gap=``,
+            ``time_limit_s=``, ``max_network_cost_usd=``, ...) still work and warn
             (DeprecationWarning).
 
     Returns:
-        A :class:`Solution`: status OPTIMAL when the gap target was met, LIMIT (with the proven
-        gap) otherwise, also without a design when an LP's time limit stopped the solve before
-        any design or proven bound (gap inf: unknown; the message says which LP); or, without a
-        design, INFEASIBLE (infeasible constraints, budget or time target: "fastest possible is
-        ... ns"), UNBOUNDED (no upper limit on bandwidth, or for the
-        time-cost product no floor on it) or UNDECIDED (a time target within the optimality gap of
-        the fastest time), the reason in ``message``.
+        A :class:`Solution`: OPTIMAL when the gap target was met, LIMIT (with the proven gap)
+            otherwise, also without a design when an LP's time limit came first (gap inf);
+            or, without a design, INFEASIBLE ("fastest possible is ... ns"), UNBOUNDED (no
+            upper limit on bandwidth, or no floor for the time-cost product) or UNDECIDED (a
+            time target within the optimality gap), the reason in ``message``.
 
     Raises:
-        InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, min_cost without a time
-            target, a target, budget or ``time_limit_s`` that is not a positive number (exit code
-            2).
-        SolverError: HiGHS failed, or the independent evaluator disagrees with the solver (exit code
-            3).
-    """
+        InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, min_cost without a
+            time target, a target, budget or ``time_limit_s`` that is not a positive number
+            (exit code 2).
+        SolverError: HiGHS failed, or the independent evaluator disagrees with the solver
+            (exit code 3)."""
     options = _with_old_keywords(options, old_keywords)
     start = time.perf_counter()
     instance, dropped = _without_own_regret(instance, objective, options)
@@ -183,19 +168,12 @@ def solve(instance: Instance, objective: str | None = None, *,
 
 
 def _check_budget_floor(instance: Instance, time_limit_s: float = 60.0) -> None:
-    """Refuse a network budget (``instance.max_network_cost_usd``, $) below the cost floor its
-    design rows and bounds imply alone (:func:`hieropt.formulation.scale.cost_bounds_usd`, no LP),
-    before any LP is built in units taken from the budget (a budget of $1e-300 gave bandwidth
-    units of 1e-307 GB/s, which HiGHS rejected): such a budget is below the cheapest network, which
-    the message states to the cent (:func:`hieropt.solvers.cost_range.cheapest_vertex`, in the
-    rows' own units; the floor itself when that vertex attains it to within 1e-9). A budget at
-    or above the floor passes (the solvers compare it with the exact cheapest network
-    themselves).
+    """Refuse a budget below the cost floor of the design rows and bounds alone
+    (:func:`hieropt.formulation.scale.cost_bounds_usd`), before any LP takes its units from it,
+    naming the cheapest network to the cent (:func:`hieropt.solvers.cost_range.cheapest_vertex`).
 
     Raises:
-        NoSolutionError: infeasible, "the budget $B is below the cheapest network the design
-            constraints allow, $C" (exit 3).
-    """
+        NoSolutionError: infeasible, "the budget $B is below the cheapest network ..., $C"."""
     from ..formulation.scale import cost_bounds_usd
     from .cost_range import below_cheapest, cheapest_vertex
 
@@ -211,11 +189,8 @@ def _check_budget_floor(instance: Instance, time_limit_s: float = 60.0) -> None:
 
 def _without_own_regret(instance: Instance, objective: str | None,
                         options: SolveOptions) -> tuple[Instance, tuple[str, ...]]:
-    """``instance`` without its own ``max_regret`` when another objective than min_cost is asked
-    (``objective``) and ``options`` give no regret bound: that bound belongs to the instance's
-    objective min_cost (the cheapest network within it), so asking for another objective leaves it
-    out, as ``hieropt report --objective`` does, with the note saying so; else ``instance`` as it
-    is and no note."""
+    """``instance`` without its own ``max_regret`` (and a note) when another objective than min_cost
+    is asked and ``options`` give no regret bound; else ``instance`` and no note."""
     regret = instance.max_regret
     if (regret is None or objective is None or objective == "min_cost"
             or options.max_regret is not None):
@@ -273,10 +248,8 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
 
 def _at_cheapest_design(instance: Instance, sol: Solution, sensitivity_notes: tuple[str, ...],
                         time_limit_s: float) -> Solution:
-    """The performance optimum ``sol`` of ``instance`` at the cheapest of the equally fast designs
-    (:func:`solve_fastest_cheapest`), keeping ``sol``'s sensitivity and its ``sensitivity_notes``
-    (of the optimal time: the constraints and bounds that bind at the optimum, whichever of its
-    designs is shown); the notes on the design are the shown design's."""
+    """The performance optimum ``sol`` at the cheapest of the equally fast designs
+    (:func:`solve_fastest_cheapest`), keeping its sensitivity and ``sensitivity_notes``."""
     shown, _ = solve_fastest_cheapest(instance, time_limit_s)
     return replace(shown, sensitivity=sol.sensitivity, notes=shown.notes + sensitivity_notes)
 
@@ -285,8 +258,7 @@ def _gap(rel_gap: float | None, obj: str) -> float:
     """The gap target: ``rel_gap``, or the objective's default.
 
     Raises:
-        InputError: outside [:data:`MIN_REL_GAP`, 1).
-    """
+        InputError: outside [:data:`MIN_REL_GAP`, 1)."""
     default = PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP
     gap = rel_gap if rel_gap is not None else default
     if not MIN_REL_GAP <= gap < 1:
@@ -302,27 +274,21 @@ def _gap(rel_gap: float | None, obj: str) -> float:
 @scoped
 def solve_fastest_cheapest(instance: Instance,
                            time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
-    """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``)
-    whose design is the cheapest of the designs proven within the gap target of the fastest time,
-    and that min-cost answer: the tie-break among equally fast designs (the optimum is often flat:
-    many designs are as fast within the proven gap, and their costs differ). The min-cost solve
-    (time target :func:`~hieropt.solvers.procurement.tie_break_target_ns`: the fastest design's
-    time within :data:`~hieropt.solvers.procurement.FASTEST_SLACK`, 1e-8, and within the gap
-    target of the proven bound; at most :data:`TIE_BREAK_LPS` LPs) runs on the performance solve's
-    cutting-plane LP, from its cuts and design. Both answers are re-checked by the independent
-    evaluator (:mod:`hieropt.verify`); the first is the performance Solution of the design shown
-    (its time, the performance solve's proven bound, the gap between them), so its time, cost and
-    bandwidths belong to one design.
+    """The performance optimum of ``instance`` (as :func:`solve`) at the cheapest of the designs
+    proven within the gap target of the fastest time, and that min-cost answer: a min-cost solve
+    (time target :func:`~hieropt.solvers.procurement.tie_break_target_ns`, at most
+    :data:`TIE_BREAK_LPS` LPs) on the performance solve's LP. Both are re-checked by
+    :mod:`hieropt.verify`; the first is the performance Solution of the design shown (its time,
+    the performance solve's bound, their gap).
 
     Returns:
-        (performance Solution, min-cost Solution), or (performance Solution, the reason) when the
-        min-cost solve failed (the performance optimum's own design then stands).
+        (performance Solution, min-cost Solution), or (performance Solution, the reason) when
+            the min-cost solve failed (the optimum's own design then stands).
 
     Raises:
-        NoSolutionError: no fastest design (the cases in which :func:`solve` returns the status
-            infeasible, unbounded or undecided).
-        SolverError: as :func:`solve`.
-    """
+        NoSolutionError: no fastest design (where :func:`solve` returns infeasible, unbounded
+            or undecided).
+        SolverError: as :func:`solve`."""
     instance = with_targets(instance, "performance", None, None)
     if (over := power_cap_problem(instance)) is not None:  # (as solve: the site's power cap)
         raise NoSolutionError("infeasible", over)
@@ -354,17 +320,15 @@ def solve_fastest_cheapest(instance: Instance,
 
 
 def _tie_break_target(sol: Solution) -> float:
-    """The time target of the tie-break after the performance optimum ``sol``
-    (:func:`~hieropt.solvers.procurement.tie_break_target_ns` of its time and proven bound)."""
+    """The tie-break's time target after the performance optimum ``sol``
+    (:func:`~hieropt.solvers.procurement.tie_break_target_ns`)."""
     cap = sol.instance.max_iteration_time_ns if sol.instance is not None else None
     return tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP, cap)
 
 
 def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
-    """The performance Solution ``sol`` at the tie-break's ``design`` when that design is cheaper:
-    its time the evaluator's (``design`` was re-checked by it as the min-cost answer), the bound
-    ``sol``'s, the gap between them (within the gap target: the tie-break's time target), ``lps``
-    the LPs of both solves; else ``sol``."""
+    """``sol`` at the tie-break's cheaper ``design`` (its evaluated time, ``sol``'s bound, the gap
+    between, ``lps`` of both solves); else ``sol``."""
     if isinstance(design, str) or not design.network_cost_usd < sol.network_cost_usd:
         return sol
     value = design.iteration_time_ns  # (the evaluator's; the performance objective's value)
@@ -388,14 +352,9 @@ def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
 
 
 def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
-    """The two solves of :func:`solve_fastest_cheapest`
-    (:func:`~hieropt.solvers.procurement.fastest_then_cheapest`; ``start``: the call's
-    :func:`time.perf_counter`): (the performance OAResult, its
-    :class:`~hieropt.solvers.procurement.Counts`, the tie-break's OAResult or the message of its
-    error, its Counts, the re-checked performance Solution). The
-    tie-break's target is :func:`~hieropt.solvers.procurement.tie_break_target_ns` of the
-    evaluator's time of the fastest design and the loop's bound, as :func:`_tie_break_target` of
-    that Solution. Raises what :func:`solve` raises for the performance optimum."""
+    """The two solves of :func:`solve_fastest_cheapest`: (performance OAResult, its Counts, the
+    tie-break's OAResult or error message, its Counts, the verified performance Solution). Raises
+    what :func:`solve` raises for the performance optimum."""
     def target_of(res) -> float | None:
         if res.bw is None:
             return None

@@ -1,6 +1,6 @@
-"""What an objective gives the cutting-plane loop of :mod:`hieropt.solvers.cut_lp` (:class:`Loop`),
-the incumbent and bounds one run of it keeps (:class:`LoopState`), and what it returns: the
-certified outcome of a solve (:class:`OAResult`) and the multipliers of its best bound."""
+"""What an objective gives the loop of :mod:`hieropt.solvers.cut_lp` (:class:`Loop`), one run's
+progress (:class:`LoopState`) and its certified outcome (:class:`OAResult`,
+:class:`Multipliers`)."""
 
 from __future__ import annotations
 
@@ -16,28 +16,23 @@ from .linalg import INF
 __all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
 
 STALL_ROUNDS = 4
-"""Rounds without an improved bound before the next step of the stall rule
-(:meth:`LoopState.stall`)."""
+"""Rounds without an improved bound before the next step of the stall rule."""
 
 
 @dataclass(frozen=True)
 class OAResult:
-    """Outcome of one cutting-plane solve (every loop's: time, cost, time x cost, a portfolio's
-    ratio).
+    """Outcome of one cutting-plane solve (of every loop).
 
     Attributes:
         status: OPTIMAL when the gap target was met, LIMIT otherwise (the bounds still hold).
-        bw: (D,) best feasible bandwidths found, GB/s (None when none was found).
-        upper: objective at ``bw`` (ns for time, $ for cost, ns x $, a ratio).
-        lower: proven lower bound on the optimum (same unit).
-        iterations: LPs solved.
-        message: one line.
-        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget,
-            lower); 0 when no budget row was set.
-        cuts: tangent cuts in the loop's LP at the end (where the caller does not hold the LP).
-        kappa_range: performance per cost: the network costs ($) searched, the exact cheapest and
-            dearest or bounds that contain them.
-    """
+        bw: (D,) best feasible bandwidths, GB/s (None when none was found).
+        upper: objective at ``bw`` (ns, $, ns x $, a ratio); lower: proven lower bound (same
+            unit).
+        iterations: LPs solved; message: one line.
+        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through
+            (budget, lower); 0 without a budget row.
+        cuts: tangent cuts in the loop's LP at the end.
+        kappa_range: performance per cost: the network costs ($) searched."""
 
     status: Status
     bw: np.ndarray | None
@@ -51,17 +46,16 @@ class OAResult:
 
     @property
     def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0 (inf when no finite design was found; 0
-        when the best is worth 0)."""
+        """Relative gap (upper - lower) / upper clipped at 0; inf without a finite design, 0 when
+        the best is worth 0."""
         if not self.upper < INF:
             return INF
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
 
     def settled(self, rel_gap: float, why: str | None = None) -> OAResult:
-        """This outcome OPTIMAL ("optimal within the gap target", or its own message when OPTIMAL
-        already) when its :attr:`gap` is within ``rel_gap`` (relative), else LIMIT: "stopped at
-        proven relative gap g: ``why``", or without ``why`` its own message when LIMIT already.
-        The one wording of a gap's verdict."""
+        """This outcome OPTIMAL when :attr:`gap` <= ``rel_gap``, else LIMIT "stopped at proven
+        relative gap g: ``why``" (without ``why``, a LIMIT keeps its message): the one wording of
+        a gap's verdict."""
         if self.gap <= rel_gap and self.status is not Status.OPTIMAL:
             return replace(self, status=Status.OPTIMAL, message="optimal within the gap target")
         if self.gap <= rel_gap or (why is None and self.status is Status.LIMIT):
@@ -74,8 +68,7 @@ class OAResult:
 @dataclass(frozen=True)
 class Multipliers:
     """The row multipliers ``duals`` of a loop's best bound with the LP's arrays, scale, objective
-    ``costs`` and point ``x`` then: subgradients of the optimum in the rows' bounds
-    (:mod:`hieropt.solvers.sensitivity`)."""
+    ``costs`` and point ``x`` (:mod:`hieropt.solvers.sensitivity`)."""
 
     arr: LPArrays
     scale: object
@@ -86,24 +79,21 @@ class Multipliers:
 
 @dataclass
 class Loop:
-    """What one objective gives the shared loop (all callables of the LP's column vector ``x``,
-    scaled units).
+    """What one objective gives the shared loop (callables of the LP's columns ``x``, scaled).
 
     Attributes:
-        costs: () -> the LP objective (minimised) at the current scale (a re-scale changes it).
+        costs: () -> the LP objective (minimised) at the current scale.
         native: a scaled bound -> the objective's unit (ns, $, ns x $).
-        candidates: x -> designs (GB/s) to evaluate exactly.
-        score: design -> exact objective value (inf when infeasible).
+        candidates: x -> designs (GB/s) to evaluate exactly; score: design -> exact value (inf:
+            infeasible).
         start: a known feasible design, or None.
-        slope: the bound's multiplier of the budget row -> d bound / d budget in native units
-            (0: none).
-        on_empty: x -> raises NoSolutionError with the reason, or True to solve again; called
-            while no finite candidate was found (x empty when the first LP is infeasible).
-        refine: (x, polished x or None) -> adds the model's own cuts (pieces of T for
-            :class:`hieropt.model.cutmodel.CutModel`) after each LP short of the gap.
+        slope: the bound's budget multiplier -> d bound / d budget in native units (None: none).
+        on_empty: x -> raises NoSolutionError with the reason, or True to solve again; while no
+            finite candidate was found (x empty when the first LP is infeasible).
+        refine: (x, polished x or None) -> adds the model's own cuts
+            (:class:`hieropt.model.cutmodel.CutModel`).
         cut_first: cut the first LP's point once more before the polish when it is not
-            :meth:`hieropt.solvers.cut_lp.CutLP.trusted` (one warm LP instead of Newton runs).
-    """
+            :meth:`hieropt.solvers.cut_lp.CutLP.trusted`."""
 
     costs: Callable[[], np.ndarray]
     native: Callable[[float], float]
@@ -118,9 +108,8 @@ class Loop:
 
 @dataclass
 class LoopState:
-    """One loop's progress: its incumbent and bounds in the objective's unit (the best design and
-    its value, the upper bound; the best proven lower bound and its slope in the budget, d bound /
-    d budget) and its stall count (rounds without progress, steps of the stall rule taken)."""
+    """One loop's incumbent and bounds in the objective's unit (best design and value, proven lower
+    bound and its budget slope) and its stall count."""
 
     spec: Loop
     rel_gap: float
@@ -132,8 +121,8 @@ class LoopState:
     stall_steps: int = 0
 
     def offer(self, x: np.ndarray) -> bool:
-        """Score the objective's candidate designs at the LP point ``x`` and keep the best.
-        Returns True when the incumbent improved by more than round-off."""
+        """Score the candidates at the LP point ``x``, keep the best; True when it improved beyond
+        round-off."""
         improved = False
         for design in self.spec.candidates(x):
             value = self.spec.score(design)
@@ -143,9 +132,8 @@ class LoopState:
         return improved
 
     def stall(self, improved: bool) -> str | None:
-        """The stall rule, for a round that ``improved`` the incumbent or the bound or not: after
-        :data:`STALL_ROUNDS` rounds without progress "tighten" (tighter LP tolerances), after the
-        next such run "rescale", then "stop" (status LIMIT with the gap proved); None meanwhile."""
+        """The stall rule: after :data:`STALL_ROUNDS` rounds without progress "tighten", after the
+        next "rescale", then "stop"; None meanwhile."""
         self.idle_rounds = 0 if improved else self.idle_rounds + 1
         if self.idle_rounds < STALL_ROUNDS:
             return None
@@ -154,14 +142,13 @@ class LoopState:
         return ("tighten", "rescale", "stop")[min(self.stall_steps, 3) - 1]
 
     def done(self) -> bool:
-        """True when there is an incumbent of finite value and the proven gap meets the target (an
-        infinite value, a design that starves a loaded dimension, proves nothing)."""
+        """True with a finite incumbent whose proven gap meets the target."""
         return (self.best is not None and self.upper < INF
                 and self.upper - self.lower <= self.rel_gap * self.upper)
 
     def result(self, it: int, max_iterations: int) -> OAResult:
-        """The loop's outcome after ``it`` LPs: OPTIMAL when :meth:`done`, else LIMIT with the
-        proven relative gap and why it stopped (the iteration limit or a stall)."""
+        """The outcome after ``it`` LPs: OPTIMAL when :meth:`done`, else LIMIT with the gap and
+        why."""
         upper, status, message = self.upper, Status.OPTIMAL, "optimal within the gap target"
         if not self.done():
             gap = (upper - self.lower) / upper if upper > 0 and np.isfinite(upper) else INF

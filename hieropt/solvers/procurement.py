@@ -1,15 +1,7 @@
-"""Procurement objectives on the convex core: performance per cost (global), the fastest design
-within a budget and the cheapest meeting a time target.
-
-**Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it
-is in the cost-share variables of :mod:`hieropt.formulation.ratio` (Charnes-Cooper): one convex
-program, solved by tangent cuts on one HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`).
-
-**The fastest design within a budget** (:func:`fastest_design`; each point of the Pareto front in
-:mod:`hieropt.solvers.front`) takes the first of :data:`BUDGET_ROUTES` that accepts the case
-(:mod:`hieropt.solvers.routing`), most special first: a budget a hair above the cheapest network, a
-budget far below the LP's bandwidth unit, the performance LP for every other case.
-"""
+"""Procurement objectives on the convex core: performance per cost (time x cost in the cost-share
+variables of :mod:`hieropt.formulation.ratio`, decision record 0005), the fastest design within a
+budget (the routes :data:`BUDGET_ROUTES`, decision record 0009) and the cheapest design meeting a
+time target (decision record 0006)."""
 
 from __future__ import annotations
 
@@ -46,34 +38,26 @@ PPC_GAP = 1e-7
 SUB_GAP = 1e-8
 """Relative gap of each fastest-within-a-budget solve."""
 FASTEST_SLACK = REL_GAP
-"""Designs whose iteration times are within this relative slack of the fastest design found are
-equally fast: the performance solve's gap target, 1e-8, below which the certificate tells no two
-designs apart. The optimum is often flat or nearly so, a face of designs whose times differ by less
-than that and whose networks' prices differ: the cheapest of them is the tie-break of
-:func:`hieropt.solvers.objectives.solve_fastest_cheapest` (the design ``hieropt solve`` prints for
-the performance objective), the knee's reference (:mod:`hieropt.studies.knee`) and the Pareto
-front's fastest point (:mod:`hieropt.solvers.front`). Where the optimum is smooth the cheapest
-design moves by about the square root of the slack (1e-4 of the bandwidths) for the cost that buys,
-its time within the gap target of the proven bound (:func:`tie_break_target_ns`).
-One constant for the three, so they name the same design."""
+"""Designs whose times are within this relative slack of the fastest found are equally fast (the
+performance solve's gap target, below which the certificate tells no two designs apart). The
+cheapest of them is the tie-break of :func:`hieropt.solvers.objectives.solve_fastest_cheapest`, the
+knee's reference (:mod:`hieropt.studies.knee`) and the Pareto front's fastest point: one constant
+for the three, so they name the same design."""
 
 
 def equally_fast(of: str) -> str:
-    """How the one definition of equally fast (:data:`FASTEST_SLACK`) reads after "the designs":
-    "as fast as ``of``", or "within 1e-08 of ``of``" for a slack."""
+    """How "equally fast" (:data:`FASTEST_SLACK`) reads after "the designs": "within 1e-08 of
+    ``of``"."""
     return f"within {FASTEST_SLACK:g} of {of}" if FASTEST_SLACK else f"as fast as {of}"
 
 
 def tie_break_target_ns(fastest_ns: float, lower_ns: float, rel_gap: float,
                         cap_ns: float | None = None) -> float:
-    """The time target of the tie-break among equally fast designs: the fastest design's time
-    ``fastest_ns`` within :data:`FASTEST_SLACK`, and no more than ``lower_ns`` / (1 - ``rel_gap``),
-    the slowest time still proven within the gap target ``rel_gap`` of the optimum (``lower_ns``
-    the proven lower bound on it); never below ``fastest_ns`` (the fastest design meets it). Every
-    design meeting it is as certified as the fastest one: (T - lower) / T <= ``rel_gap`` when the
-    fastest design's own gap is; and no more than the instance's time target ``cap_ns`` (None:
-    none), which the fastest design meets. The units of ``fastest_ns`` (ns, or the relative time
-    of shares of hours)."""
+    """The time target of the tie-break among equally fast designs: ``fastest_ns`` x (1 +
+    :data:`FASTEST_SLACK`), at most ``lower_ns`` / (1 - ``rel_gap``) (so every design meeting it is
+    certified within ``rel_gap`` of the proven bound ``lower_ns``) and at most the instance's target
+    ``cap_ns`` (None: none); never below ``fastest_ns``. Units of ``fastest_ns`` (ns, or the
+    relative time of shares of hours)."""
     target = min(fastest_ns * (1 + FASTEST_SLACK), lower_ns / (1 - rel_gap))
     if cap_ns is not None:
         target = min(target, cap_ns)
@@ -84,31 +68,31 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
                           budget_usd: float | None = None, cost_floor_usd: float | None = None,
                           target_ns: float | None = None, meets: np.ndarray | None = None,
                           time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> OAResult:
-    """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in
-    cost-share variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up
-    to a constant factor, objective ``min_run_cost``).
+    """Globally minimise T(B) x (``fixed_usd`` + cost(B)) (ns x $) by one convex cutting-plane solve
+    in cost-share variables (:class:`hieropt.solvers.ratio.RatioCore`; ``fixed_usd`` = 0:
+    performance per cost; > 0: objective ``min_run_cost`` up to a constant factor).
 
     Args:
         instance, tm: the problem and its aggregated time model.
         rel_gap: target relative gap on the product.
         budget_usd: optional cap on the network cost ($).
-        cost_floor_usd: optional lower end of the cost range: a proven lower bound on the cheapest
-            design that meets ``target_ns``.
-        target_ns: optional iteration-time target (ns); ``meets``: a design that meets it.
+        cost_floor_usd: optional proven lower bound ($) on the cheapest design that meets
+            ``target_ns``.
+        target_ns: optional iteration-time target (ns); ``meets``: (D,) GB/s, a design that
+            meets it.
         time_limit_s: limit of each LP and of the whole search, s.
-        fixed_usd: a fixed cost ($) added to the network's: the cluster's fixed cost rate as
-            network-capex dollars (:attr:`hieropt.model.run.CostRate.fixed_usd`); the costs searched
-            and ``kappa_range`` stay the network's.
+        fixed_usd: a fixed cost ($) added to the network's
+            (:attr:`hieropt.model.run.CostRate.fixed_usd`); ``kappa_range`` stays the
+            network's.
 
     Returns:
-        :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``iterations``: LPs); status LIMIT (with
-        the proven gap) when the gap target was not reached within
-        :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time limit.
+        :class:`hieropt.solvers.outcome.OAResult` (ns x $); LIMIT with the proven gap when
+            the gap target was not reached within :data:`hieropt.solvers.ratio.MAX_LPS` LPs
+            or the time limit.
 
     Raises:
-        NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away
-            from zero (then the product has no minimiser at positive bandwidth).
-    """
+        NoSolutionError: infeasible constraints or budget; or "unbounded" when no constraint
+            keeps bandwidth away from zero or the product is the same at every scale."""
     bounds = cost_bounds_usd(instance)
     unit = product_bandwidth(instance, tm, target_ns, bounds)
     core = RatioCore(instance, tm, unit, time_limit_s, budget_usd, prune=True, cost_bounds=bounds,
@@ -140,10 +124,8 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 
 
 def _ns_pair(a: float, b: float) -> tuple[str, str]:
-    """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart: a time
-    target a hair below the fastest time printed as the same number ("target 1,166,511,725.3 ns:
-    fastest possible is 1,166,511,725.3"); a non-zero time those decimals show as 0 in 6
-    significant digits (a target of 1e-300 ns is not "0.0 ns")."""
+    """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart, a non-zero
+    value those decimals show as 0 in 6 significant digits."""
     for k in range(1, 7):
         sa, sb = f"{a:,.{k}f}", f"{b:,.{k}f}"
         if sa != sb:
@@ -154,8 +136,8 @@ def _ns_pair(a: float, b: float) -> tuple[str, str]:
 
 @dataclass
 class BudgetCase:
-    """One fastest-within-a-budget solve: the performance LP ``core`` of the instance (its cuts kept
-    across a sweep's solves), the budget ``budget_usd`` ($, None: none) and the gap ``rel_gap``."""
+    """One fastest-within-a-budget solve: the performance LP ``core`` (its cuts kept across a
+    sweep), the budget ``budget_usd`` ($, None: none) and the gap ``rel_gap``."""
 
     core: TimeLP = field(repr=False)
     budget_usd: float | None
@@ -175,12 +157,11 @@ class BudgetCase:
 
 
 def near_cheapest_budget(case: BudgetCase) -> OAResult:
-    """Route ``near_cheapest_budget``, for a budget within
-    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a cheapest network that leaves a loaded
-    dimension without bandwidth (``case.near``): the budget row's slack is lost in the rounding of
-    the cost, so the row is stated exactly from that network's duals
-    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). The fastest design within the
-    budget (ns). Decision record: a budget a hair above the cheapest network."""
+    """Route ``near_cheapest_budget`` (decision record 0007): a budget within
+    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a cheapest network that starves a loaded
+    dimension, held by the exact reduced budget row
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). The fastest design within it
+    (ns)."""
     core = case.core
     out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
                                      core.solver.time_limit_s)
@@ -189,15 +170,12 @@ def near_cheapest_budget(case: BudgetCase) -> OAResult:
 
 
 def time_lp_within_budget(case: BudgetCase) -> OAResult:
-    """Route ``time_lp``, every other case: Kelley's cutting planes on the performance LP
-    (:meth:`hieropt.solvers.cutting.TimeLP.min_time`), with or without a budget row; when that
-    fails with a budget (anything but unbounded), the cost-share LP, whose units follow the budget
-    (:func:`fastest_by_shares`). The fastest design within the budget (ns), if any. Decision
-    record: cutting planes with a Lagrangian bound.
+    """Route ``time_lp`` (decision record 0001): :meth:`hieropt.solvers.cutting.TimeLP.min_time`,
+    with or without a budget row; on a failure with a budget (but unbounded),
+    :func:`fastest_by_shares`.
 
     Raises:
-        NoSolutionError: infeasible or unbounded (:meth:`hieropt.solvers.cutting.TimeLP.min_time`).
-    """
+        NoSolutionError: infeasible or unbounded."""
     try:
         return sharpened(case.core.min_time(case.rel_gap, budget_usd=case.budget_usd), case)
     except (SolverError, NoSolutionError) as e:
@@ -207,12 +185,11 @@ def time_lp_within_budget(case: BudgetCase) -> OAResult:
 
 
 def fastest_by_shares(case: BudgetCase) -> OAResult:
-    """The fastest design within the budget of ``case`` (ns) on the cost-share LP, whose units
-    follow the budget (a cap far above the budget is left out).
+    """Route ``budget_far_below_scale``: the fastest design within the case's budget (ns) on the
+    cost-share LP, whose units follow the budget.
 
     Raises:
-        NoSolutionError: infeasible constraints, or a budget below the cheapest network they allow.
-    """
+        NoSolutionError: infeasible constraints, or a budget below the cheapest network."""
     core, budget_usd = case.core, case.budget_usd
     rc = RatioCore(core.instance, core.tm, case.uniform_gbps, core.solver.time_limit_s, budget_usd,
                    prune=True)
@@ -231,32 +208,26 @@ BUDGET_ROUTES: tuple[Route, ...] = (
     Route("budget_far_below_scale", lambda c: c.budget_usd is not None
           and c.uniform_gbps < 1e-2 * c.core.s, fastest_by_shares),
     Route("time_lp", lambda c: True, time_lp_within_budget))
-"""The routes of the fastest design within a budget, in the order walked (the last accepts every
-case); each one's condition and reason is decision record 0009 (routes as a table).
-``budget_far_below_scale``: a budget whose uniform bandwidth is more than 100 x below the
-performance LP's unit (:func:`fastest_by_shares`)."""
+"""The routes of the fastest design within a budget, walked in order (the last accepts every case);
+conditions and reasons: decision record 0009."""
 
 
 TIE_BREAK_LPS = 3
 """LPs the tie-break of :func:`hieropt.solvers.objectives.solve_fastest_cheapest` (and of
-objective ``min_run_cost`` on a rented cluster) makes at most (then its design is the cheapest
-found, status LIMIT with its proven gap). Most close the gap in one or two; where the network's
-cost hardly moves the time, the loop ran 15-20 LPs to its stall rule for the gap its second LP had
-reached."""
+``min_run_cost`` on a rented cluster) makes at most; its design is then the cheapest found, LIMIT
+with its proven gap (most close the gap in one or two LPs)."""
 
 
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,
                    target_ns: float | None = None) -> OAResult:
-    """The performance optimum within ``budget_usd`` ($; ns) by the first of :data:`BUDGET_ROUTES`
-    that accepts the case, checked against ``target_ns`` when given.
+    """The performance optimum within ``budget_usd`` ($; value in ns) by the first of
+    :data:`BUDGET_ROUTES` that accepts the case, checked against ``target_ns`` (re-solved to
+    :data:`TARGET_GAP` when the target lies within the gap).
 
     Raises:
-        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with
-            a priced loaded dimension, the target below the fastest possible time ("fastest possible
-            is ... ns"), or "undecided": the target still inside the optimality gap after a re-solve
-            to :data:`TARGET_GAP`.
-        SolverError: the LP failed.
-    """
+        NoSolutionError: infeasible or unbounded, a budget <= $0 with a priced loaded dimension,
+            or the target below (infeasible) or within the gap of (undecided) the fastest time.
+        SolverError: the LP failed."""
     if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0
                                                           for d in core.loaded):
         raise NoSolutionError("infeasible", f"a budget of ${usd_cents(budget_usd, up=False)} buys "
@@ -270,25 +241,18 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
 
 
 TARGET_GAP = 1e-12
-"""The gap the fastest design is solved to again when a time target lies within the first solve's
-gap (the polish usually reaches round-off; a loop that cannot stops with LIMIT and its bounds
-decide)."""
+"""The gap of the re-solve when a time target lies within the first solve's gap."""
 
 
 FASTEST_KEPT = 32
-"""Certified performance optima :func:`fastest_once` keeps in the active cache per bucket (budget,
-time target, gap, time limit and shapes; a sweep's candidates that share a time model and rows come
-one after another: the shapes of one plan)."""
+"""Certified performance optima :func:`fastest_once` keeps per bucket of the active cache."""
 FASTEST_BUCKETS = 8
-"""Buckets of :data:`FASTEST_KEPT` optima the active cache keeps (the least recently used goes
-first)."""
+"""Buckets of :data:`FASTEST_KEPT` optima the active cache keeps (least recently used first out)."""
 
 
 @dataclass
 class _Kept:
-    """Certified outcomes kept by :func:`recall_outcome` / :func:`keep_outcome`: what they were
-    solved for (the time model, the instance's design matrix and cluster prices) and the outcome (a
-    tuple of :class:`OAResult` with private copies of their ``bw``, and plain values)."""
+    """Outcomes kept by :func:`keep_outcome`: their inputs (:func:`_inputs`) and the outcome."""
 
     inputs: tuple
     outcome: tuple
@@ -300,15 +264,13 @@ class _Kept:
 
 
 def _inputs(instance: Instance, tm: TimeModel) -> tuple:
-    """(``tm``, the design matrix, the cluster's $ per GB/s) of ``instance``: what the loop reads
-    beyond :func:`recall_outcome`'s bucket."""
+    """(``tm``, the design matrix, the cluster's $ per GB/s): what the loop reads beyond the
+    bucket."""
     return tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)
 
 
 def _inputs_key(tm: TimeModel, dm, unit_cost: np.ndarray) -> tuple:
-    """The inputs of :func:`_inputs` by value: the time model's
-    :attr:`~hieropt.model.terms.TimeModel.fingerprint`, the design rows and bounds, and the prices
-    (as bytes)."""
+    """The inputs by value: the time model's fingerprint, the rows' and the prices' bytes."""
     rows = tuple(a.tobytes() for a in (dm.A, dm.lower, dm.upper, dm.rhs, dm.sense, dm.bw_lower,
                                        dm.bw_upper))
     return tm.fingerprint, rows, unit_cost.tobytes()
@@ -327,12 +289,10 @@ def _bucket_key(instance: Instance, tm: TimeModel, extra: tuple) -> tuple:
 
 
 def recall_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple) -> tuple | None:
-    """A copy of the outcome :func:`keep_outcome` kept in the active cache's table ``name`` for
-    the same inputs as ``instance`` and ``tm`` (design rows and bounds, prices, budget, time
-    target, the time model's :attr:`~hieropt.model.terms.TimeModel.fingerprint`) and the same
-    ``extra`` values (gap, time limit, ...), or None. The outcomes are filed by the plain values and
-    the shapes; the fingerprint and the rows' bytes are compared only within a bucket that holds
-    one. Nothing is kept for a :class:`~hieropt.model.cutmodel.CutModel` (it gains pieces)."""
+    """A copy of the outcome :func:`keep_outcome` kept in the active cache's table ``name`` for the
+    same inputs as ``instance`` and ``tm`` (rows, bounds, prices, budget, time target, the time
+    model's fingerprint) and ``extra`` (gap, time limit, ...), or None. Never for a
+    :class:`~hieropt.model.cutmodel.CutModel` (it gains pieces)."""
     if isinstance(tm, CutModel):
         return None
     bucket = current().table(name, FASTEST_BUCKETS).get(_bucket_key(instance, tm, extra))
@@ -345,8 +305,8 @@ def recall_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple) -
 
 def keep_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple,
                  outcome: tuple) -> None:
-    """Keep ``outcome`` (a certified answer for these inputs, see :func:`recall_outcome`) in the
-    active cache's table ``name``: at most :data:`FASTEST_KEPT` per bucket, the oldest dropped."""
+    """Keep ``outcome`` (certified, for these inputs: :func:`recall_outcome`) in the active cache's
+    table ``name``, at most :data:`FASTEST_KEPT` per bucket."""
     if isinstance(tm, CutModel):
         return
     table = current().table(name, FASTEST_BUCKETS)
@@ -358,14 +318,10 @@ def keep_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple,
 
 def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,
                  counts: Counts) -> tuple[OAResult, TimeModel]:
-    """:func:`fastest_design` on a fresh :class:`TimeLP` of ``instance`` and ``tm`` within the
-    instance's budget and time target, its LPs and cuts added to ``counts``: (the outcome, the
-    core's time model at the end; a :class:`~hieropt.model.cutmodel.CutModel` gains pieces).
-
-    An OPTIMAL outcome is kept (:func:`keep_outcome`, with the gap and the time limit): another
-    instance with the same inputs gets a copy, with the same LP and cut counts, without a solve.
-    Raises what :func:`fastest_design` raises (not kept).
-    """
+    """:func:`fastest_design` on a fresh :class:`TimeLP` within the instance's budget and time
+    target, LPs and cuts added to ``counts``: (the outcome, the core's time model at the end). An
+    OPTIMAL outcome is kept (:func:`keep_outcome`) and recalled for the same inputs without a
+    solve. Raises what :func:`fastest_design` raises."""
     extra = (rel_gap, time_limit_s)
     if (hit := recall_outcome("fastest design", instance, tm, extra)) is not None:
         res, counts_hit = hit
@@ -383,13 +339,12 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
 
 def against_target(res: OAResult, target_ns: float | None,
                    budget_usd: float | None = None) -> OAResult:
-    """``res`` (a performance optimum within ``budget_usd``) when it meets the time target
-    ``target_ns`` (None: none).
+    """``res`` (a performance optimum within ``budget_usd``, $) when it meets ``target_ns`` (ns;
+    None: none).
 
     Raises:
-        NoSolutionError: the target is below the fastest possible time ("fastest possible is ...
-            ns", kind infeasible) or inside the optimality gap of it (kind undecided).
-    """
+        NoSolutionError: the target below the fastest possible time ("fastest possible is ...
+            ns", infeasible) or within its gap (undecided)."""
     within = (f" within the budget ${usd_cents(budget_usd, up=False)}" if budget_usd is not None
               else "")
     if target_ns is not None and res.lower > target_ns:
@@ -408,9 +363,8 @@ def against_target(res: OAResult, target_ns: float | None,
 
 
 MEETS_ROUNDOFF = 1e-12
-"""A design meets a time target when its T exceeds it by at most this (relative): the target the
-user copied from an evaluation of the fastest design differs from the solver's T of it in the last
-bits (both sum the same terms in another order). The verifier allows 1e-9."""
+"""A design meets a time target when its T exceeds it by at most this (relative): a target copied
+from an evaluation differs in the last bits. The verifier allows 1e-9."""
 
 
 @dataclass
@@ -421,7 +375,7 @@ class Counts:
     cuts: int = 0
 
     def add(self, core) -> None:
-        """Add ``core``'s counters (a :class:`TimeLP` or :class:`RatioCore`)."""
+        """Add ``core``'s ``lps`` and ``cuts`` (a :class:`TimeLP`, :class:`RatioCore` or Counts)."""
         self.lps += core.lps
         self.cuts += core.cuts
 
@@ -430,22 +384,16 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
                      budget_usd: float | None = None, time_limit_s: float = 60.0,
                      counts: Counts | None = None,
                      fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
-    """The cheapest network ($) whose iteration time is at most ``target_ns``, within ``budget_usd``
-    if given: an :class:`OAResult` in $ (LIMIT with the honest gap when the gap target was not
-    reached). Decision record: min cost without a cap.
-
-    A design B1 that meets the target is found first (the fastest design; without an upper limit on
-    bandwidth, the fastest within budgets growing 4 x from the cost of the bandwidth that meets it
-    on every dimension); cost <= C(B1) then caps the min-cost LP (valid: it cuts off no cheaper
-    design), which is built in its own bandwidth unit when the target's bandwidths are far from the
-    instance's limits. ``fastest``: (core, design) when the caller has already solved the
-    performance optimum on a :class:`TimeLP` of this instance and ``design`` meets the target (a
-    sweep's tie-break); the loop then continues on that core, with its cuts (the caller's counters
-    already hold its LPs).
+    """The cheapest network ($) with T <= ``target_ns`` (ns) within ``budget_usd`` ($, None: none),
+    as an :class:`OAResult` in $ (LIMIT with the proven gap short of ``rel_gap``); decision
+    record 0006. A design that meets the target (the fastest, or without an upper limit on
+    bandwidth one found within growing budgets) caps the min-cost LP, built in its own bandwidth
+    unit when needed. ``fastest``: (core, design) of a performance optimum already solved on a
+    :class:`TimeLP` of this instance (a tie-break), continued on with its cuts. LPs and cuts are
+    added to ``counts``.
 
     Raises:
-        NoSolutionError: infeasible constraints, budget or target.
-    """
+        NoSolutionError: infeasible constraints, budget or target."""
     counts = counts if counts is not None else Counts()
     cap = budget_usd
     if fastest is not None:
@@ -487,9 +435,8 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
-    """A bandwidth unit (GB/s) for the min-cost LP (its values then of order 1) when the bandwidth
-    that meets ``target_ns`` on every dimension, but not below the one that costs the rows' cost
-    floor, lies outside 1 .. 1e4 units of the instance's unit ``s``; None to keep ``s``."""
+    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth meeting ``target_ns`` (at
+    least the rows' cost floor's) lies outside 1 .. 1e4 units of ``s``; None to keep ``s``."""
     beta = typical_bandwidth(instance, tm, target_ns)
     floor, _ = cost_bounds_usd(instance)
     price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
@@ -502,8 +449,8 @@ def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float)
 
 def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
                        budget_usd: float | None, time_limit_s: float, counts: Counts) -> np.ndarray:
-    """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within growing
-    budgets."""
+    """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within budgets
+    growing 4 x."""
     rc = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
     k_min, _ = rc.cost_range()
     kappa = max(rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))),
@@ -536,20 +483,16 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
 
 def fastest_then_cheapest(instance: Instance, tm: TimeModel, time_limit_s: float, gap: float,
                           target_of: Callable[[OAResult], float | None]) -> tuple:
-    """The fastest design of ``instance`` within its budget and time target (gap ``gap``), then on
-    the same cutting-plane LP (its cuts and design) the cheapest design whose time is at most
-    ``target_of(fastest)`` ns (at most :data:`TIE_BREAK_LPS` LPs; ``target_of`` returns None to
-    skip it): the tie-break among equally fast designs of
-    :func:`hieropt.solvers.objectives.solve_fastest_cheapest` and of ``min_run_cost`` on a rented
-    cluster.
+    """The fastest design within the instance's budget and target (gap ``gap``), then on the same LP
+    the cheapest design with T <= ``target_of(fastest)`` ns (at most :data:`TIE_BREAK_LPS` LPs; None
+    skips it): the tie-break among equally fast designs.
 
     Returns:
-        (the fastest design's OAResult in ns, its :class:`Counts`, the cheapest design's OAResult in
-        $ or the message of its error or None when skipped, its Counts).
+        (the fastest OAResult in ns, its :class:`Counts`, the cheapest OAResult in $, its
+            error's message or None when skipped, its Counts).
 
     Raises:
-        NoSolutionError, SolverError: as :func:`fastest_design`; and what ``target_of`` raises.
-    """
+        NoSolutionError, SolverError: as :func:`fastest_design`; and what ``target_of`` raises."""
     counts, cost_counts = Counts(), Counts()
     with closing(TimeLP(instance, tm, time_limit_s)) as core:
         core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)

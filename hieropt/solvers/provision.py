@@ -1,8 +1,7 @@
 """Integer provisioning from a parts catalog (:func:`provision`; docs/how-to/provision.md): the
-exact unary MILP of :mod:`hieropt.formulation.milp` on HiGHS over every part option
+exact unary MILP of :mod:`hieropt.formulation.milp` on HiGHS
 (:mod:`hieropt.solvers.provision_milp`), ties broken by a second solve, the design re-checked by
-the independent evaluator, compared with the continuous optimum and its roundings.
-"""
+the independent evaluator and compared with the continuous optimum and its roundings."""
 
 from __future__ import annotations
 
@@ -64,14 +63,14 @@ class Rounding:
     """The continuous optimum rounded to whole units of the catalog's parts.
 
     Attributes:
-        name: ``"down"``, ``"up"`` or ``"best"`` (each dimension down or up).
-        description: one line saying how the rounding was made.
-        feasible: whether any such rounding meets the constraints (and the time target / budget).
+        name: ``"down"``, ``"up"`` or ``"best"`` (each dimension down or up); description: one
+            line.
+        feasible: whether any such rounding meets the constraints, target and budget.
         design: the best such rounding (one option per dimension), or None.
-        iteration_time_ns, network_cost_usd, objective_value: its figures (None when infeasible).
-        saving: (rounding's objective - exact objective) / rounding's objective, >= 0 (None when
+        iteration_time_ns, network_cost_usd, objective_value: its figures (None when
             infeasible).
-    """
+        saving: (rounding's objective - exact objective) / rounding's objective, >= 0 (None when
+            infeasible)."""
 
     name: str
     description: str
@@ -93,41 +92,33 @@ class Provisioning:
     """The exact integer design and how it compares with the continuous optimum and its roundings.
 
     Attributes:
-        status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit
-            with a design.
+        status: OPTIMAL when HiGHS proved the gap target; LIMIT at its time limit with a design.
         message: one line.
         objective: ``performance`` | ``min_cost`` | ``performance_per_cost`` | ``min_power``;
             ``objective_unit`` ns | USD | ns*USD | W.
-        design: the chosen option of every dimension (part, units per NPU / node, totals, switches,
-            BOM lines).
-        bw_gbps: (D,) per-NPU bandwidths of the design, GB/s.
-        iteration_time_ns: T(bw_gbps) by the independent evaluator.
-        network_cost_usd: the bill of materials' total, $.
-        power_w: the bill of materials' power, W (None when a part of the design has no power
-            figure).
-        objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower
-            bound; gap: (value - bound) / value.
-        max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget
+        design: the chosen option of every dimension (part, units, totals, switches, BOM lines).
+        bw_gbps: (D,) per-NPU bandwidths, GB/s; iteration_time_ns: T by the independent
+            evaluator.
+        network_cost_usd: the bill of materials' total, $; power_w: its power, W (None when a
+            part has no power figure).
+        objective_value: the objective at the design (exact); objective_bound: HiGHS's proven
+            lower bound; gap: (value - bound) / value.
+        max_iteration_time_ns, max_cost_usd, max_power_w: the target, budget and power budget
             applied (None: none).
-        total: the cap on the whole cluster's capex applied (None: none;
-            :class:`~hieropt.model.capex.TotalCapex`: the parts' $ and the facility for their W).
+        total: the cap on the whole cluster's capex applied
+            (:class:`~hieropt.model.capex.TotalCapex`; None: none).
         bom: every bill-of-materials line.
-        breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the
-            instance's $/GB/s cost model, not the catalog; use ``design`` / ``bom`` for catalog
-            costs).
-        continuous: the continuous performance optimum over the catalog's bandwidth ranges, or None.
-        continuous_note: why ``continuous`` is None, or what it means.
-        roundings: the roundings of the continuous optimum (see :class:`Rounding`).
-        catalog: the catalog's name.
-        options: options per dimension given to the MILP (after bounds and de-duplication).
-        milp_solves: MILP solves (including tie-breaks, diagnostics and roundings); milp_seconds:
-            their wall time.
-        solve_seconds: wall time of the whole call.
+        breakdown: the evaluator's breakdown at ``bw_gbps`` (its costs are the instance's $/GB/s
+            model, not the catalog's).
+        continuous: the continuous performance optimum over the catalog's ranges, or None;
+            continuous_note: why None, or what it means.
+        roundings: the roundings of the continuous optimum (:class:`Rounding`).
+        catalog: the catalog's name; options: options per dimension given to the MILP.
+        milp_solves, milp_seconds: MILP solves (tie-breaks, diagnostics, roundings) and their
+            wall time; solve_seconds: the whole call's.
         method: the algorithm; notes: remarks a user should read.
-        nic_bounds: the notes (also in ``notes``) of the dimensions bounded at the accelerator's
-            ``nic_gbps`` (beyond its scale-up domain:
-            :func:`hieropt.io.nic_bound.nic_bounded`); empty when no bound was tightened.
-    """
+        nic_bounds: the notes of the dimensions bounded at the accelerator's ``nic_gbps``
+            (:func:`hieropt.io.nic_bound.nic_bounded`)."""
 
     status: Status
     message: str
@@ -164,10 +155,9 @@ class Provisioning:
         freeze_arrays(self, "bw_gbps")
 
     def to_dict(self, instance: Instance) -> dict[str, Any]:
-        """JSON-ready result of provisioning ``instance`` (units in the keys: GB/s per NPU per
-        direction, ns, $, W): the keys ``hieropt provision --json`` writes but two the command
-        adds, the buyer's figures ``run`` and the ``knee`` (with their notes appended to
-        ``notes``) (:func:`hieropt.solvers.provision_dicts.provision_dict`)."""
+        """JSON-ready result of provisioning ``instance`` (units in the keys), as ``hieropt
+        provision --json`` writes but ``run`` and ``knee``, which the command adds
+        (:func:`hieropt.solvers.provision_dicts.provision_dict`)."""
         from .provision_dicts import provision_dict
 
         return provision_dict(instance, self)
@@ -179,16 +169,15 @@ class Provisioning:
 
     @property
     def continuous_gap(self) -> float | None:
-        """(T_integer - T_continuous) / T_integer: how far the integer design is from the continuous
-        bound."""
+        """(T_integer - T_continuous) / T_integer, or None without a continuous optimum."""
         if self.continuous is None:
             return None
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
 def _total_capex(instance: Instance, cap_usd: float | None):
-    """:func:`hieropt.model.capex.total_capex` of ``cap_usd`` (None: no cap, None), its input errors
-    naming this call's argument, ``max_total_capex_usd (--total-budget)``."""
+    """:func:`hieropt.model.capex.total_capex` of ``cap_usd`` (None: None), its errors naming
+    ``max_total_capex_usd (--total-budget)``."""
     if cap_usd is None:
         return None
     try:
@@ -211,50 +200,44 @@ def provision(
     time_limit_s: float = 60.0,
 ) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap); a
-    dimension reaching beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per
-    NPU (:func:`hieropt.io.nic_bound.nic_bounded`, a note in ``notes`` and ``nic_bounds``).
+    dimension beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per NPU
+    (:func:`hieropt.io.nic_bound.nic_bounded`, noted in ``notes`` and ``nic_bounds``).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
-        catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against
+        catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML), checked against
             ``instance``.
-        objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with
-            iteration time <= ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x
-            cost), ``"min_power"`` (the design drawing the least power, W, with iteration time <=
+        objective: ``"performance"``, ``"min_cost"`` (with time <= ``max_iteration_time_ns``),
+            ``"performance_per_cost"`` or ``"min_power"`` (least W with time <=
             ``max_iteration_time_ns``); default: the instance's.
-        max_iteration_time_ns: time target, ns (required for min_cost and min_power; a constraint
-            with the others). Default: the instance's ``max_iteration_time_ns``, if it has one.
-        max_cost_usd: budget on the catalog cost, $ (default: the instance's
-            ``max_network_cost_usd``, if any).
-        max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the
-            design may use). The site's power cap (``[cluster] max_power_mw``, MW of facility
-            power) applies too: without ``network_w_per_npu`` as the row (fixed IT W + the parts'
-            W) x PUE <= cap (:func:`hieropt.model.run.site_power`; ``watts`` needed on every
-            part), with it as the check of :func:`hieropt.model.run.power_cap_problem`.
-        max_total_capex_usd: a cap on the whole cluster's capex, $ (``codesign --total-budget``;
-            needs the ``[cluster]`` capex): the parts' $ plus the facility their power needs
-            (``facility_usd_per_mw`` per MW of the parts' W, when the ``[cluster]`` gives no
-            ``network_w_per_npu``) <= the cap less the cluster's capex without its network
-            (:class:`hieropt.model.capex.TotalCapex`), a row of the MILP. A part without
-            ``watts`` counts 0 W there, as the run's figures leave an unknown power out.
-        compare: also solve the continuous optimum and its roundings (a few more solves).
+        max_iteration_time_ns: time target, ns (required for min_cost and min_power); default:
+            the instance's.
+        max_cost_usd: budget on the catalog cost, $; default: the instance's
+            ``max_network_cost_usd``.
+        max_power_w: power budget of the network's parts, W (``watts`` needed on every part the
+            design may use). The site's cap (``[cluster] max_power_mw``) applies too: as a row
+            without ``network_w_per_npu`` (:func:`hieropt.model.run.site_power`), else as the
+            check of :func:`hieropt.model.run.power_cap_problem`.
+        max_total_capex_usd: a cap on the whole cluster's capex, $ (needs the ``[cluster]``
+            capex): the parts' $ plus the facility their W needs <= the cap less the cluster's
+            capex without its network (:class:`hieropt.model.capex.TotalCapex`), a MILP row; a
+            part without ``watts`` counts 0 W.
+        compare: also solve the continuous optimum and its roundings.
         time_limit_s: time limit of each MILP solve, s.
 
     Returns:
         A verified :class:`Provisioning`.
 
     Raises:
-        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
-            a non-positive target or budget, a power objective, budget or site cap with a part that
-            has no power figure, a total cap without the ``[cluster]`` capex, a ``lower_gbps``
-            above the accelerator's NIC limit on a dimension beyond its scale-up domain.
-        NoSolutionError: no catalog design meets the constraints, the time target, the budget,
-            the power budget, the site's power cap (its MW in the message) or the total cap (the
-            total that buys the cheapest design in the message) (exit code 3).
-        SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
-            3); :class:`hieropt.errors.LimitReached` (kind ``limit``) when the MILP's time limit
-            came before any design (no design, the gap unknown).
-    """
+        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time
+            target, a non-positive target or budget, a power objective, budget or site cap with
+            a part without a power figure, a total cap without the ``[cluster]`` capex, a
+            ``lower_gbps`` above the NIC limit beyond the scale-up domain.
+        NoSolutionError: no catalog design meets the constraints, target, budget, power budget,
+            site cap or total cap (exit code 3).
+        SolverError: HiGHS failed, or the evaluator disagrees with the MILP (exit code 3);
+            :class:`hieropt.errors.LimitReached` when the MILP's time limit came before any
+            design."""
     time_limit_s = check_time_limit(time_limit_s)
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
@@ -353,13 +336,12 @@ def provision(
 def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,
             max_cost_usd: float | None, max_power_w: float | None
             ) -> tuple[str, float | None, float | None]:
-    """The objective, time target (ns) and budget ($) of :func:`provision`: the arguments, else
-    the instance's; checked with the power budget (W).
+    """The objective, time target (ns) and budget ($) of :func:`provision`: the arguments, else the
+    instance's; checked with the power budget (W).
 
     Raises:
         InputError: an unknown objective, a target or budget not finite and > 0, min_cost or
-            min_power without a time target.
-    """
+            min_power without a time target."""
     given = objective is not None
     objective = objective or instance.objective
     if objective not in PROVISION_OBJECTIVES:
@@ -397,8 +379,8 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
 
 def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | None,
               max_power_w: float | None) -> None:
-    """Add to the MILP ``m`` (time model ``tm``) the time target (ns), the budget ($) and the
-    power budget (W) that are given, each in the MILP's units."""
+    """Add the given time target (ns), budget ($) and power budget (W) to the MILP ``m``, in its
+    units."""
     if max_iteration_time_ns is not None:
         m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
     if max_cost_usd is not None:
@@ -408,8 +390,8 @@ def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | 
 
 
 def _power_limit(max_power_w: float | None, site: SitePower | None) -> float | None:
-    """The tighter of the network's power budget (W) and the network's share of the site's cap
-    (W), for the exact re-check of a design."""
+    """The tighter of the power budget and the network's share of the site's cap (W), for the
+    re-check."""
     caps = [w for w in (max_power_w, None if site is None else site.network_cap_w) if w is not None]
     return min(caps) if caps else None
 
@@ -439,8 +421,7 @@ def _power(design: tuple[Option, ...]) -> float | None:
 
 
 def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
-    """The continuous performance optimum with each dimension bounded by the catalog's reachable
-    range."""
+    """The continuous performance optimum within the catalog's reachable range per dimension."""
     bounds = []
     for b, opts in zip(instance.bounds_or_default, options, strict=True):
         lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)
@@ -464,8 +445,8 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
                bw_cont: np.ndarray, exact_value: float,
                limits: tuple[float | None, float | None, float | None],
                total: TotalCapex | None = None) -> tuple[Rounding, ...]:
-    """Round the continuous optimum to whole units of each part line (down, up, either per
-    dimension) and let the MILP pick the best part per dimension among those roundings."""
+    """The continuous optimum rounded down, up or either per dimension to whole units of each part
+    line, the MILP picking the best part among those roundings."""
     index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
     down: list[set[int]] = [set() for _ in options]
     up: list[set[int]] = [set() for _ in options]

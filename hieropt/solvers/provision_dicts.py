@@ -1,6 +1,5 @@
 """The JSON of ``hieropt provision`` (:meth:`hieropt.solvers.provision.Provisioning.to_dict`) and
-the names of its roundings. Returns values; never writes. (Typed ``Any``: the result module imports
-this one, lazily.)"""
+the names of its roundings (typed ``Any``: the result module imports this one lazily)."""
 
 from __future__ import annotations
 
@@ -9,21 +8,19 @@ from typing import Any
 
 
 def _gap(gap: float | None) -> float | None:
-    """A relative gap for JSON: None where it is not a finite number (JSON has no infinity)."""
+    """A relative gap for JSON: None when not a finite number."""
     return None if gap is None or not math.isfinite(gap) else float(gap)
 
 
 ROUNDING_REL = 1e-4
-"""How far (relative) a rounding's bandwidth may lie on the other side of the continuous optimum's
-and still count as rounded its way: the continuous optimum is known to about that where it is flat
-(the rounding's own slack, :func:`hieropt.solvers.provision.provision`)."""
+"""How far (relative) a rounding's bandwidth may lie past the continuous optimum's and still count
+as rounded its way (the rounding's own slack)."""
 
 
 def against_the_rounding(p: Any, r: Any) -> list[int]:
-    """The dimensions rounding ``r`` (of ``p``) moved against its name: for ``down``, those whose
-    continuous bandwidth is below one unit of the part, raised to that one unit (more GB/s than
-    the continuous optimum); for ``up``, those above the part's unit limit, held at it (fewer GB/s);
-    [] for ``best``, an infeasible rounding or no continuous optimum."""
+    """The dimensions rounding ``r`` of ``p`` moved against its name (``down``: raised to one unit;
+    ``up``: held at the unit limit); [] for ``best``, an infeasible rounding or no continuous
+    optimum."""
     if r.bw_gbps is None or p.continuous is None or r.name not in ("down", "up"):
         return []
     sign = 1.0 if r.name == "down" else -1.0
@@ -32,10 +29,8 @@ def against_the_rounding(p: Any, r: Any) -> list[int]:
 
 
 def rounding_label(p: Any, r: Any) -> str:
-    """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, saying
-    which dimensions went the other way (:func:`against_the_rounding`): ``round down, dim 3 up to 1
-    unit`` (its continuous bandwidth is below one unit of the part), ``round up, dim 0 down to the
-    unit limit``."""
+    """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, with the
+    dimensions that went the other way (``round down, dim 3 up to 1 unit``)."""
     dims = against_the_rounding(p, r)
     if not dims:
         return f"round {r.name}"

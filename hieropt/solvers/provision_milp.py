@@ -1,7 +1,6 @@
 """The provisioning MILP on HiGHS for :func:`hieropt.solvers.provision.provision`: one persistent
-solver per call (tolerance fallback, status map), the tie-breaking second solve, the exact re-check
-of every integer design and the explanation of infeasibility; and the time-cost-power trade-off of
-integer provisioning on that MILP (:func:`provision_tradeoff`)."""
+solver per call, the tie-breaking second solve, the exact re-check of every integer design, why none
+exists; and the time-cost-power trade-off on that MILP (:func:`provision_tradeoff`)."""
 
 from __future__ import annotations
 
@@ -40,14 +39,12 @@ MILP_REL_GAP = 1e-9
 
 MILP_TOLERANCES = ({"primal_feasibility_tolerance": 1e-9, "mip_feasibility_tolerance": 1e-9},
                    {"primal_feasibility_tolerance": 1e-7, "mip_feasibility_tolerance": 1e-6})
-"""HiGHS feasibility tolerances: tight first; HiGHS's defaults when HiGHS rejects its own answer at
-the tight ones ("MIP solver claims optimality, but with ... primal infeasibilities", seen at 1e-9).
-The chosen design is re-read and re-checked exactly either way."""
+"""HiGHS feasibility tolerances: tight first, HiGHS's defaults when it rejects its own answer at the
+tight ones (the design is re-checked exactly either way)."""
 
 
 CLAIM_TOL = 1e-6
-"""Allowed relative difference between the MILP's objective and the exact re-evaluation of its
-design."""
+"""Allowed relative difference between the MILP's objective and the exact value of its design."""
 
 
 TIE_TOL = 1e-9
@@ -64,8 +61,8 @@ STATUS = {_T.convergenceCriteriaSatisfied: Status.OPTIMAL, _T.provenInfeasible: 
 
 @dataclass(frozen=True)
 class MilpRun:
-    """One MILP solve: mapped status, HiGHS's termination name, the chosen option per dimension (or
-    None), the incumbent and the bound (model units)."""
+    """One MILP solve: status, HiGHS's termination name, the chosen option per dimension (or None),
+    the incumbent and the bound (model units)."""
 
     status: Status
     termination: str
@@ -75,8 +72,7 @@ class MilpRun:
 
 
 class ProvisionSolver:
-    """One persistent HiGHS MILP for one provisioning model (owned by one :func:`provision`
-    call)."""
+    """One persistent HiGHS MILP for one provisioning model (owned by one call)."""
 
     def __init__(self, milp: ProvisionMILP, time_limit_s: float):
         self.milp = milp
@@ -91,7 +87,7 @@ class ProvisionSolver:
         self.seconds = 0.0
 
     def solve(self, objective: str) -> MilpRun:
-        """Minimise the objective component named ``objective`` (the others are deactivated)."""
+        """Minimise the objective component named ``objective`` (the others deactivated)."""
         m = self.milp.model
         for obj in m.component_objects(pyo.Objective):
             obj.activate() if obj.local_name == objective else obj.deactivate()
@@ -123,12 +119,11 @@ class ProvisionSolver:
 
 
 def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
-    """``catalog``, read from its file when it is a path, checked against ``instance``, without the
-    parts no design of ``instance`` can use (:func:`hieropt.io.catalog.check_catalog`).
+    """``catalog`` (read when a path) checked against ``instance``, without the parts no design can
+    use (:func:`hieropt.io.catalog.check_catalog`).
 
     Raises:
-        InputError: a bad catalog file or a catalog that does not fit the instance's network.
-    """
+        InputError: a bad catalog file, or one that does not fit the instance's network."""
     from ..io.catalog import check_catalog, read_catalog
 
     if isinstance(catalog, str | Path):
@@ -138,30 +133,25 @@ def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
 
 def options_milp(instance: Instance, tm: TimeModel, options: list[list[Option]],
                  product: bool = False) -> ProvisionMILP:
-    """The unary MILP (:func:`hieropt.formulation.milp.build_provision_milp`) over ``options``:
-    their bandwidths (GB/s), costs ($) and powers (W, 0 where unknown); ``product``: with the
-    time x cost objective."""
+    """The unary MILP (:func:`hieropt.formulation.milp.build_provision_milp`) over ``options``'
+    GB/s, $ and W (0 where unknown); ``product``: with the time x cost objective."""
     return build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
                                 [[o.cost_usd for o in opts] for opts in options], product=product,
                                 power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
 
 
 def option_key(bw: float) -> float:
-    """A bandwidth (GB/s) rounded to 12 significant digits: options of equal key are
-    interchangeable."""
+    """A bandwidth (GB/s) to 12 significant digits: options of equal key are interchangeable."""
     return float(f"{bw:.12g}")
 
 
 def instance_options(catalog: Catalog, instance: Instance,
                      power: bool = False) -> list[list[Option]]:
-    """Options per dimension within the instance's bounds, sorted by bandwidth. Of options with
-    equal bandwidth only the cheapest is kept, or, when ``power`` matters, every one that no other
-    beats in both cost and power.
+    """Options per dimension within the instance's bounds, sorted by bandwidth; of equal bandwidths
+    the cheapest, or with ``power`` every one no other beats in both cost and power.
 
     Raises:
-        InputError: a dimension has no option within the bounds (e.g. ``max_tiers`` too low for its
-            NICs).
-    """
+        InputError: a dimension has no option within the bounds."""
     out = []
     for d, b in enumerate(instance.bounds_or_default):
         same: dict[float, list[Option]] = {}
@@ -196,8 +186,7 @@ def check_power_figures(catalog: Catalog, instance: Instance, why: str) -> None:
     """Every part a dimension of ``instance`` may use has ``watts``.
 
     Raises:
-        InputError: naming the first part without a power figure.
-    """
+        InputError: naming the first part without one (``why`` says what needs it)."""
     used = {dim.cost_class for dim in instance.network.dims}
     missing = [f for f in catalog.missing_power() if f.split(".")[1] in used]
     if missing:
@@ -210,19 +199,19 @@ PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost",
            "performance_per_cost": "obj_product", "min_power": "obj_power"}
 """The MILP's objective component of each provisioning objective."""
 PER_UNIT = {"obj_time": MS_NS, "obj_cost": MUSD, "obj_product": NS_USD_PER_UNIT, "obj_power": KW}
-"""ns, $, ns*$ or W per model unit of each MILP objective (time: of its communication part)."""
+"""ns, $, ns*$ or W per model unit of each MILP objective (time: its communication part)."""
 
 
 def native(name: str, value: float, tm: TimeModel) -> float:
-    """The model value ``value`` of the MILP objective ``name`` (:data:`PER_UNIT`) in ns, $, ns*$ or
-    W (time: with the compute ``tm.compute_ns``)."""
+    """The model value ``value`` of MILP objective ``name`` in ns (with ``tm.compute_ns``), $, ns*$
+    or W."""
     return (tm.compute_ns if name == "obj_time" else 0.0) + value * PER_UNIT[name]
 
 
 def design_value(objective: str, milp: ProvisionMILP, tm: TimeModel,
                  choice: tuple[int, ...]) -> float:
-    """Exact objective value of ``choice`` (ns, $, ns*$ or W) from the aggregated time model and
-    the option costs and powers."""
+    """Exact objective value (ns, $, ns*$ or W) of ``choice`` from the time model and the
+    options."""
     T = tm.compute_ns + milp.comm_ms(choice, tm) * MS_NS
     return _value(PRIMARY[objective], T, milp.cost(choice), milp.power(choice))
 
@@ -233,8 +222,8 @@ def _value(name: str, T: float, C: float, P: float) -> float:
 
 def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: TimeModel,
               choice: tuple[int, ...]) -> MilpRun | None:
-    """Second solve: cheapest design of (nearly) the optimal time, or fastest design of the optimal
-    cost (power)."""
+    """The second solve: the cheapest design of (nearly) the optimal time, or the fastest of the
+    optimal cost (power); None when none is better."""
     m, power = milp.model, objective == "min_power"
     value = {"comm": lambda c: milp.comm_ms(c, tm), "cost": milp.cost, "power": milp.power}
     held, other = ("comm", "cost") if objective == "performance" else (objective[4:], "comm")
@@ -255,18 +244,16 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
                   max_cost: float | None, max_power: float | None = None, *,
                   total: TotalCapex | None = None
                   ) -> tuple[tuple[Option, ...], Breakdown, float]:
-    """Re-check the design of a MILP solve ``run`` (its choice among ``options``) with the
-    independent evaluator against the constraints, the MILP's claim (its incumbent of the objective
-    component ``name``, model units) and the limits (ns, $, W, and the cap on the whole cluster's
-    capex ``total``: the bill of materials' $ and W).
+    """Re-check the design of ``run`` (its choice among ``options``) by the independent evaluator
+    against the constraints, the MILP's claim (incumbent of component ``name``) and the limits (ns,
+    $, W, the total cap ``total``).
 
     Returns:
-        The design (one option per dimension), the evaluator's breakdown and the exact objective
-        value (ns, $, ns*$ or W).
+        (the design, one option per dimension; the evaluator's breakdown; the exact objective
+            value).
 
     Raises:
-        SolverError: any disagreement, every one named.
-    """
+        SolverError: any disagreement, each named."""
     choice, incumbent = run.choice, run.incumbent
     design = tuple(options[d][o] for d, o in enumerate(choice))
     bw = np.array([o.bw_gbps for o in design])
@@ -311,10 +298,9 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                        max_cost: float | None, max_power: float | None = None, *,
                        site: SitePower | None = None,
                        total: TotalCapex | None = None) -> NoSolutionError:
-    """Why no design exists (to raise): the time target (ns), the budget ($), the power budget
-    (W), the site's power cap (``site``, MW of the whole cluster) or the cap on the whole cluster's
-    capex (``total``, :func:`total_cap_words`), each with the best a design achieves without it,
-    else the design constraints with the bandwidths the parts give."""
+    """Why no design exists (to raise): the time target (ns), budget ($), power budget (W), site cap
+    (``site``) or total cap (``total``), each with the best a design achieves without it; else the
+    design constraints with the bandwidths the parts give."""
     budget = usd_cents(max_cost, up=False) if max_cost else ""
     m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
     for name, objective, why in (
@@ -359,10 +345,8 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
 
 
 def add_total_cap(m: pyo.ConcreteModel, total: TotalCapex) -> None:
-    """Add to the provisioning MILP ``m`` the cap on the whole cluster's capex as the row parts' $
-    + ``usd_per_w`` x parts' W <= what the cap leaves the network
-    (:class:`~hieropt.model.capex.TotalCapex`; ``total_cap``, in M$), and the objective
-    ``obj_total`` (that share, inactive: :func:`explain_infeasible`'s least)."""
+    """Add to ``m`` the total capex cap as the row parts' $ + ``usd_per_w`` x parts' W <= what the
+    cap leaves the network (M$), and the inactive objective ``obj_total`` of that share."""
     share = m.cost + (total.usd_per_w * KW / MUSD) * m.power
     m.total_cap = pyo.Constraint(expr=share <= total.network_left_usd / MUSD)
     m.obj_total = pyo.Objective(expr=share, sense=pyo.minimize)
@@ -370,9 +354,8 @@ def add_total_cap(m: pyo.ConcreteModel, total: TotalCapex) -> None:
 
 
 def total_cap_words(total: TotalCapex, cost_usd: float, power_w: float) -> str:
-    """Why the cap on the whole cluster's capex ``total`` leaves no design: the cluster's capex
-    without its network, what it leaves the network, and the least network (its parts' $
-    ``cost_usd`` and ``power_w`` W) with the total that buys it."""
+    """Why the total capex cap ``total`` leaves no design: what it leaves the network, and the least
+    network (``cost_usd`` in parts, ``power_w`` W) with the total that buys it."""
     facility = ("" if total.usd_per_w == 0 else
                 f" and draws {power_w:,.0f} W, whose facility costs "
                 f"${usd_cents(total.usd_per_w * power_w, up=True)}")
@@ -385,8 +368,7 @@ def total_cap_words(total: TotalCapex, cost_usd: float, power_w: float) -> str:
 
 
 def total_note(total: TotalCapex | None, design: tuple[Option, ...]) -> list[str]:
-    """The line saying how ``design`` meets the cap on the whole cluster's capex (none without
-    one): the cluster's capex with it, of the cap, and the facility its parts' power needs."""
+    """The line saying how ``design`` meets the total capex cap (none without one)."""
     if total is None:
         return []
     cost = float(sum(o.cost_usd for o in design))
@@ -419,9 +401,8 @@ class TradeoffPoint:
 
 @dataclass(frozen=True)
 class Tradeoff:
-    """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and
-    timing, and the notes of the dimensions bounded at the accelerator's ``nic_gbps``
-    (:func:`hieropt.io.nic_bound.nic_bounded`)."""
+    """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size,
+    solves, time and the notes of the dimensions bounded at the accelerator's ``nic_gbps``."""
 
     points: tuple[TradeoffPoint, ...]
     grid: tuple[int, int]
@@ -430,10 +411,8 @@ class Tradeoff:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready trade-off, the document ``hieropt provision --tradeoff --json`` writes
-        (times ns, cost $, power W; a gap that is no finite number None; each point's design as
-        :meth:`hieropt.model.options.Option.to_dict`; ``notes``: the dimensions bounded at the
-        accelerator's ``nic_gbps``, one string each)."""
+        """JSON-ready trade-off as ``hieropt provision --tradeoff --json`` writes it (ns, $, W; a
+        gap that is not finite None; designs as :meth:`hieropt.model.options.Option.to_dict`)."""
         return {
             "grid": list(self.grid),
             "solves": self.solves,
@@ -457,21 +436,17 @@ class Tradeoff:
 @scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
                        time_limit_s: float = 60.0) -> Tradeoff:
-    """The exact time-cost-power front of whole-part designs from ``catalog`` by epsilon-constraint
-    (Haimes, Lasdon and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels C_i (the
-    cheapest catalog design to the cost of the fastest, $) and power levels P_j (the lowest-power
-    design to the power of the fastest, W), each point the exact MILP min T(B) s.t. cost <= C_i,
-    power <= P_j, the design rows and whole parts (and the site's power cap, ``[cluster]
-    max_power_mw``), on one persistent HiGHS model, re-checked by the independent evaluator; the
-    points not dominated in (time, cost, power) are the front.
+    """The exact time-cost-power front of whole-part designs by epsilon-constraint (Haimes, Lasdon
+    and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's
+    to the fastest's) and power levels (W, the lowest-power design's to the fastest's), the exact
+    MILP min T(B) within both levels, the rows and the site's power cap, each design re-checked;
+    the points not dominated in (time, cost, power).
 
     Raises:
         InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
-        NoSolutionError: no catalog design meets the design constraints or the site's power cap.
-        SolverError: HiGHS failed, or a design failed independent verification;
-            :class:`hieropt.errors.LimitReached` (kind ``limit``) when a point's time limit came
-            before any design (not read as "no design within the levels").
-    """
+        NoSolutionError: no catalog design meets the constraints or the site's power cap.
+        SolverError: HiGHS failed, or a design failed verification
+            (:class:`hieropt.errors.LimitReached` at a point's time limit)."""
     start = time.perf_counter()
     time_limit_s = check_time_limit(time_limit_s)
     if isinstance(levels, bool) or not isinstance(levels, int | np.integer):

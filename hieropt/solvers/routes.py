@@ -1,6 +1,5 @@
-"""The routes of :func:`hieropt.solvers.objectives.solve` (:data:`ROUTES`; decision record 0009
-lists each route's condition and reason), each ending in the same certificate, :func:`verified`.
-"""
+"""The routes of :func:`hieropt.solvers.objectives.solve` (:data:`ROUTES`; decision record 0009),
+each ending in the same certificate, :func:`verified`."""
 
 from __future__ import annotations
 
@@ -56,7 +55,7 @@ METHODS = {
     "fixed term (run time x (fixed + network cost), Charnes-Cooper homogenisation), Kelley cutting "
     "planes on one LP",
 }
-"""How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
+"""How each objective is solved (a :class:`Solution`'s ``method``), by the names of
 :data:`hieropt.names.OBJECTIVES`."""
 REGRET_COST_METHOD = (
     "each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
@@ -65,35 +64,31 @@ REGRET_COST_METHOD = (
 )
 """The ``method`` of min_cost with ``max_regret``."""
 UNITS = OBJECTIVE_UNITS
-"""Unit of each objective's value with plain weights (:func:`hieropt.units.objective_unit`:
-with shares of hours)."""
+"""Unit of each objective's value with plain weights (:func:`hieropt.units.objective_unit`)."""
 
 
 _GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
-"""The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08
-(...)")."""
+"""The gap a loop's message states ("... at proven relative gap 9.13e-08 (...)")."""
 
 
 def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float,
              extra: dict, value: float | None = None, method: str | None = None) -> Solution:
-    """Re-check the solver's point ``res`` (an outcome with ``bw``, ``upper``, ``lower``, ``status``
-    and ``message``) with the independent evaluator and package the :class:`Solution` of objective
-    ``obj``. A bandwidth within 1e-12 of the value the rows fix it at is that value
-    (:meth:`hieropt.spec.design.DesignMatrix.on_fixed`: the LP's round-off), before the check.
+    """Re-check the solver's point ``res`` (with ``bw``, ``upper``, ``lower``, ``status``,
+    ``message``) by the independent evaluator and package the :class:`Solution` of objective
+    ``obj``; a bandwidth within 1e-12 of the value the rows fix is that value
+    (:meth:`hieropt.spec.design.DesignMatrix.on_fixed`).
 
     Args:
-        instance, tm: the problem and its time model; counts: LPs and cuts of the solve; start: its
-            ``time.perf_counter()`` at the start; extra: method-specific statistics (updated in
-            place).
-        value: the objective re-evaluated elsewhere (the portfolio objectives); method: how it was
-            solved, when not the objective's usual :data:`METHODS`.
+        instance, tm: the problem and its time model; counts: LPs and cuts; start:
+            ``time.perf_counter()`` at the start; extra: statistics (updated in place).
+        value: the objective re-evaluated elsewhere (portfolios); method: when not
+            :data:`METHODS`'s.
 
     Raises:
-        SolverError: the evaluator finds the point infeasible, or its objective value differs from
-            the solver's by more than 1e-9 (relative). A loop's bound above that value by more
-            than :data:`BOUND_SLACK` is no certificate: the Solution is then LIMIT with the safe
-            bound 0.
-    """
+        SolverError: the evaluator finds the point infeasible or its value more than 1e-9
+            (relative) from the solver's. A bound above the value by more than
+            :data:`BOUND_SLACK` is no certificate: the Solution is then LIMIT with the safe
+            bound 0."""
     bw = instance.design_matrix.on_fixed(res.bw)  # (round-off off a bandwidth the rows fix)
     cert = verify(instance, bw, target_ns=instance.max_iteration_time_ns,
                   budget_usd=instance.max_network_cost_usd)
@@ -142,11 +137,10 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
 
 @dataclass(frozen=True)
 class Case:
-    """One solve, after the objective's overrides: ``instance`` (its objective, targets and plain
-    weights), its time model ``tm`` (dense, or :class:`hieropt.model.cutmodel.CutModel` for a large
-    plain performance solve), the gap target ``rel_gap``, the limit of each LP ``time_limit_s`` (s),
-    ``start`` (``time.perf_counter()`` when the solve began) and whether ``sensitivity`` was asked
-    for."""
+    """One solve after the overrides: ``instance`` (objective, targets, plain weights), its time
+    model ``tm`` (dense, or :class:`hieropt.model.cutmodel.CutModel` for a large plain
+    performance solve), ``rel_gap``, ``time_limit_s`` (s, of each LP), ``start``
+    (``time.perf_counter()``) and whether ``sensitivity`` was asked."""
 
     instance: Instance
     tm: TimeModel
@@ -163,14 +157,13 @@ class Case:
 
 def portfolio_objectives(case: Case) -> Solution:
     """Route ``portfolio`` (:mod:`hieropt.solvers.portfolio`): own optima, min-max regret, then
-    (target form) the cheapest network within the regret; the Solution carries the portfolio table.
+    (target form) the cheapest network within the regret; the Solution carries the portfolio
+    table.
 
     Raises:
         NoSolutionError: no fabric keeps every workload within ``max_regret``; infeasible or
             unbounded.
-        SolverError: a workload's slowdown exceeds ``max_regret`` on the answer (failed
-            verification).
-    """
+        SolverError: a workload's slowdown exceeds ``max_regret`` on the answer."""
     from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
 
     instance, gap, limit = case.instance, case.rel_gap, case.time_limit_s
@@ -209,12 +202,11 @@ def is_single_term(case: Case) -> bool:
 
 
 def single_term_rate(case: Case) -> Solution | None:
-    """Route ``single_term_rate`` (decision record 0004, :mod:`hieropt.solvers.single_term`); None
-    (declines) when the LP is not optimal or its certificate misses the gap target.
+    """Route ``single_term_rate`` (decision record 0004); None (declines) when the LP is not optimal
+    or misses the gap target.
 
     Raises:
-        NoSolutionError: the instance's time target is below the optimum (or within its gap).
-    """
+        NoSolutionError: the time target is below the optimum (or within its gap)."""
     inst = case.instance
     budget, target = inst.max_network_cost_usd, inst.max_iteration_time_ns
     res = fastest_single_term(inst, case.tm, case.rel_gap, budget, case.time_limit_s)
@@ -227,12 +219,11 @@ def single_term_rate(case: Case) -> Solution | None:
 
 def fastest_by_cutting_planes(case: Case) -> Solution:
     """Route ``fastest_cutting_planes`` (decision records 0001, 0008):
-    :func:`hieropt.solvers.procurement.fastest_once`, walking its ``BUDGET_ROUTES``.
+    :func:`hieropt.solvers.procurement.fastest_once`.
 
     Raises:
-        NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of) the
-            optimum.
-    """
+        NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of)
+            the optimum."""
     inst, counts, extra = case.instance, Counts(), {}
     res, tm = fastest_once(inst, case.tm, case.rel_gap, case.time_limit_s, counts)
     if isinstance(tm, CutModel):
@@ -245,8 +236,7 @@ def cheapest_meeting_target(case: Case) -> Solution:
     :func:`hieropt.solvers.procurement.cheapest_meeting`.
 
     Raises:
-        NoSolutionError: infeasible constraints, budget or target.
-    """
+        NoSolutionError: infeasible constraints, budget or target."""
     inst, counts = case.instance, Counts()
     res = cheapest_meeting(inst, case.tm, inst.max_iteration_time_ns, case.rel_gap,
                            inst.max_network_cost_usd, case.time_limit_s, counts)
@@ -255,15 +245,14 @@ def cheapest_meeting_target(case: Case) -> Solution:
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` (A = 0) and ``run_cost`` (A and the factor of
-    :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records
-    0005, 0007; :func:`_product_or_near`); a time target's cheapest network is solved first as a
-    cost floor.
+    :class:`~hieropt.model.run_cost.RunCostTerms`): min T(B) x (A + cost(B)) (decision records 0005,
+    0007); a time target's cheapest network is solved first as a cost floor.
 
     Raises:
-        InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
-            several workloads.
-        NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no cap).
-    """
+        InputError: min_run_cost without a cost rate in ``[cluster]``, or with several
+            workloads.
+        NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no
+            cap)."""
     inst, counts, obj, extra = case.instance, Counts(), case.objective, {}
     terms = run_cost_terms(inst) if obj == "min_run_cost" else None
     floor = meets = None
@@ -286,12 +275,8 @@ def time_cost_product(case: Case) -> Solution:
 def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float | None,
                      meets: np.ndarray | None) -> tuple[OAResult, bool]:
     """(outcome, whether the near-cheapest step gave it) of
-    :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), passed through
-    :func:`hieropt.solvers.near_product.near_cheapest_product`; LPs and cuts added to ``counts``.
-
-    Raises:
-        NoSolutionError, SolverError: as :func:`time_cost_product`.
-    """
+    :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $) then
+    :func:`hieropt.solvers.near_product.near_cheapest_product`; LPs and cuts added to ``counts``."""
     inst = case.instance
     try:
         res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
@@ -316,8 +301,7 @@ RENTED_NOTE = ("the cluster is priced by usd_per_npu_hour alone (no amortisation
                "cheapest run is the fastest time, and of the equally fast designs this is the "
                "cheapest network (give amortisation_years to pay off the network's capex on "
                "top)")
-"""The note of a min_run_cost answer on a rented cluster
-(:attr:`hieropt.model.run_cost.RunCostTerms.rented`)."""
+"""The note of a min_run_cost answer on a rented cluster."""
 
 
 def is_rented_run_cost(case: Case) -> bool:
@@ -328,15 +312,13 @@ def is_rented_run_cost(case: Case) -> bool:
 
 
 def rented_run_cost(case: Case) -> Solution:
-    """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run
-    costs a constant times T(B), so the answer is the fastest time's, on the cheapest of the
-    equally fast networks (:func:`cheapest_of_fastest`), its value and bound times that constant.
+    """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run costs
+    a constant times T(B), so the answer is the fastest time on the cheapest of the equally fast
+    networks (:func:`cheapest_of_fastest`), value and bound times that constant.
 
     Raises:
-        InputError: several workloads, or a rate of $0 (:func:`run_cost_terms`).
-        NoSolutionError: infeasible; unbounded (no upper limit on bandwidth: the fastest network
-            has none).
-    """
+        InputError: several workloads, or a rate of $0.
+        NoSolutionError: infeasible; unbounded (no upper limit on bandwidth)."""
     inst, counts = case.instance, Counts()
     terms = run_cost_terms(inst)
     res, bw, note = cheapest_of_fastest(case, counts)
@@ -351,13 +333,12 @@ def rented_run_cost(case: Case) -> Solution:
 
 
 def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarray, tuple]:
-    """(the fastest design's OAResult in ns, the cheapest design (GB/s) whose time meets
-    :func:`~hieropt.solvers.procurement.tie_break_target_ns`, or the fastest when that solve
-    fails, a note when it failed); LPs and cuts are added to ``counts``.
+    """(the fastest design's OAResult in ns, the cheapest design (GB/s) meeting
+    :func:`~hieropt.solvers.procurement.tie_break_target_ns`, or the fastest when that solve fails,
+    a note when it failed); LPs and cuts are added to ``counts``.
 
     Raises:
-        NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`.
-    """
+        NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`."""
     inst, tm = case.instance, case.tm
 
     def target_of(res: OAResult) -> float | None:
@@ -385,11 +366,10 @@ ROUTED_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_max
 
 
 def no_route(case: Case) -> Solution:
-    """Route ``no_route``, the catch-all that ends :data:`ROUTES`: an objective no route accepts.
+    """Route ``no_route``, the catch-all that ends :data:`ROUTES`.
 
     Raises:
-        InputError: always, naming the objective and the objectives that have routes.
-    """
+        InputError: always, naming the objective and the objectives that have routes."""
     raise InputError("instance", "objective", f"no solver route for objective "
                      f"{case.objective!r}", f"use one of {', '.join(ROUTED_OBJECTIVES)}")
 
@@ -407,5 +387,4 @@ ROUTES: tuple[Route, ...] = (
     Route("run_cost", lambda c: c.objective == "min_run_cost" and not is_rented_run_cost(c),
           time_cost_product),
     Route("no_route", lambda c: True, no_route))
-"""The objective routes, most special first (decision record 0009); the last, ``no_route``,
-accepts every case and raises InputError for an objective the others do not accept."""
+"""The objective routes, most special first (decision record 0009); the last accepts every case."""
