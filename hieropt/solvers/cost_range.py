@@ -1,7 +1,6 @@
-"""The cheapest and the dearest network the design rows and bounds allow, from two small LPs over B
-alone (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`, in units of their own, so
-exact to HiGHS's tolerance however far apart the ends lie); on the same rows, each dimension's
-reach and whether it has an upper limit."""
+"""The cheapest and the dearest network the design rows and bounds allow, by two small LPs over B
+alone in units of their own (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`); on
+the same rows, each dimension's reach and whether it has an upper limit."""
 
 from __future__ import annotations
 
@@ -26,8 +25,8 @@ __all__ = ["cheapest_vertex", "CheapestVertex",
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
-    """The error of design constraints and bounds that cannot all hold: the constraints, then the
-    bounds other than the default ``0 <= bw[d]`` (GB/s per NPU), and what to change."""
+    """The error of design constraints and bounds that cannot all hold, listing them (GB/s per
+    NPU)."""
     texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
     bounds = []
     for d, b in enumerate(instance.bounds_or_default):
@@ -42,8 +41,8 @@ def rows_infeasible(instance: Instance) -> NoSolutionError:
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
-    """The error of a budget ($) below the cheapest network the design constraints allow ($): both
-    to the cent, the cheapest rounded up, so a budget of the printed amount is never below it."""
+    """The error of a budget ($) below the cheapest network ($), both to the cent (the cheapest
+    rounded up)."""
     return NoSolutionError("infeasible", f"the budget ${usd_cents(budget_usd, up=False)} is below "
                            f"the cheapest network the design constraints allow, "
                            f"${usd_cents(cheapest_usd, up=True)}")
@@ -51,16 +50,14 @@ def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
 
 @dataclass(frozen=True)
 class CheapestVertex:
-    """The cheapest network the design rows and bounds allow, with the LP's certificate of it.
+    """The cheapest network the rows and bounds allow, with the LP's certificate.
 
     Attributes:
-        cost_usd: its cost, $.
-        dearest_usd: the dearest feasible network, $ (inf when unbounded).
-        bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex, clipped to the bounds).
-        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's
-            activity (sum_d a_d B_d), 0 for a row without a coefficient: p - A' row_duals are the
-            reduced costs of the dimensions at the cheapest network.
-    """
+        cost_usd: its cost, $; dearest_usd: the dearest feasible network, $ (inf when
+            unbounded).
+        bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex clipped to the bounds).
+        row_duals: (n,) one multiplier per design row, $ per unit of its activity: p - A'
+            row_duals are the reduced costs."""
 
     cost_usd: float
     dearest_usd: float
@@ -70,25 +67,16 @@ class CheapestVertex:
 
 def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
                     unit_gbps: float | None = None) -> CheapestVertex:
-    """The cheapest and dearest network of ``instance`` by min and max of sum_d p_d B_d over its
-    design rows and bounds, a cheapest design and the row duals of its LP. A vertex whose reduced
-    prices, relative to each dimension's own price, say it is not optimal (:func:`_optimal`: with
-    prices far apart, a Switch at $1e7 per GB/s next to links at $0.7, HiGHS's dual tolerance cannot
-    tell the cheap ones apart) is solved again with one unit per dimension, the square-root split
-    of the prices, and the cheaper vertex kept.
-
-    Args:
-        instance: design rows, bounds and prices.
-        time_limit_s: time limit of each LP, s.
-        unit_gbps: the LP's bandwidth unit (GB/s); default: the uniform bandwidth that costs the
-            rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`), else the one that
-            costs their ceiling, else 1.
+    """The cheapest and dearest network of ``instance`` (min and max of sum_d p_d B_d over its rows
+    and bounds), a cheapest design and its row duals. A vertex the reduced prices call not
+    optimal (:func:`_optimal`: prices far apart defeat HiGHS's dual tolerance) is solved again
+    with one unit per dimension, the square-root split of the prices, and the cheaper kept.
+    ``time_limit_s``: of each LP, s; ``unit_gbps``: the LP's unit (GB/s; default
+    :func:`_unit_gbps`).
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
-        SolverError: HiGHS fails on the cheapest network's LP (:class:`hieropt.errors.LimitReached`
-            at its time limit).
-    """
+        SolverError: HiGHS fails (:class:`hieropt.errors.LimitReached` at its time limit)."""
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
     v = _vertex(instance, time_limit_s, unit_gbps)
@@ -134,9 +122,9 @@ def _maximise(solver: HighsLP, n_cols: int, d: int):
 
 
 def _cone_lp(instance: Instance, priced: bool) -> CostRangeLP:
-    """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0
-    (``>=``), == 0 (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest
-    coefficient, in the arrays of the cost-range LP (no objective)."""
+    """The rows' recession cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= / >= / ==
+    0 by sense, and p' r <= 0 when ``priced``}, rows normalised, as a cost-range LP without
+    objective."""
     dm = instance.design_matrix
     A, sense = dm.A, dm.sense
     lower = np.where(sense >= 1, 0.0, -INF)
@@ -157,12 +145,10 @@ def _cone_lp(instance: Instance, priced: bool) -> CostRangeLP:
 
 def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
                          priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
-    """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
-    a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
-    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension
-    (unlimited at an optimum >= 0.5; docs/certificates.md, "Unbounded, the same at every scale").
-    Raises SolverError when HiGHS fails on one of the LPs (:class:`hieropt.errors.LimitReached`
-    at its time limit)."""
+    """The dimensions of ``dims`` whose bandwidth the rows and bounds (with ``priced``, a budget
+    too) do not limit, for feasible rows: those with a direction of :func:`_cone_lp` with r_d >
+    0, one LP each (docs/certificates.md, "Unbounded, the same at every scale"). Raises
+    SolverError when HiGHS fails (:class:`hieropt.errors.LimitReached` at its time limit)."""
     if not dims:
         return ()
     lp = _cone_lp(instance, priced)
@@ -186,17 +172,13 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
 
 def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.ndarray,
                       time_limit_s: float = 60.0) -> np.ndarray:
-    """A design (D,) GB/s to centre an LP's units on when it failed before any design was found:
-    each dimension of ``dims`` at half its reach (max B_d on the cost-range LP), the others (and
-    any without a finite positive reach) at ``fallback_gbps``. Two rows together can pin a
-    dimension far below the unit the tightest single row suggests ('sum(bw) == 500' and
-    'bw[0] >= 499.999' leave the others 0.001 GB/s), where HiGHS stops on the cuts' coefficients.
+    """A design ((D,) GB/s) to centre an LP on when it failed before any design: each dimension of
+    ``dims`` at half its reach (max B_d over the rows), the others (and those without a finite
+    positive reach) at ``fallback_gbps``.
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
-        SolverError: HiGHS fails on one of the LPs (:class:`hieropt.errors.LimitReached` at its
-            time limit: no design yet, the gap unknown).
-    """
+        SolverError: HiGHS fails (:class:`hieropt.errors.LimitReached` at its time limit)."""
     unit = _unit_gbps(instance)
     lp = compile_cost_range_lp(instance, unit)
     out = np.array(fallback_gbps, dtype=float)
@@ -217,13 +199,12 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
 
 
 OPTIMAL_TOL = 1e-7
-"""Reduced price a vertex may have in the wrong direction, relative to the dimension's own price."""
+"""Reduced price a vertex may have in the wrong direction, relative to the dimension's price."""
 
 
 def _optimal(instance: Instance, v: CheapestVertex) -> bool:
-    """Whether no dimension's reduced price p_d - A_d' y (y: the vertex's row duals) says its cost
-    falls when it moves off its bound (or, strictly between its bounds, in either direction), beyond
-    :data:`OPTIMAL_TOL` of p_d."""
+    """Whether no dimension's reduced price says its cost falls off its bound beyond
+    :data:`OPTIMAL_TOL` of its price."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     r = p - (dm.A.T @ v.row_duals if dm.A.size else 0.0)
@@ -237,7 +218,8 @@ def _optimal(instance: Instance, v: CheapestVertex) -> bool:
 
 
 def _unit_gbps(instance: Instance) -> float:
-    """The cost-range LP's default unit (:func:`cheapest_vertex`'s ``unit_gbps``)."""
+    """The cost-range LP's default unit (GB/s): the uniform bandwidth that costs the rows' cost
+    floor, else their ceiling, to a power of ten; else 1."""
     price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
     floor, ceiling = cost_bounds_usd(instance)
     for cost in (floor, ceiling):

@@ -1,8 +1,6 @@
-"""Small LPs by DAQP (Arnström, Bemporad and Axehill 2022, IEEE TAC 67(8); LPs by proximal-point
-iterations) with HiGHS behind it for good once DAQP fails or the LP outgrows :data:`MAX_COLS`,
-:data:`MAX_ROWS` (decision record 0003); the interface of :class:`hieropt.solvers.highs.HighsLP`,
-its row duals in HiGHS's sign convention.
-"""
+"""Small LPs by DAQP (Arnström, Bemporad and Axehill 2022, IEEE TAC 67(8)), handed to HiGHS for good
+once DAQP fails or the LP outgrows :data:`MAX_COLS`, :data:`MAX_ROWS` (decision record 0003); the
+interface :class:`hieropt.solvers.highs.LPBackend`, duals in HiGHS's sign convention."""
 
 from __future__ import annotations
 
@@ -17,30 +15,25 @@ from .highs import LP_TOLERANCE, HighsLP, LPResult
 from .linalg import solve
 
 MAX_COLS = 40
-"""Columns at most for the dense solver (its active-set steps are O(columns^2), its constraint
-checks O(rows x columns))."""
+"""Columns at most for DAQP."""
 MAX_ROWS = 200
-"""Rows at most for the dense solver (cuts included)."""
+"""Rows at most for DAQP (cuts included)."""
 ROOM = 32
-"""Rows kept free for cuts when an LP is loaded (the arrays grow by doubling beyond)."""
+"""Rows kept free for cuts when an LP is loaded (doubling beyond)."""
 DAQP_INF = 1e30
 """DAQP's infinity: a bound at or beyond it is no bound."""
 SETTINGS = {"eps_prox": 0.1, "eta_prox": 1e-12, "primal_tol": LP_TOLERANCE, "iter_limit": 2000}
-"""DAQP's settings: proximal-point iterations (an LP has no Hessian: DAQP solves a sequence of QPs
-regularised by ``eps_prox``) until the iterates move by at most ``eta_prox``, and HiGHS's
-feasibility tolerance. On 1,500 random LPs of up to 30 rows and 11 columns with rows scaled over
-1e-3..1e3 these gave the largest relative error against HiGHS's optimum, 2e-12 (median 2e-16), and
-no failure; DAQP's default stopping rule gave 3e-8, ``eps_prox`` 1e-3 6e-11."""
+"""DAQP's settings: proximal-point iterations until the iterates move by at most ``eta_prox``, and
+HiGHS's feasibility tolerance (on 1,500 random LPs: largest relative error against HiGHS 2e-12)."""
 _OPTIMAL = 1
 SEEN = "seen once"
 """The mark a compiled LP's ``cache`` holds for a state kept from its second use on (a loaded
-layout, a seeded LP): a solve that uses its LP once copies nothing for later solves."""
+layout, a seeded LP)."""
 
 
 def _layout(arrays: Any) -> dict[str, Any]:
-    """The state of a freshly loaded :class:`DenseLP` (its attributes): DAQP's dense rows after the
-    columns' unit rows, with :data:`ROOM` free rows for cuts, the bounds clipped to
-    :data:`DAQP_INF`, and what was given."""
+    """The state of a freshly loaded :class:`DenseLP`: DAQP's dense rows after the columns' unit
+    rows, with :data:`ROOM` free rows, bounds clipped to :data:`DAQP_INF`, and what was given."""
     m, n = arrays.n_rows, arrays.n_cols
     cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
     C = np.eye(n + cap, n)  # the columns' bounds as unit rows, then the rows (DAQP's order)
@@ -69,8 +62,7 @@ def _layout(arrays: Any) -> dict[str, Any]:
 
 
 def _copied(state: dict[str, Any]) -> dict[str, Any]:
-    """The mutable part of a :class:`DenseLP`'s state (:func:`_layout`), copied (the given arrays
-    are never written: their lists are)."""
+    """The mutable part of a :class:`DenseLP`'s state, copied."""
     (cols, (rl, ru)) = state["_given"]
     out = {k: state[k] for k in ("n_cols", "_m", "_maximize")}
     out.update({k: state[k].copy() for k in ("_costs", "_duals", "_C", "_H", "_upper", "_lower")})
@@ -79,20 +71,17 @@ def _copied(state: dict[str, Any]) -> dict[str, Any]:
 
 
 class DenseLP:
-    """One LP (``arrays``, the layout of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP
-    while small and by HiGHS once not (module docstring); owned by one solve call.
+    """One LP (the arrays of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP while small and
+    by HiGHS once not; owned by one solve call (:class:`hieropt.solvers.highs.LPBackend`).
 
     Args:
-        arrays: the compiled LP (``n_cols``, ``n_rows``, column and row bounds, ``time_costs``, and
-            the row-wise matrix ``start``, ``index``, ``value``).
-        time_limit_s: wall-clock limit of each HiGHS solve, s (DAQP's are bounded by
-            :data:`SETTINGS`'s iteration limit on a small LP).
-        vertex: move DAQP's point onto the vertex its active constraints fix (:meth:`_on_vertex`; a
-            few microseconds): for an LP whose point is the answer, not only a candidate.
+        arrays: the compiled LP.
+        time_limit_s: limit of each HiGHS solve, s.
+        vertex: move DAQP's point onto the vertex its active constraints fix
+            (:meth:`_on_vertex`), for an LP whose point is the answer.
 
     Raises:
-        SolverError: HiGHS rejects the model (after a switch).
-    """
+        SolverError: HiGHS rejects the model (after a switch)."""
 
     def __init__(self, arrays: Any, time_limit_s: float = 60.0, vertex: bool = False):
         self.time_limit_s = float(time_limit_s)
@@ -102,10 +91,8 @@ class DenseLP:
 
     # ------------------------------------------------------------------------------------ the model
     def load(self, arrays: Any) -> None:
-        """Replace the model by ``arrays`` (cold). From the second load of the same arrays on, the
-        loaded layout is kept in ``arrays.cache`` when the arrays have one (compiled LPs are shared,
-        read-only, by repeated solves): a re-load copies it. The first load only marks the arrays
-        (:data:`SEEN`): an LP loaded once, as a cold solve's, is not copied."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.load`; from the second load of the same arrays
+        on, the layout is kept in ``arrays.cache`` and copied (:data:`SEEN`)."""
         cache = getattr(arrays, "cache", None)
         kept = cache.get("dense_lp") if cache is not None else None
         if kept is None or kept is SEEN:
@@ -120,13 +107,8 @@ class DenseLP:
             self._switch()
 
     def copy(self, time_limit_s: float | None = None) -> DenseLP | None:
-        """An independent copy of this LP as it stands (rows, bounds, costs, the record of what was
-        given), for a loop to start from (a few microseconds: no re-load); None once the LP is
-        HiGHS's (its object is not copied).
-
-        Args:
-            time_limit_s: the copy's HiGHS time limit, s (default: this LP's).
-        """
+        """An independent copy of this LP as it stands (time limit ``time_limit_s``, default this
+        LP's), or None once it is HiGHS's."""
         if self._highs is not None:
             return None
         new = object.__new__(DenseLP)
@@ -137,15 +119,14 @@ class DenseLP:
         return new
 
     def _bound(self, where: slice | int, lower: Any, upper: Any) -> None:
-        """DAQP's bounds at ``where`` (columns first, then rows), clipped to its infinity."""
+        """DAQP's bounds at ``where`` (columns, then rows), clipped to its infinity."""
         self._lower[where] = np.maximum(lower, -DAQP_INF)
         self._upper[where] = np.minimum(upper, DAQP_INF)
 
     def _switch(self) -> None:
-        """Hand the LP as it stands to HiGHS, for good: the arrays and rows as given, then every
-        bound change in its order (as a HighsLP used from the start would have seen them: HiGHS
-        reads a bound beyond 1e20 as infinite, so a column first loaded with 1e26 .. 3e26 would be
-        refused, while a later change is not). From then on the LP's methods are HiGHS's."""
+        """Hand the LP to HiGHS for good: the arrays and rows as given, then every bound change in
+        order (as a HighsLP used from the start would have seen them); from then on the methods are
+        HiGHS's."""
         n, m = self.n_cols, self._m
         (cl, cu), (rl, ru) = self._given
         rows, cols = np.nonzero(self._C[n:n + m])  # (the rows as they stand, row-wise sparse)
@@ -166,8 +147,7 @@ class DenseLP:
             setattr(self, name, getattr(self._highs, name))
 
     def close(self) -> None:
-        """Release HiGHS's object, if any (for re-use by the next LP of this thread): none before
-        the LP is HiGHS's."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.close` (nothing before a switch)."""
 
     @property
     def num_rows(self) -> int:
@@ -175,20 +155,18 @@ class DenseLP:
         return self._highs.num_rows if self._highs is not None else self._m
 
     def set_tolerance(self, tol: float) -> None:
-        """Set the primal and dual feasibility tolerances: HiGHS's job (the LP moves there for
-        good)."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.set_tolerance`: HiGHS's job (a switch)."""
         self._switch()
         self.set_tolerance(tol)
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
-        """Replace the objective by ``costs @ x``, minimised or maximised."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.set_costs`."""
         self._costs = np.array(costs, dtype=float)
         self._maximize = maximize
 
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
                  value: np.ndarray) -> None:
-        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per
-        row)."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.add_rows`."""
         k, m, n = len(lower), self._m, self.n_cols
         if not k:
             return
@@ -209,23 +187,22 @@ class DenseLP:
         self._m = m + k
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
-        """Change the bounds of row ``row``."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.change_row_bounds`."""
         self._bound(self.n_cols + row, lower, upper)
         self._changes.append((True, row, lower, upper))
 
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
-        """Change the bounds of column ``col``."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.change_col_bounds`."""
         self._bound(col, lower, upper)
         self._changes.append((False, col, lower, upper))
 
     # -------------------------------------------------------------------------------------- solving
     def row_duals(self) -> np.ndarray:
-        """Row duals of the last optimal solve (HiGHS's sign convention)."""
+        """See :meth:`hieropt.solvers.highs.LPBackend.row_duals`."""
         return self._duals
 
     def solve(self) -> LPResult:
-        """Solve and return status, objective and column values: by DAQP when it finds the optimum,
-        else by HiGHS (:meth:`HighsLP.solve`, with its retries), which keeps the LP from then on."""
+        """DAQP's optimum, else HiGHS's (which keeps the LP from then on)."""
         out = self._dense_solve()
         if out is not None:
             return out
@@ -233,7 +210,7 @@ class DenseLP:
         return self.solve()
 
     def _dense_solve(self) -> LPResult | None:
-        """DAQP's optimum, or None (not optimal, or DAQP failed)."""
+        """DAQP's optimum, or None."""
         n, m = self.n_cols, self._m
         f = -self._costs if self._maximize else self._costs
         upper, lower = self._upper[:n + m], self._lower[:n + m]
@@ -257,11 +234,8 @@ class DenseLP:
 
     def _on_vertex(self, x: np.ndarray, lam: np.ndarray, upper: np.ndarray, lower: np.ndarray,
                    sense: np.ndarray) -> np.ndarray:
-        """``x`` solved from its active constraints (those with a multiplier, and the equalities)
-        when there are as many as columns: DAQP's proximal iterations stop up to ~1e-12 off them
-        (125.00000000000045 for a sum of two bounds of 100 and 25), the vertex they fix is exact to
-        round-off. Kept only when it meets every bound and row (within HiGHS's tolerance) and is no
-        worse; otherwise, and when they do not fix a vertex, ``x``."""
+        """``x`` solved from its active constraints when they are as many as columns (DAQP stops
+        ~1e-12 off them), kept when it meets every bound and row and is no worse; else ``x``."""
         n, end = self.n_cols, self.n_cols + self._m
         act = np.flatnonzero((lam != 0) | (sense == 5))
         if act.size != n:

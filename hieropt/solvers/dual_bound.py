@@ -1,25 +1,14 @@
 """A rigorous lower bound from an LP's row duals: the Lagrangian dual function of the true problem
-(t_d = 1/B_d), evaluated exactly in numpy.
+(t_d = 1/B_d). For row multipliers u (cuts aside), reduced costs r = c - A'u, P_d = r_{t_d} and
+g_d = r_{B_d} of each pair:
 
-For the LP of :mod:`hieropt.formulation` (min c'x s.t. lower <= A x <= upper, columns B, t, tau, y),
-take any row multipliers u for the rows other than the tangent cuts. Weak duality gives, for every B
-in its box and t = 1/B,
+    min c'x  >=  sum_r bound_r(u_r) + min_{z >= 0} r_z' z + sum_d min_{B_d} (P_d / B_d + g_d B_d)
 
-    min c'x  >=  sum_r bound_r(u_r) + min over tau, y >= 0 of r_z' z + sum_d min_{B_d} (P_d / B_d +
-    g_d B_d)
-
-with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - A'u, P_d = r_{t_d}
-(bytes-weighted multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d,
-t_d) of the LP; other columns before the epigraph variables contribute min g x over their box. The
-middle term is 0 when every r_z >= 0; HiGHS's duals meet that only to its dual tolerance, so the
-multipliers of the rows that define each tau or y column are scaled down where its reduced cost is
-negative (nodes from the last to the first, since a node's rows reference earlier nodes and terms
-only; then the terms). What remains is a valid bound for any u, exact up to the rounding of this
-evaluation (decision record: cutting planes with a Lagrangian bound). Source: Lagrangian duality
-for convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of duals into
-dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and
-mixed-integer programming".
-"""
+with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0); other columns before the epigraph enter
+as min g x over their box. The multipliers of the rows defining a node or term column with r_z <
+0 are scaled down until it is 0, so the middle term vanishes. Valid for any u, exact up to the
+rounding of this evaluation (decision record 0001; Boyd and Vandenberghe 2004, §5.1-5.2; Neumaier
+and Shcherbina 2004, "Safe bounds in linear and mixed-integer programming")."""
 
 from __future__ import annotations
 
@@ -33,9 +22,8 @@ from .linalg import EPS, INF
 
 @dataclass(frozen=True)
 class DualBound:
-    """A lower bound (scaled objective units), the budget row's cleaned multiplier, and the
-    Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the epigraph
-    columns): at the pairs' B columns, a good next cutting point."""
+    """A lower bound (scaled objective units), the budget row's multiplier, and the Lagrangian's
+    minimiser ``point`` (per column; NaN on the pairs' t and the epigraph)."""
 
     value: float
     budget_multiplier: float
@@ -60,8 +48,8 @@ def dense_matrix(arr) -> np.ndarray:
 
 
 def transpose_product(arr, u: np.ndarray, absolute: bool = False) -> np.ndarray:
-    """A' u (|A|' u with ``absolute``: entry-wise absolute values of A) for the base rows of ``arr``
-    (dense for small LPs, sparse otherwise; helpers cached on ``arr``)."""
+    """A' u (|A|' u with ``absolute``) over the base rows of ``arr`` (dense or sparse; cached
+    helpers)."""
     m, n = arr.n_rows, arr.n_cols
     if m * n <= DENSE:
         if not absolute:
@@ -82,12 +70,9 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
                      row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
     """The bound of the module docstring for the LP ``arr``
     (:class:`~hieropt.formulation.arrays.LPArrays`) with objective ``costs`` (minimised), from the
-    row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are ignored) and the
-    rows' current bounds ``row_lower``, ``row_upper`` (same length).
-
-    ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by
-    a single design row); with them a reduced cost that is negative only by round-off on a column
-    without an upper bound costs round-off, not the whole bound."""
+    duals of its first ``arr.n_rows`` rows and their bounds ``row_lower``, ``row_upper``.
+    ``col_upper`` (per column): limits every feasible point meets, so that a reduced cost negative
+    by round-off on a column without upper bound costs round-off, not the whole bound."""
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
@@ -113,16 +98,13 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
 
 
 def _drop_infinite_bounds(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Set to 0, in place, each multiplier in ``u`` whose row bound (``lo`` for u > 0, ``hi`` for
-    u < 0) is infinite: a multiplier on an infinite bound bounds nothing."""
+    """Zero, in place, each multiplier whose row bound is infinite."""
     u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0
 
 
 def _shrink_node_rows(arr, u: np.ndarray, r: np.ndarray) -> None:
-    """Where a node column's reduced cost in ``r`` is negative, scale down the multipliers ``u``
-    of the rows defining that node until it is 0 (or the multipliers are), updating ``r`` in
-    place; nodes from the last to the first, since a node's rows reference earlier nodes and
-    terms only (module docstring)."""
+    """Scale down the rows defining each node column with r < 0 until it is 0, ``u`` and ``r`` in
+    place (nodes last to first: a node's rows reference earlier nodes and terms only)."""
     z0, K, V = arr.z0, arr.n_terms, arr.n_nodes
     if not V or not (r[z0 + K:] < 0).any():
         return
@@ -146,9 +128,8 @@ def _shrink_node_rows(arr, u: np.ndarray, r: np.ndarray) -> None:
 
 
 def _shrink_epigraph_rows(arr, costs: np.ndarray, u: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Where a term column's reduced cost in ``r`` is negative, scale down the multipliers ``u``
-    (in place) of that term's epigraph rows until it is 0 (or they are). Returns the reduced
-    costs ``costs - A'u`` after the scaling (``r`` itself when nothing changed)."""
+    """Scale down each term's epigraph rows where its column's r < 0 (``u`` in place); the reduced
+    costs after (``r`` when unchanged)."""
     z0, K = arr.z0, arr.n_terms
     if not K:
         return r
@@ -165,16 +146,10 @@ def _shrink_epigraph_rows(arr, costs: np.ndarray, u: np.ndarray, r: np.ndarray) 
 
 def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
                 col_upper: np.ndarray | None) -> tuple[list[float], list[float], bool, bool]:
-    """Each linear column j in ``cols`` (every column before z0 but the t of a pair) enters as
-    min over its box of P/B + g B, with g = r_j and P = max(r_t, 0) for its pair's t column (P = 0
-    off pairs), the box narrowed by ``col_upper``. In Python floats (a handful of columns: cheaper
-    than two dozen numpy calls), each operation as numpy's.
-
-    Returns:
-        (the minimiser B of each column, each column's term while both flags are False, True when
-        a column with g < 0 is unbounded above (the bound is -inf), True when a pair's minimiser
-        is B <= 0 with P > 0 (the time is infinite)).
-    """
+    """Each column j of ``cols`` as min over its box (narrowed by ``col_upper``) of P/B + g B (g =
+    r_j, P = max(r_t, 0) of its pair's t, else 0), in Python floats as numpy's: (the minimisers,
+    the terms, a column with g < 0 unbounded above (bound -inf), a pair's minimiser B <= 0 with P
+    > 0 (time inf))."""
     rl = r.tolist()
     lbl, ubl = arr.col_lower.tolist(), arr.col_upper.tolist()
     capl = None if col_upper is None else col_upper.tolist()
@@ -206,12 +181,7 @@ def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndar
               cols: list[int], pair_of: dict[int, int], best: list[float],
               terms: list[float]) -> float:
     """The worst-case floating-point error of the bound's evaluation: (rows + columns + 2) x eps x
-    the sum of the magnitudes of everything it adds up (the multiplied row bounds, each column's
-    term, and each reduced cost's own sum |c| + |A|'|u| times the value it multiplies). Where these
-    cancel to a small bound (two rows that leave a dimension 0.001 GB/s of 500: the bound is a
-    difference of terms 5e5 times its size) the margin grows to match; otherwise it is ~1e-14 of the
-    bound. The row bounds' own rounding (a decimal such as 499.999) is of the same order and covered
-    by the same factor."""
+    the sum of the magnitudes it adds up."""
     pos, neg = u > 0, u < 0
     size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum())
     size += sum(map(abs, terms))
@@ -236,8 +206,7 @@ def _minimum(a: float, b: float) -> float:
 
 
 def _linear_columns(arr) -> tuple[list[int], dict[int, int]]:
-    """Per LP (cached on ``arr``): the columns before ``z0`` other than the t of a pair, and each
-    pair's t column by its B column."""
+    """Per LP (cached): the columns before ``z0`` but the pairs' t, and each pair's t by its B."""
     out = arr.cache.get("linear_cols")
     if out is None or out[0] is not arr.pair_t:
         ts = set(arr.pair_t.tolist())

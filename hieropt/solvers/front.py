@@ -1,9 +1,8 @@
 """The exact time-cost Pareto front (:func:`pareto`): each point the fastest network within its
-budget (:func:`hieropt.solvers.procurement.fastest_design`), all on one LP, every point re-verified.
-The right end is the cheapest of the fastest networks (without an upper limit on bandwidth,
-:func:`_tail_budget`); the left end :data:`CHEAPEST_SLACK` above the cheapest network, or, when
-that network starves a loaded dimension, :func:`_starved_start`.
-"""
+budget (:func:`hieropt.solvers.procurement.fastest_design`) on one LP, every point re-verified;
+from :data:`CHEAPEST_SLACK` above the cheapest network (:func:`_starved_start` when it starves a
+loaded dimension) to the cheapest of the fastest networks (:func:`_tail_budget` without an upper
+limit on bandwidth)."""
 
 from __future__ import annotations
 
@@ -35,22 +34,21 @@ from .procurement import SUB_GAP, equally_fast, fastest_design, tie_break_target
 __all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK", "MAX_POINTS"]
 
 SPACINGS = ("linear", "log")
-"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (for a range
-of several orders of magnitude, where even spacing puts nearly every point at the dear end)."""
+"""How the budgets are spaced between the ends: evenly in $, or in log($)."""
 TAIL_GAIN = 0.01
-"""Without an upper limit on bandwidth the front is cut where 4 x the budget saves less than this
-share of the iteration time."""
+"""Without an upper limit on bandwidth the front ends where 4 x the budget saves less than this
+share of the time."""
 CHEAPEST_SLACK = 1e-6
-"""Relative room of the front's cheapest point above the cheapest network's cost (at that cost
-exactly the designs are one face of the rows, met by the LPs only to their tolerances)."""
+"""Relative room of the cheapest point above the cheapest network's cost (at that cost the designs
+are one face of the rows, met by the LPs to tolerance only)."""
 STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, NEAR_SLACK)
 """Relative rooms above a cheapest network that starves a loaded dimension, tried in turn."""
 
 
 @dataclass(frozen=True)
 class FrontPoint:
-    """One point of the front: the fastest network within ``budget_usd`` ($): bandwidths ``bw``
-    (GB/s, (D,)), its time and cost, the proven lower bound and the gap."""
+    """One point: the fastest network within ``budget_usd`` ($): ``bw`` ((D,) GB/s), its time (ns)
+    and cost ($), the proven lower bound (ns) and the gap."""
 
     budget_usd: float
     bw: np.ndarray
@@ -59,9 +57,8 @@ class FrontPoint:
     lower_bound_ns: float
     gap: float
     usd_per_ms: float | None = None
-    """The budget row's dual as $ per ms, the front's slope there; None when the budget does not
-    bind, or the point was solved a hair above the cheapest network
-    (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
+    """The budget row's dual as $ per ms; None when the budget does not bind or the point was solved
+    a hair above the cheapest network (no budget row)."""
 
     def __post_init__(self) -> None:
         freeze_arrays(self, "bw")
@@ -70,12 +67,10 @@ class FrontPoint:
 @dataclass(frozen=True)
 class Front:
     """A time-cost Pareto front: budget-ascending ``points``; ``fastest`` the performance optimum
-    (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost optimum
-    (None when it does not exist: no bandwidth floor); ``notes`` on how the budget range was chosen;
-    ``solve_seconds`` the wall time of the front (s) and ``lps`` the LPs of its points;
-    ``time_unit`` the unit of the points' ``iteration_time_ns`` and ``lower_bound_ns``: ``"ns"``, or
-    :data:`hieropt.units.RELATIVE_UNIT` for workloads weighted by shares of hours (the weighted
-    time is then the hour-weighted ratio to their own optima, as every command reports it)."""
+    (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost
+    optimum (None without a bandwidth floor); ``notes``; ``solve_seconds`` (s) and ``lps``;
+    ``time_unit`` of the points' times: ``"ns"``, or :data:`hieropt.units.RELATIVE_UNIT` for
+    shares of hours."""
 
     points: tuple[FrontPoint, ...]
     fastest: Solution | None
@@ -86,12 +81,9 @@ class Front:
     time_unit: str = "ns"
 
     def to_dict(self, instance: Instance) -> dict[str, Any]:
-        """JSON-ready front of ``instance``: the keys ``hieropt pareto --json`` writes (points with
-        their buyer's figures ``run``, the two marked optima as :meth:`Solution.to_dict`, the
-        front's notes, timing, the instance echo; times in ``units.time`` = ``objective_unit``) but
-        what the command adds (:func:`hieropt.report.dicts.front_dict`): each ``run``'s error band
-        (``band``, ``no_band``), and the plan's caveats and the calibration note in ``notes`` (the
-        front's and the optima's)."""
+        """JSON-ready front of ``instance`` as ``hieropt pareto --json`` writes it, but what the
+        command adds (:func:`hieropt.report.dicts.front_dict`: each ``run``'s error band, the plan's
+        caveats and the calibration note)."""
         def point(p: FrontPoint) -> dict[str, Any]:
             fig = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
             gap = float(p.gap) if p.gap is not None and math.isfinite(p.gap) else None
@@ -117,33 +109,29 @@ class Front:
 
 
 MAX_POINTS = 100_000
-"""The most points a front may ask for: each is an exact solve and its verification (about 1 ms
-on a laptop-class core: 100,000 points take minutes; a million, most of an hour, and no front's
-shape needs them)."""
+"""The most points a front may ask for (each an exact solve and a verification, about 1 ms)."""
 
 
 @scoped
 def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
            spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
            cache: Cache | None = None) -> Front:
-    """The exact time-cost Pareto front of ``instance`` at ``points`` (>= 2) budgets, each proven
-    to 1e-8.
+    """The exact time-cost Pareto front of ``instance`` at ``points`` (>= 2) budgets, each proven to
+    1e-8.
 
     Args:
         time_limit_s: time limit of each LP, s.
-        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $; linear, with a
-            note, when the cheapest network costs $0), :data:`SPACINGS`.
-        progress: called as ``progress(done, points)`` after each budget is solved.
-        cache: the memo tables the front's solves share (default: a new one for this call).
+        spacing: ``"linear"`` or ``"log"`` (:data:`SPACINGS`; linear with a note when the
+            cheapest network costs $0).
+        progress: called as ``progress(done, points)`` after each budget.
+        cache: the memo tables the solves share (default: a new one).
 
     Raises:
         InputError: ``points`` not a whole number from 2 to :data:`MAX_POINTS`, or an unknown
             ``spacing``.
         NoSolutionError: infeasible constraints.
-        SolverError: a point failed independent verification;
-            :class:`hieropt.errors.LimitReached` (kind ``limit``): an LP's time limit stopped a
-            point before any design or proven bound (the gap unknown).
-    """
+        SolverError: a point failed verification (:class:`hieropt.errors.LimitReached`: an LP's
+            time limit before any design or bound)."""
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
         raise InputError("points", None, f"{points!r} is not a whole number",
                          "ask for a number of points >= 2")
@@ -188,8 +176,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
 
 
 def _ending_at(front: list[FrontPoint], fastest: Solution) -> list[FrontPoint]:
-    """``front`` whose last point is ``fastest``, the design ``hieropt solve`` prints (the same
-    definition, solved once more), at the larger of its cost and the last budget."""
+    """``front`` whose last point is ``fastest`` (the design ``hieropt solve`` prints), at the
+    larger of its cost and the last budget."""
     last = front[-1]
     if fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
         return front  # (the front was cut below the fastest network: no upper limit)
@@ -266,8 +254,8 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
 def _starved_start(core: TimeLP, k_min: float, k_hi: float,
                    rel_gap: float) -> tuple[float, OAResult | None]:
     """The first budget :data:`STARVED_SLACKS` above a starving cheapest network (of ``k_hi`` when
-    it costs $0) with a certified fastest design, and that design; else 1 % of the way to ``k_hi``
-    and None."""
+    it costs $0) with a certified fastest design, and that design; else 1 % of the way to
+    ``k_hi`` and None."""
     for slack in STARVED_SLACKS:
         budget = k_min * (1 + slack) if k_min > 0 else k_hi * slack
         if budget >= k_hi:
@@ -285,8 +273,8 @@ def _starved_start(core: TimeLP, k_min: float, k_hi: float,
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
     """The right end without an upper limit on bandwidth: the first budget 4^j x kappa_0 (twice the
-    cheapest network, or $1), j <= 10, beyond which 4 x the budget saves less than
-    :data:`TAIL_GAIN` of the time."""
+    cheapest network, or $1), j <= 10, beyond which 4 x the budget saves less than :data:`TAIL_GAIN`
+    of the time."""
     kappa = 2.0 * k_min if k_min > 0 else 1.0
     prev = None
     for _ in range(11):

@@ -1,9 +1,6 @@
-"""The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one
-persistent highspy object (added directly: Pyomo's interface cost 100x HiGHS's own time), re-solved
-warm as rows, bounds and objectives change; one thread, presolve off, objects re-used per thread.
-:meth:`HighsLP.solve` retries a failure cold, with the primal simplex, then with the interior-point
-method, before it reports it.
-"""
+"""The HiGHS backend: an LP given as arrays in one persistent highspy object (Pyomo's interface cost
+100x HiGHS's own time), re-solved warm; one thread, presolve off, objects re-used per thread. A
+failed solve is retried cold, with the primal simplex, then with the interior-point method."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ from ..result import Status
 LP_TOLERANCE = 1e-9
 """HiGHS primal and dual feasibility tolerances."""
 TIGHT_TOLERANCE = 1e-10
-"""Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's
-smallest)."""
+"""Tolerances once a cutting-plane loop stalls above its gap target (HiGHS's smallest)."""
 
 _MS = highspy.HighsModelStatus
 STATUS_OF: dict[Any, Status] = {
@@ -41,14 +37,11 @@ STATUS_OF: dict[Any, Status] = {
     _MS.kUnboundedOrInfeasible: Status.UNBOUNDED,
     _MS.kModelEmpty: Status.OPTIMAL,
 }
-"""Map from HiGHS model statuses to :class:`Status`; every other status (errors, interrupts,
-unknown) is ERROR."""
+"""Map from HiGHS model statuses to :class:`Status`; any other is ERROR."""
 
 IPM_ITERATIONS = 1000
-"""The interior-point retry's iteration limit. IPX converges on these LPs (tens to hundreds of rows)
-in 7-50 iterations; on a badly scaled one at the 1e-10 tolerances it can run on without converging
-(82,812 iterations in 10 s on a 146-row LP of cuts, where the simplex answers in no iteration), and
-the retry then held a solve for its whole time limit. At the limit the retry ends (LIMIT)."""
+"""The interior-point retry's iteration limit (it converges on these LPs in 7-50; a badly scaled one
+can run on for the whole time limit)."""
 
 RETRIES: tuple[tuple[tuple[str, Any], ...], ...] = (
     (),  # cold: the warm basis was the problem
@@ -56,8 +49,7 @@ RETRIES: tuple[tuple[tuple[str, Any], ...], ...] = (
     # interior point, then a basis by crossover
     (("solver", "ipm"), ("run_crossover", "on"), ("ipm_iteration_limit", IPM_ITERATIONS)),
 )
-"""The HiGHS options of each retry of a solve that did not end optimal
-(:meth:`HighsLP.solve`), in order; each retry starts cold."""
+"""The HiGHS options of each cold retry of a solve that did not end optimal, in order."""
 _DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("output_flag", False), ("presolve", "off"), ("solver", "simplex"), ("simplex_strategy", 1),
     ("run_crossover", "on"), ("primal_feasibility_tolerance", LP_TOLERANCE),
@@ -67,17 +59,13 @@ _DEFAULTS: tuple[tuple[str, Any], ...] = (
 
 
 _OUTPUT_LOCK = threading.RLock()
-"""Held while file descriptor 1 is redirected and while Pyomo captures solver output
-(``set_instance``, Pyomo's ``solve``): both are process-wide, so two threads doing it at once swap
-each other's stdout (and Pyomo's TeeStream reader threads deadlock). Independent solves in threads
-stay independent; only these short sections take turns."""
+"""Held while fd 1 is redirected and while Pyomo captures solver output: both are process-wide."""
 
 
 @contextmanager
 def quiet_stdout():
-    """Discard file-descriptor-level stdout while HiGHS starts (its copyright banner would corrupt
-    JSON on stdout and is noise on stderr; the solver and its version are in every result's
-    ``method``), one thread at a time (:data:`_OUTPUT_LOCK`)."""
+    """Discard fd-level stdout while HiGHS starts (its banner would corrupt JSON on stdout), one
+    thread at a time."""
     with _OUTPUT_LOCK:
         try:
             sys.stdout.flush()
@@ -97,8 +85,7 @@ def quiet_stdout():
 
 
 class _Pool(threading.local):
-    """Idle highspy objects of the calling thread (each thread has its own; objects never cross
-    threads)."""
+    """Idle highspy objects of the calling thread."""
 
     def __init__(self) -> None:
         self.idle: list[highspy.Highs] = []
@@ -111,8 +98,7 @@ _BANNER_SHOWN = [False]
 
 
 def _acquire() -> highspy.Highs:
-    """A highspy object with :data:`_DEFAULTS` (a pooled one was reset to them when it was handed
-    back; each solve sets its own time limit)."""
+    """A highspy object with :data:`_DEFAULTS` (pooled ones were reset when handed back)."""
     if _POOL.idle:
         h = _POOL.idle.pop()  # cleared, with the default options, when it was handed back
         h.setOptionValue("threads", _THREADS[0])
@@ -127,10 +113,8 @@ def _acquire() -> highspy.Highs:
 
 
 def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked children
-    """A forked child starts with a fresh output lock (another thread of the parent may have held
-    it), no pooled objects, and a fresh HiGHS task scheduler: the parent's scheduler threads do not
-    exist in the child, and a MIP solve would wait for them forever (provision() in a forked child
-    after one in the parent would never return)."""
+    """A forked child gets a fresh output lock, no pooled objects and a fresh HiGHS scheduler (the
+    parent's threads do not exist there: a MIP solve would wait forever)."""
     global _OUTPUT_LOCK
     _OUTPUT_LOCK = threading.RLock()
     _POOL.idle = []
@@ -142,8 +126,8 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 @dataclass(frozen=True)
 class LPResult:
-    """One LP solve: mapped status, HiGHS's model status name, objective value and column values
-    (when optimal)."""
+    """One LP solve: status, HiGHS's model status name, objective value, column values (when
+    optimal)."""
 
     status: Status
     termination: str
@@ -154,63 +138,51 @@ class LPResult:
 class LPBackend(Protocol):
     """The one interface of the LP back-ends (:class:`HighsLP`,
     :class:`hieropt.solvers.dense_lp.DenseLP`): an LP loaded from compiled arrays
-    (:class:`hieropt.formulation.arrays.LPArrays`), changed in place, re-solved warm where the
-    back-end can; ``row_duals`` of the last optimal solve, one per row; ``close`` hands the
-    solver object back for re-use."""
+    (:class:`hieropt.formulation.arrays.LPArrays`), changed in place, re-solved warm where it
+    can."""
 
     time_limit_s: float
 
     def load(self, arrays: Any) -> None:
-        """Replace the LP by ``arrays`` (an :class:`~hieropt.formulation.arrays.LPArrays`: n
-        columns with their bounds and time costs, m rows in compressed-row form); cold: the next
-        solve starts without a basis."""
+        """Replace the LP by ``arrays`` (n columns with bounds and time costs, m rows in
+        compressed-row form); cold."""
 
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
                  value: np.ndarray) -> None:
-        """Append k rows ``lower <= A x <= upper`` (``lower``, ``upper``: shape (k,), -inf / inf
-        for a free side) given row-wise: ``start`` (shape (k,)) the offset of each row's first
-        entry in ``index`` (column numbers) and ``value`` (coefficients), both of shape (nnz,).
-        The basis is kept: the next solve starts warm."""
+        """Append k rows ``lower <= A x <= upper`` ((k,) each, -inf / inf free) given row-wise:
+        ``start`` (k,) offsets into ``index`` (columns) and ``value`` (nnz,). The basis is kept."""
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
-        """Replace the objective by ``costs @ x`` (``costs`` of shape (n,)), minimised, or
-        maximised when ``maximize``."""
+        """Replace the objective by ``costs @ x`` ((n,)), minimised, or maximised when
+        ``maximize``."""
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
-        """Change the bounds of row ``row`` (0-based, cuts counted) in place; warm start kept."""
+        """Change the bounds of row ``row`` (0-based, cuts counted); warm start kept."""
 
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
-        """Change the bounds of column ``col`` (0-based) in place; warm start kept."""
+        """Change the bounds of column ``col`` (0-based); warm start kept."""
 
     def set_tolerance(self, tol: float) -> None:
         """Set the primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
 
     def solve(self) -> LPResult:
-        """Solve, warm-started from the previous basis where the back-end keeps one, and return
-        the mapped status, objective value and column values (shape (n,) when optimal, else
-        empty)."""
+        """Solve (warm where the back-end keeps a basis): status, objective, column values ((n,)
+        when optimal, else empty)."""
 
     def row_duals(self) -> np.ndarray:
-        """The row duals of the last optimal solve, shape (rows now,): HiGHS's sign convention, d
-        objective / d (the row's active bound), so in a minimisation >= 0 on a row at its lower
-        bound, <= 0 at its upper bound, 0 on a row at neither."""
+        """Row duals of the last optimal solve, (rows,): HiGHS's convention, d objective / d (active
+        bound)."""
 
     def close(self) -> None:
-        """Hand the solver object back to this thread's pool for re-use (the LP is unusable
-        afterwards)."""
+        """Hand the solver object back to this thread's pool (the LP is unusable afterwards)."""
 
 
 class HighsLP:
-    """One LP (``arrays``) in one highspy object, owned by one solve call.
-
-    Args:
-        arrays: the compiled LP (:func:`hieropt.formulation.arrays.compile_perf_lp`); its objective
-            starts at ``arrays.time_costs``.
-        time_limit_s: wall-clock limit of each solve, s.
+    """One LP (``arrays``, objective starting at ``arrays.time_costs``) in one highspy object, owned
+    by one solve call; ``time_limit_s``: of each solve, s (:class:`LPBackend`).
 
     Raises:
-        SolverError: HiGHS rejects the model.
-    """
+        SolverError: HiGHS rejects the model."""
 
     def __init__(self, arrays: Any, time_limit_s: float = 60.0):
         self.time_limit_s = float(time_limit_s)
@@ -219,7 +191,7 @@ class HighsLP:
         self.load(arrays)
 
     def load(self, arrays: Any) -> None:
-        """Replace the model by ``arrays`` (cold: the next solve starts without a basis)."""
+        """See :meth:`LPBackend.load`."""
         h = self._h
         if h.getNumCol() or h.getNumRow():  # (a fresh or handed-back object is empty already)
             h.clearModel()
@@ -235,7 +207,7 @@ class HighsLP:
         self._all_cols = np.arange(n, dtype=np.int32)
 
     def close(self) -> None:
-        """Hand the highspy object back to this thread's pool (the LP is unusable afterwards)."""
+        """See :meth:`LPBackend.close`."""
         if self._h is not None:
             self._h.clearModel()
             if self._tightened:
@@ -249,14 +221,13 @@ class HighsLP:
         return self._h.getNumRow()
 
     def set_tolerance(self, tol: float) -> None:
-        """Set HiGHS's primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
+        """See :meth:`LPBackend.set_tolerance`."""
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
             self._h.setOptionValue(name, tol)
         self._tightened = tol != LP_TOLERANCE
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
-        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or
-        maximised."""
+        """See :meth:`LPBackend.set_costs`."""
         self._h.changeColsCost(self.n_cols, self._all_cols, np.asarray(costs, dtype=float))
         self._h.changeObjectiveSense(
             highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
@@ -264,21 +235,20 @@ class HighsLP:
 
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
                  value: np.ndarray) -> None:
-        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per
-        row)."""
+        """See :meth:`LPBackend.add_rows`."""
         if len(lower):
             self._h.addRows(len(lower), lower, upper, index.size, start, index, value)
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
-        """Change the bounds of row ``row``."""
+        """See :meth:`LPBackend.change_row_bounds`."""
         self._h.changeRowBounds(row, lower, upper)
 
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
-        """Change the bounds of column ``col``."""
+        """See :meth:`LPBackend.change_col_bounds`."""
         self._h.changeColBounds(col, lower, upper)
 
     def row_duals(self) -> np.ndarray:
-        """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
+        """See :meth:`LPBackend.row_duals`."""
         return np.asarray(self._h.getSolution().row_dual, dtype=float)
 
     def _run(self) -> Any:
@@ -297,13 +267,8 @@ class HighsLP:
         return status
 
     def solve(self) -> LPResult:
-        """Solve in place (warm-started from the previous basis) and return status, objective and
-        column values.
-
-        A warm start can fail on badly scaled cut rows (HiGHS: "excessive dual values", a false
-        Infeasible or an error): a non-optimal status is re-tried cold, then with the primal
-        simplex, then with the interior-point method, and only the last status is reported.
-        """
+        """See :meth:`LPBackend.solve`; a non-optimal status (a warm start on badly scaled cuts) is
+        retried with each of :data:`RETRIES`, the last status reported."""
         h = self._h
         status = self._run()
         if status != _MS.kOptimal:

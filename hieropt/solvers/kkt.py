@@ -1,9 +1,7 @@
-"""Active-set Newton polish of a cutting-plane LP's solution (decision record 0002): the LP's
-active set with the cuts replaced by t_d = 1/B_d is a square KKT system, solved by Newton's method
-(Nocedal and Wright 2006, "Numerical Optimization", §18.1) with primal-dual active-set corrections
-(§16.5; the rules: docs/explanation/solving.md). Never trusted by itself: the loop evaluates T at
-the polished B and bounds with :mod:`hieropt.solvers.dual_bound` at the polished multipliers.
-"""
+"""Active-set Newton polish of a cutting-plane LP's solution (decision record 0002): the LP's active
+set with t_d = 1/B_d is a square KKT system, solved by Newton's method with primal-dual active-set
+corrections (Nocedal and Wright 2006, §16.5, §18.1; docs/explanation/solving.md). Never trusted by
+itself: the loop evaluates and bounds the polished point."""
 
 from __future__ import annotations
 
@@ -21,22 +19,17 @@ MAX_UNKNOWNS = 400
 ROUNDS = 6
 """Active-set corrections at most."""
 MAX_DAMPED = 3
-"""Newton steps cut short by the fraction to the boundary (B > 0) before the run counts as a
-run-away."""
+"""Newton steps cut short by the fraction to the boundary before the run counts as a run-away."""
 MAX_SINGULAR = 3
-"""Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
+"""Least-squares Newton steps (singular matrix) per run before it gives up."""
 MAX_DROPS = 3
 """Tie rows tried one at a time out of a singular active set before all of them leave."""
 NEWTON_STEPS = 20
-"""Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start
-from the previous active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D
-multiple_constraints perf-per-cost LP, where 12 made the polish fail and cost a second LP."""
+"""Newton steps per run at most (a start from the previous active set's point can need 13)."""
 WORK = 40 * 400 ** 3
-"""Work one polish may spend, in (unknowns)^3 of the Newton systems it solves: an LU step costs N^3,
-a least-squares step (SVD) :data:`LSTSQ_COST` N^3. Spent, the polish gives up (None: the loop keeps
-the LP's point and cuts on). About 40 LU steps of the largest system the polish takes (400
-unknowns), a fraction of a second: a 3-workload, 50-layer LP (340 unknowns, singular active sets)
-spent 2-4 s per polish in failing least-squares runs without it."""
+"""Work one polish may spend, in (unknowns)^3 of its Newton systems (an LU step N^3, a least-squares
+step :data:`LSTSQ_COST` N^3): about 40 LU steps of the largest system; spent, the polish gives
+up."""
 LSTSQ_COST = 20
 """An SVD least-squares solve costs about this many LU solves of the same size."""
 
@@ -55,8 +48,7 @@ class Work:
 
 @dataclass(frozen=True)
 class Polished:
-    """A polished primal point ``x`` (scaled columns) and row multipliers ``duals`` (one per base
-    row)."""
+    """A polished point ``x`` (scaled columns) and row multipliers ``duals`` (one per base row)."""
 
     x: np.ndarray
     duals: np.ndarray
@@ -65,9 +57,8 @@ class Polished:
 def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
            row_upper: np.ndarray) -> Polished | None:
     """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with
-    objective ``costs`` (minimised), by Newton and active-set corrections; None when the system is
-    too large, Newton does not converge, or the active set does not settle within :data:`ROUNDS`
-    corrections."""
+    objective ``costs`` (minimised); None when the system is too large, Newton does not converge, or
+    the active set does not settle within :data:`ROUNDS` corrections."""
     with np.errstate(all="ignore"):  # a singular Newton matrix gives NaNs, handled as such
         return _polish(arr, costs, x, duals, row_lower, row_upper)
 
@@ -144,7 +135,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
 
 
 def _outside_box(x: list[float], lower: list[float], upper: list[float]) -> bool:
-    """Whether a column of ``x`` lies outside its bounds by more than round-off (1e-12 relative)."""
+    """Whether a column of ``x`` lies outside its bounds beyond round-off (1e-12 relative)."""
     return any(v < lc - 1e-12 * (1 + abs(lc)) or v > uc + 1e-12 * (1 + abs(uc))
                for v, lc, uc in zip(x, lower, upper, strict=True))
 
@@ -158,12 +149,10 @@ def _start(
     lo: np.ndarray,
     hi: np.ndarray,
 ):
-    """Newton's start from the LP's point ``x`` (n,) and row duals ``y`` (m,): (x with the columns
-    held at a bound set to it and t = 1/B on the links, the active rows (m,), the duals' tolerance,
-    the links' multipliers, the t and B columns of the links with a free B, the columns held at a
-    bound (n,), the movable columns (n,), the columns the objective or a link needs (n,)). In Python
-    floats over the handful of rows and columns (each operation as numpy's, so bit for bit the same
-    start): cheaper than some fifty numpy calls on tiny vectors."""
+    """Newton's start from the LP's ``x`` (n,) and ``y`` (m,): (x with columns held at a bound set
+    to it and t = 1/B, the active rows, the duals' tolerance, the links' multipliers, the t and B
+    columns of the links with a free B, the columns held at a bound, the movable columns, the
+    columns needed). In Python floats, each operation as numpy's."""
     xl, yl, lol, hil = x.tolist(), y.tolist(), lo.tolist(), hi.tolist()
     # (numpy's NaN max)
     scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))
@@ -226,11 +215,9 @@ def _changes(
     upper_side: np.ndarray,
     converged: bool,
 ) -> tuple[list[bool], list[bool]]:
-    """The active-set correction, as lists over the base rows: the inactive rows the point ``ax`` (=
-    A x) violates beyond round-off (``joins``), and, after a converged Newton run, the active
-    inequality rows whose multiplier ``y`` has the wrong sign for the bound they sit at (``leaves``;
-    none after a run-away). Plain Python floats: a handful of rows costs less so than a dozen numpy
-    calls."""
+    """The active-set correction as lists over the base rows: inactive rows ``ax`` violates
+    (``joins``) and, after a converged run, active inequality rows whose multiplier has the wrong
+    sign (``leaves``)."""
     axl, lol, hil, actl = ax.tolist(), lo.tolist(), hi.tolist(), active.tolist()
     joins = []
     for a, low, high, on in zip(axl, lol, hil, actl, strict=True):
@@ -248,8 +235,7 @@ def _changes(
 
 
 def _same_max(arr, rows: np.ndarray) -> np.ndarray:
-    """The epigraph and node rows (a mask of the base rows) of every term or node that one of
-    ``rows`` belongs to."""
+    """The epigraph and node rows of every term or node that one of ``rows`` belongs to."""
     out = np.zeros(rows.size, dtype=bool)
     for part, group in ((arr.epi, arr.epi_term), (arr.node, arr.node_of_row)):
         sel = rows[part]
@@ -262,9 +248,8 @@ def _same_max(arr, rows: np.ndarray) -> np.ndarray:
 
 
 def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
-    """(Newton's result, active set) without one of the rows kept as ties (at most :data:`MAX_DROPS`
-    tries), else without all of them: they over-determined the system (not all of them tie at the
-    optimum). (None, active) when every try fails."""
+    """(Newton's result, active set) without one of the tie rows (at most :data:`MAX_DROPS` tries),
+    else without all; (None, active) when every try fails."""
     rows = tied.nonzero()[0]
     singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
     for drop in [*singles, rows]:
@@ -277,9 +262,7 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
 
 
 def _attempt(active, system: tuple, max_singular: int):
-    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) of ``system`` (A,
-    costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Newton starts from
-    x, y, nu); its result with the active rows' indices ``E`` appended."""
+    """:func:`_newton` on the active rows of ``system``, with their indices ``E`` appended."""
     A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work = system
     E = active.nonzero()[0]
     # (a boolean product: the columns an active row touches)
@@ -290,10 +273,8 @@ def _attempt(active, system: tuple, max_singular: int):
 
 
 def _structure(arr, A: np.ndarray) -> tuple:
-    """Per LP (cached on ``arr``, for its dense matrix ``A``): the columns outside the pairs and the
-    epigraph (with no cost, any feasible value of theirs is optimal: they stay at the LP's), the
-    pairs' columns, and where the base rows have non-zeros (n,), (n,), (m, n), and the first two as
-    lists."""
+    """Per LP (cached on ``arr``): the linear columns outside the pairs and epigraph, the pairs'
+    columns, the base rows' non-zeros, and the first two as lists."""
     out = arr.cache.get("kkt")
     if out is None or out[0] is not A:
         n = arr.n_cols
@@ -309,12 +290,8 @@ def _structure(arr, A: np.ndarray) -> tuple:
 def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
              kept: np.ndarray) -> np.ndarray:
     """A term (or node) with a violated piece is a max whose argmax moved: its active rows become
-    the pieces tied with its largest one (smallest slack), and the pieces that were active and stay
-    tight (``kept``, slack within round-off: at a degenerate optimum the old and the new piece tie;
-    if they do not, the old one's multiplier takes the wrong sign and it leaves in the next
-    correction); its other rows leave (in place on ``active``). Returns the rows kept only as such
-    ties (a mask of the base rows): when they over-determine the next Newton system (singular), the
-    caller drops them."""
+    the pieces tied with the largest, plus the tight ``kept`` ones (in place on ``active``).
+    Returns the rows kept only as ties (dropped by the caller when singular)."""
     tied = np.zeros(active.size, dtype=bool)
     for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
                         (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
@@ -335,19 +312,10 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
 
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular: int):
-    """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu,
-    True) at convergence, (the last iterate, False) when the steps run towards B = 0 (damped more
-    than three times by the fraction to the boundary), None when the system is singular or not one
-    for this method.
-
-    The system is linear but for the links' 1/B terms, so its matrix L is built once and each step
-    only adds the B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The
-    unknowns are ordered links' B, links' t, the other free columns, the multipliers of the active
-    rows, the links' multipliers, so that the B-dependent entries are diagonals of contiguous blocks
-    where L is 0 (strided views of one matrix J, updated in place at every step; no fancy indexing
-    in the loop). The scalar tests of a step (convergence, finiteness, the fraction to the boundary)
-    and the links' nonlinear entries run on Python floats (the same IEEE operations, in the same
-    order): fewer numpy calls on these tiny vectors."""
+    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
+    convergence, (the last iterate, False) when the steps run towards B = 0, None when singular or
+    not a system for this method. The matrix is built once; each step updates only the B-dependent
+    diagonals (strided views), the scalar work in Python floats."""
     nl = ct.size
     fl = free.tolist()
     cbl, ctl = cb.tolist(), ct.tolist()
@@ -432,8 +400,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular:
 
 
 def _unpack(x, order, z, nf, ne, znu, converged: bool):
-    """(x with the free columns from ``z``, the rows' multipliers, the links' multipliers,
-    ``converged``)."""
+    """(x with the free columns from ``z``, the rows' and links' multipliers, ``converged``)."""
     x = x.copy()
     x[order] = z[:nf]
     return x, z[nf:nf + ne].copy(), znu.copy(), converged

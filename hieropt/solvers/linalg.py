@@ -1,6 +1,5 @@
-"""Dense linear algebra on the tiny systems of the solvers (a handful to a few hundred unknowns),
-exact rational dot products and their rounding to floats, and the solvers' one ``INF`` and
-``EPS``."""
+"""Dense solves of the solvers' tiny systems, exact rational dot products and their outward
+rounding, and the solvers' one ``INF`` and ``EPS``."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ EPS = float(np.finfo(float).eps)
 
 
 def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (``np.linalg.solve``: LAPACK gesv). A
-    singular ``A`` gives NaNs, not an exception: callers test ``np.isfinite`` of the result."""
+    """x with A x = b ((n, n), (n,); LAPACK gesv); NaNs, not an exception, for a singular ``A``."""
     try:
         return np.linalg.solve(A, b)
     except np.linalg.LinAlgError:

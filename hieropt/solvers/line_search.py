@@ -1,10 +1,8 @@
-"""The min-cost candidates' line search: the point of the segment [meets, B] nearest B whose
-iteration time meets the target (T is convex along the segment), on the target when the independent
-evaluator agrees, else a hair inside. Used by the min-cost loop of
-:class:`hieropt.solvers.cutting.TimeLP` and by the perf-per-cost candidates under a time target
-(:class:`hieropt.solvers.ratio.RatioCore`), and, on the max ratio, by the cheapest portfolio within
-a regret (:class:`hieropt.solvers.portfolio.RegretLP`): one segment search (:func:`segment_point`)
-for all. Also the one step of a design onto a budget (:func:`onto_budget`)."""
+"""The min-cost candidates' line search (:func:`segment_point`: the point of [meets, B] nearest B
+whose value meets the target, the value convex along the segment), shared by the min-cost loop,
+the perf-per-cost candidates under a target and the cheapest portfolio within a regret; and the
+moves of a design into the rows (:func:`within_rows`, :func:`onto_rows`) and onto a budget
+(:func:`onto_budget`)."""
 
 from __future__ import annotations
 
@@ -23,34 +21,24 @@ __all__ = ["meet_target", "segment_point", "meets_rows", "within_rows", "within_
 
 LINE_GRID = np.arange(1, 8) / 8.0
 LINE_STEPS = 2.0 ** -np.arange(1, 53, 3)
-"""Points of each round of the line search in :func:`meet_target`, one batched evaluation of T: the
-chord's root c (feasible, T being convex), c + (hi - c) 2^-(1 + 3k) (the distance from c to the
-boundary to a factor 8, however small), and a uniform grid of 7 points of the bracket [lo, hi]. A
-few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times
-differ by round-off only; after the :data:`SCALAR_STEPS`, mostly one."""
+"""Points of each batched round of :func:`segment_point`: the chord's root c, c + (hi - c) 2^-(1 +
+3k), and a uniform grid of 7 points of the bracket (:data:`LINE_GRID`)."""
 SCALAR_STEPS = 3
-"""Single evaluations of T before those rounds, at the root of the parabola through the bracket's
-ends and the point last dropped from it (the chord's first): near the fastest design T is close to
-a parabola, where the third lands within round-off of the crossing (the chord took 3-5 rounds)."""
+"""Single evaluations before the batched rounds, at the root of the parabola through the bracket's
+ends and the point last dropped from it."""
 TARGET_MARGIN = 1e-12
-"""Relative margin below a time target that min-cost candidates keep (round-off of the evaluators'
-sums)."""
+"""Relative margin below a time target that min-cost candidates keep (the evaluators' round-off)."""
 ULP_STEPS = 64
-"""Before the margin, :func:`meet_target` tries the point this many ulps (relative) inside the
-target (the time model's and the evaluator's sums differ in their last bits)."""
+"""Before the margin, :func:`meet_target` tries the point this many ulps inside the target."""
 ROW_TOL = 1e-9
-"""Relative violation of a design row (:meth:`~hieropt.spec.design.DesignMatrix.violations`) or
-bound a candidate may keep (HiGHS's own tolerance); the independent evaluator allows 1e-6."""
+"""Relative violation of a design row or bound a candidate may keep (HiGHS's tolerance; the
+evaluator allows 1e-6)."""
 
 
 def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
-    """The point of the segment [meets, bw] nearest ``bw`` (GB/s, shape (D,)) that meets every
-    design row and bound of ``instance`` to :data:`ROW_TOL`, when ``meets`` does (else ``bw``
-    unchanged): the rows are linear, so along the segment each row's activity is r(s) = r(0) + s
-    (r(1) - r(0)) and the largest feasible s is the smallest crossing (exact, no search).
-    An LP's point can miss a row its scaling made negligible (a floor 1e-10 of the LP's bandwidth
-    unit, held only to HiGHS's absolute tolerance): such a point is no upper bound until it is moved
-    back inside."""
+    """The point of [meets, bw] ((D,) GB/s) nearest ``bw`` that meets every row and bound to
+    :data:`ROW_TOL`, when ``meets`` does (else ``bw``): the rows are linear along the segment, so
+    the largest feasible step is the smallest crossing (exact, no search)."""
     # (no feasible end to move towards: as it is)
     if meets_rows(instance, bw) or not meets_rows(instance, meets):
         return bw
@@ -68,8 +56,7 @@ def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.nda
 
 
 def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
-    """Whether ``bw`` (GB/s, shape (D,)) meets every design row
-    (:meth:`~hieropt.spec.design.DesignMatrix.violations`) and bound of ``instance`` to
+    """Whether ``bw`` ((D,) GB/s) meets every design row and bound of ``instance`` to
     :data:`ROW_TOL` relative."""
     dm = instance.design_matrix
     if dm.max_violation(bw) > ROW_TOL:
@@ -83,20 +70,12 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
 def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
                   unit_cost_usd_per_gbps: np.ndarray,
                   anchor: Callable[[], np.ndarray | None] | None = None) -> np.ndarray | None:
-    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget)
-    that holds the design rows to round-off, or None.
-
-    An LP point meets the rows only to HiGHS's tolerance, and near the cheapest network a row
-    missed by 1e-12 of its size frees more cost than the budget's room (:func:`row_leak_usd`; the
-    loop's bound, valid for exactly feasible designs, would lie above its time). So the candidate
-    is ``bw`` clipped into its bounds, projected onto the rows it misses or holds
-    (:func:`onto_rows`) when they are worth more than :data:`LEAK_ULPS` ulps of its cost, then,
-    when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (a
-    design on the rows and within the budget: the cheapest network) by :func:`onto_budget`
-    (without an anchor, towards the lower bounds, kept only when its row misses stay round-off).
-    A point that misses a design row (:func:`meets_rows`) or is further over budget is no
-    candidate.
-    ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
+    """An LP's ``bw`` ((D,) GB/s) as a candidate under ``budget_usd`` ($; None: none) that holds the
+    rows to round-off, or None: clipped into its bounds, projected onto the rows (:func:`onto_rows`)
+    when its misses are worth more than :data:`LEAK_ULPS` ulps of its cost (:func:`row_leak_usd`),
+    then, when over budget by at most 1e-6 relative, moved onto the budget towards ``anchor()`` (the
+    cheapest network) or the lower bounds (:func:`onto_budget`). ``unit_cost_usd_per_gbps``: (D,) $
+    per GB/s."""
     if not meets_rows(instance, bw):
         return None
     dm = instance.design_matrix
@@ -123,9 +102,8 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
 
 
 LEAK_ULPS = 64
-"""Units in the last place of a candidate's cost that its row misses (:func:`row_leak_usd`) may be
-worth: a float design holds its rows and cost only to a few such units, a row held to HiGHS's
-tolerance frees thousands of them."""
+"""Ulps of a candidate's cost its row misses may be worth (a float design holds its rows to a few, a
+row held to HiGHS's tolerance frees thousands)."""
 
 
 def _leaks(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -> bool:
@@ -135,9 +113,9 @@ def _leaks(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -
 
 
 def row_leak_usd(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -> float:
-    """An upper estimate of the cost ($) that ``bw`` (GB/s, shape (D,)) saves by missing design
-    rows: each row's miss (GB/s-weighted units of the row) times the dearest price per unit of that
-    row among its dimensions (``price_usd_per_gbps``: (D,) $ per GB/s); 0 when every row holds."""
+    """An upper estimate of the cost ($) ``bw`` ((D,) GB/s) saves by missing rows: each row's miss
+    times the dearest price per unit of that row (``price_usd_per_gbps``: (D,) $ per GB/s); 0 when
+    all hold."""
     dm = instance.design_matrix
     if not dm.A.size:
         return 0.0
@@ -147,9 +125,9 @@ def row_leak_usd(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndar
 
 
 def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
-    """``bw`` (GB/s, within its bounds) moved onto the design rows it misses or holds to 1e-9 of
-    their size (each onto that bound), the dimensions strictly inside their bounds moving (least
-    squares); None when that leaves a row or bound missed by more than :data:`ROW_TOL`."""
+    """``bw`` ((D,) GB/s, within its bounds) moved onto the rows it misses or holds to 1e-9 of their
+    size, the dimensions strictly inside their bounds moving (least squares); None when a row or
+    bound is then missed by more than :data:`ROW_TOL`."""
     dm = instance.design_matrix
     lhs = dm.A @ bw
     size = np.maximum(np.abs(dm.A * bw).sum(axis=1), np.abs(dm.rhs))
@@ -170,14 +148,11 @@ def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
 
 def onto_budget(price_usd_per_gbps: np.ndarray, anchor: np.ndarray, x: np.ndarray,
                 budget_usd: float, fill: bool = False) -> np.ndarray | None:
-    """The point anchor + f (x - anchor) (GB/s, shape (D,)) with the largest f <= 1 whose cost is
-    within ``budget_usd`` ($): ``x`` itself when it is within, else stepped back towards
-    ``anchor`` (a design within the budget: the cheapest network, the lower bounds); with
-    ``fill``, a point within the budget is moved past ``x`` (f <= 1e3) until it spends the budget.
-    The cost (``price_usd_per_gbps``: (D,) $ per GB/s) is checked in exact rational arithmetic and
-    as the float dot product and pairwise sum give it (the rounding of each entry may cost more
-    than the room: f steps back by it). None when ``anchor`` is over the budget, the cost does not
-    grow from it towards ``x`` where that is needed, or any entry is not finite."""
+    """The point anchor + f (x - anchor) ((D,) GB/s) with the largest f <= 1 whose cost (``price``:
+    (D,) $ per GB/s) is within ``budget_usd`` ($), checked exactly and as the float dot product and
+    sum give it; with ``fill``, moved past ``x`` (f <= 1e3) to spend the budget. None when
+    ``anchor`` is over budget, the cost does not grow towards ``x`` where needed, or an entry is not
+    finite."""
     p, budget = price_usd_per_gbps, Fraction(budget_usd)
     if not (np.isfinite(anchor).all() and np.isfinite(x).all()):
         return None
@@ -204,25 +179,12 @@ def onto_budget(price_usd_per_gbps: np.ndarray, anchor: np.ndarray, x: np.ndarra
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray,
                 t_meets: float, target_ns: float, tight: bool = True,
                 sigma_tol: float = 0.0) -> np.ndarray:
-    """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is
-    convex), after :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets
-    them and the target).
-
-    Args:
-        instance, tm: the problem and its time model.
-        bw: (D,) the LP's (or polished) design, GB/s; ``meets``: (D,) a design that meets the rows
-            and the target, GB/s, with time ``t_meets`` (ns).
-        target_ns: the iteration-time target, ns.
-        tight: try the point :data:`ULP_STEPS` ulps inside the target first (False: straight to the
-            margin's point, with no call of the evaluator; for a point that cannot be the cheapest
-            found, whose last digits do not matter).
-
-    Returns:
-        (D,) GB/s: the point :data:`ULP_STEPS` ulps inside the target when both evaluators (the
-        time model and the independent :func:`hieropt.model.timing.evaluate`) find it within the
-        target; else the point that keeps a margin of :data:`TARGET_MARGIN` (relative) below the
-        target when ``meets`` has it (a fallback only: near the fastest time the move that margin
-        costs would stall min_cost at a gap of ~1e-8)."""
+    """The point of [meets, bw] nearest ``bw`` with T <= ``target_ns`` (ns) after
+    :func:`within_rows` (``meets``: (D,) GB/s meeting the rows and target, time ``t_meets``;
+    ``bw``: (D,) GB/s): the point :data:`ULP_STEPS` ulps inside the target when both the time
+    model and :func:`hieropt.model.timing.evaluate` agree (only with ``tight``), else the point
+    :data:`TARGET_MARGIN` below it when ``meets`` has that margin. ``sigma_tol``: as
+    :func:`segment_point`."""
     bw = within_rows(instance, bw, meets)
     target = target_ns
     if t_meets <= target_ns * (1 - TARGET_MARGIN):
@@ -240,8 +202,7 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
 
 
 def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> bool:
-    """Whether the independent evaluator finds T(bw) <= ``target_ns`` (False on an overflow it
-    reports)."""
+    """Whether the independent evaluator finds T(bw) <= ``target_ns`` (False on an overflow)."""
     try:
         return evaluate(instance, bw).iteration_time_ns <= target_ns
     except InputError:  # (an overflow the time model did not see)
@@ -251,10 +212,10 @@ def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> b
 def segment_point(value: Callable[[np.ndarray], float], values: Callable[[np.ndarray], np.ndarray],
                   bw: np.ndarray, meets: np.ndarray, v_bw: float, v_meets: float, target: float,
                   sigma_tol: float = 0.0) -> np.ndarray:
-    """The point of [meets, bw] (GB/s, (D,)) nearest ``bw`` where ``value`` (a design's, convex
-    along the segment: a time in ns, a max ratio; ``values``: of an (S, D) batch) is <= ``target``
-    (v_bw = value(bw), may be inf; v_meets = value(meets) <= target): to round-off or, with
-    ``sigma_tol`` > 0, a feasible point within that fraction of the segment of the nearest."""
+    """The point of [meets, bw] ((D,) GB/s) nearest ``bw`` where ``value`` (convex along the
+    segment; ``values`` of an (S, D) batch) is <= ``target``, given v_bw = value(bw) (may be inf)
+    and v_meets <= target: to round-off, or with ``sigma_tol`` > 0 within that fraction of the
+    segment."""
     if v_bw <= target:
         return bw
     # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw
@@ -301,8 +262,8 @@ def segment_point(value: Callable[[np.ndarray], float], values: Callable[[np.nda
 
 def _parabola_root(lo: tuple[float, float], hi: tuple[float, float], other: tuple[float, float],
                    target_ns: float) -> float:
-    """The first crossing of ``target_ns`` by the parabola through the points (sigma, T) ``lo`` (T
-    above it), ``hi`` (T on or below it) and ``other``, else the chord's root: a guess only."""
+    """The first crossing of ``target_ns`` by the parabola through (sigma, T) ``lo``, ``hi`` and
+    ``other``, else the chord's root: a guess only."""
     (a, t_a), (b, t_b), (x, t_x) = lo, hi, other
     f1 = (t_b - t_a) / (b - a)
     f2 = ((t_x - t_b) / (x - b) - f1) / (x - a)  # T ~ t_a + f1 u + f2 u (u - (b - a)), u = s - a

@@ -1,8 +1,7 @@
 """The fastest network within a budget a hair above a cheapest network that starves a loaded
 dimension (decision record 0007): the budget stated exactly from the cheapest network's duals
-(:func:`reduced_budget_row`), held by the cost-share LP of :class:`hieropt.solvers.ratio.RatioCore`
-(:func:`fastest_near_cheapest`), its points completed into designs (:func:`complete`).
-"""
+(:func:`reduced_budget_row`), held by the cost-share LP (:func:`fastest_near_cheapest`), its
+points completed into designs (:func:`complete`)."""
 
 from __future__ import annotations
 
@@ -29,15 +28,15 @@ __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "ch
 NEAR_SLACK = 1e-2
 """Relative room above the cheapest network's cost within which a budget is solved here."""
 ROW_ROUNDING = 4
-"""Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound
-allows for."""
+"""Round-off of the LP's budget and design rows, in EPS x the cheapest cost, the bound allows
+for."""
 STRICT = 1e-13
 """Relative row violation the designs here may have (round-off, not HiGHS's 1e-9)."""
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
-    """:func:`hieropt.solvers.cost_range.cheapest_vertex` of ``instance``, moved onto the rows and
-    bounds active there to round-off when it then still meets them; memoised per instance."""
+    """:func:`hieropt.solvers.cost_range.cheapest_vertex` of ``instance`` moved onto its active rows
+    and bounds to round-off when it then still meets them; memoised per instance."""
     key = (instance.constraints, instance.bounds, instance.network, instance.cost)
     return instance.memo("_cheapest_vertex", key,
                          lambda: _polished(instance, cheapest_vertex(instance)))
@@ -67,9 +66,8 @@ def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
 
 
 def _held(instance: Instance, b0: np.ndarray):
-    """What ``b0`` (GB/s) holds: (rows: mask of the design rows at a bound to 1e-9 of their size,
-    at_bound: mask of the dimensions at a bound, A: those rows, floor: whether each is at its lower
-    bound, bound: that bound)."""
+    """What ``b0`` (GB/s) holds: (mask of the rows at a bound to 1e-9 of their size, mask of the
+    dimensions at a bound, those rows, whether each is at its lower bound, that bound)."""
     dm = instance.design_matrix
     lhs = dm.A @ b0
     size = np.maximum(np.abs(dm.A * b0).sum(axis=1), np.abs(dm.rhs)) if dm.A.size else np.zeros(0)
@@ -97,9 +95,8 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
                   edges: bool = False) -> ReducedBudget | None:
     """The reduced budget row at ``budget_usd`` ($) when :func:`near_budget` and the cheapest
-    network starves a loaded dimension with a reduced price (not a tie in price); with ``edges``,
-    also when it holds a loaded dimension at a nonzero bound with a reduced price (decision record
-    0007, "also where no dimension starves"); else None."""
+    network starves a loaded dimension with a reduced price; with ``edges`` also when it holds a
+    loaded dimension at a nonzero bound with one (decision record 0007); else None."""
     v = vertex_of(instance)
     if not near_budget(instance, budget_usd):
         return None
@@ -117,18 +114,16 @@ def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
 
 @dataclass(frozen=True)
 class ReducedBudget:
-    """The reduced budget row sum_d coef_d B_d <= room_usd on the starved dimensions (decision
-    record 0007, without its slack terms), valid for every design within the budget.
+    """The reduced budget row sum_d coef_d B_d <= room_usd over the starved dimensions (decision
+    record 0007), valid for every design within the budget.
 
     Attributes:
         vertex: the cheapest network whose duals state the row; budget_usd: the budget, $.
         coef: (D,) $ per GB/s, the reduced prices of the starved dimensions (0 elsewhere).
-        room_usd: the right-hand side, $: the slack above the cheapest network as the row sees it.
-        slacks: (key, coef $ per unit, cap) of the exact row's other terms, each on a row's slack
-            column (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x
-            the row's distance from its bound, at most ``cap`` (rounded up).
-        exact_rhs_usd: the exact row's right-hand side, $ (rounded up for every float coefficient).
-    """
+        room_usd: the right-hand side, $.
+        slacks: (key, coef $ per unit, cap) of the exact row's terms on a row's slack column
+            (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``).
+        exact_rhs_usd: the exact row's right-hand side, $ (rounded up)."""
 
     vertex: CheapestVertex
     budget_usd: float
@@ -143,13 +138,12 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
     """The reduced budget row at ``budget_usd`` ($) from the duals y of ``vertex``, or None when a
     dimension has no price. With Dantzig's reduced prices r = p - A'y, p.B = y.(A B) + r.B, so
 
-        sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d
-            <= budget - y.b - sum_edge r_d edge_d
+            sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d
+                <= budget - y.b - sum_edge r_d edge_d
 
-    (s_i >= 0 a row's distance from the bound b_i it is held at, sigma_d >= 0 a dimension's from
-    its nonzero bound edge_d). In exact rationals: the duals corrected so that r = 0 exactly where
-    the cheapest network fills, each float r's rounding at the most bandwidth it allows added to
-    the right-hand side, rounded up."""
+    (s_i, sigma_d >= 0 the distances from the bounds held). In exact rationals: the duals corrected
+    so that r = 0 exactly where the cheapest network fills, each float's rounding added to the
+    right-hand side, rounded up."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     if not (p > 0).all():
@@ -195,16 +189,14 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
 
 def _reduced_prices(P: list[Fraction], A: list[list[Fraction]],
                     Y: list[Fraction]) -> list[Fraction]:
-    """r = p - A'y, exact ($ per GB/s; one multiplier per row of ``A``, one column per
-    dimension)."""
+    """r = p - A'y in exact rationals ($ per GB/s)."""
     return [P[d] - sum((A[i][d] * Y[i] for i in range(len(Y))), Fraction(0)) for d in range(len(P))]
 
 
 def _corrected(P: list[Fraction], A: list[list[Fraction]], Y: list[Fraction], r: list[Fraction],
                basic: list[int]) -> tuple[list[Fraction], list[Fraction]]:
-    """``Y`` and ``r`` moved so that r = 0 exactly on the ``basic`` dimensions when as many rows
-    have a multiplier (a square system) and the move keeps every multiplier's sign; else
-    unchanged."""
+    """``Y`` and ``r`` moved so that r = 0 exactly on the ``basic`` dimensions (a square system
+    whose solution keeps every multiplier's sign); else unchanged."""
     used = [i for i in range(len(Y)) if Y[i] != 0]
     if not basic or len(used) != len(basic):
         return Y, r
@@ -220,7 +212,7 @@ def _corrected(P: list[Fraction], A: list[list[Fraction]], Y: list[Fraction], r:
 
 
 def _reach(dm, d: int, top: Fraction) -> Fraction:
-    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its bound."""
+    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top`` within its bound."""
     return min(top, Fraction(float(dm.bw_upper[d]))) if np.isfinite(dm.bw_upper[d]) else top
 
 
@@ -242,10 +234,10 @@ def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] |
 
 def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list[np.ndarray]:
     """Designs (GB/s) within the rows to :data:`STRICT` and the budget from an LP point ``bw``
-    (GB/s): the cheapest network with the starved dimensions at ``bw``'s values, the dimensions it
-    holds at a bound kept there or moved with ``bw``, the rest on the rows active there (least
-    squares), the change scaled onto the budget (:func:`hieropt.solvers.line_search.onto_budget`,
-    also filling it); also the segment towards ``bw``. [] when none."""
+    (GB/s): the cheapest network with the starved dimensions at ``bw``'s, the dimensions at a
+    bound kept or moved with ``bw``, the rest on the active rows (least squares), scaled onto the
+    budget (:func:`hieropt.solvers.line_search.onto_budget`); also the segment towards ``bw``. []
+    when none."""
     dm = instance.design_matrix
     b0 = reduced.vertex.bw_gbps
     rows, at_bound, A, floor, bound = _held(instance, b0)
@@ -277,16 +269,14 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
                           time_limit_s: float = 60.0) -> tuple[OAResult, int]:
-    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`):
-    (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved). Two passes on one cost-share LP:
-    the budget held by the exact row alone, then, if that misses the gap, with the share row too
-    (its rounding, :data:`ROW_ROUNDING`, taken off the bound); designs ranked by their time over
-    what the bound gives up for them (:func:`_excess_usd`).
+    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`): (OAResult in ns,
+    LPs solved). Two passes on one cost-share LP: the exact row alone, then (if that misses the gap)
+    with the share row, its rounding (:data:`ROW_ROUNDING`) taken off the bound; designs ranked by
+    their time over what the bound gives up for them (:func:`_excess_usd`).
 
     Raises:
-        NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the
-            reduced budget row allows it none), or no design with a finite time was found.
-    """
+        NoSolutionError: the budget leaves a loaded dimension no bandwidth, or no finite design
+            was found."""
     vertex, budget_usd = reduced.vertex, reduced.budget_usd
     dm = instance.design_matrix
     room = reduced.room_usd
@@ -345,9 +335,8 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBud
 
 def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
               cheapest_usd: float) -> OAResult:
-    """``out`` settled at ``rel_gap`` (:meth:`~hieropt.solvers.outcome.OAResult.settled`), saying
-    why when it misses it: the round-off of a cost when the share of the time the bound gives up
-    for it (``allowance``) is half the gap target or more."""
+    """``out`` settled at ``rel_gap``, saying why it misses it when the round-off of a cost
+    (``allowance``) takes half the gap or more."""
     return out.settled(rel_gap, None if allowance < 0.5 * rel_gap else (
         f"the budget is only ${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the "
         f"cheapest network (${usd_cents(cheapest_usd, up=True)}), and the design found meets the "
@@ -356,8 +345,8 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
-    """One outcome of the passes: the design of least score with its time, and the best bound
-    lowered by its pass's rounding share and by ``share`` of the design."""
+    """One outcome of the passes: the design of least score with its time, the best bound lowered by
+    its pass's rounding and by ``share`` of the design."""
     found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
     best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
     lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
@@ -369,8 +358,8 @@ def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAR
 
 
 def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> float:
-    """$ (>= 0, exact) ``bw`` may use beyond the budget: its cost above it plus each row's
-    violation weighted by the cheapest network's dual."""
+    """$ (>= 0, exact) ``bw`` may use beyond the budget: its cost above it plus each row's violation
+    weighted by the cheapest network's dual."""
     dm = instance.design_matrix
     out = max(exact_dot(cluster_cost_usd_per_gbps(instance), bw) - Fraction(reduced.budget_usd),
               Fraction(0))
@@ -385,7 +374,7 @@ def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> f
 
 def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
     """(D,) GB/s share units near the cheapest network b0: b0_d plus the square-root split of the
-    room (sqrt(M_d / r_d), M_d the bytes on d) where r_d > 0; elsewhere b0_d (or the largest)."""
+    room (sqrt(M_d / r_d)) where r_d > 0; elsewhere b0_d (or the largest)."""
     r = reduced.coef
     M = bytes_per_dim(tm)
     room = max(reduced.room_usd, 0.0)
@@ -399,10 +388,9 @@ def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
 
 
 def sharpened(out: OAResult, case) -> OAResult:
-    """The time LP's outcome ``out`` of a budget ``case``
-    (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the gap on a budget of
+    """The time LP's outcome ``out`` of a budget ``case``, or, when it misses the gap on a budget of
     :func:`near_cheapest` with ``edges``, :func:`fastest_near_cheapest`'s when its gap is smaller
-    (decision record 0007); its LPs are added to ``case.core``."""
+    (decision record 0007); its LPs added to ``case.core``."""
     core, budget = case.core, case.budget_usd
     if budget is None or not out.gap > case.rel_gap:
         return out

@@ -28,14 +28,14 @@ NEAR_PRODUCT_METHOD = (
     "the cheapest network's cost (or a split of the costs in two) the bound, the cost-share LP's "
     "design kept when better"
 )
-"""The ``method`` of a time x cost answer :func:`near_cheapest_product` gives (not ``out``)."""
+"""The ``method`` of a time x cost answer :func:`near_cheapest_product` gives."""
 
 
 def cheapest_cost_floor_usd(instance: Instance, budget_usd: float) -> float | None:
     """A proven lower bound ($) on the cost of every feasible design within ``budget_usd`` ($):
-    ``budget_usd`` minus the room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row`
-    (weak LP duality, exact); None unless :func:`~hieropt.solvers.near_cheapest.near_budget`, or
-    when a dimension has no price or the cheapest network cannot be found."""
+    ``budget_usd`` less the room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row` (weak
+    duality, exact); None unless :func:`~hieropt.solvers.near_cheapest.near_budget`, or without a
+    price or a cheapest network."""
     try:
         if not near_budget(instance, budget_usd):
             return None
@@ -52,19 +52,18 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
                           fixed_usd: float = 0.0, cost_floor_usd: float | None = None,
                           ) -> OAResult | None:
     """Min T(B) x (``fixed_usd`` + cost(B)) (ns x $) within the instance's budget a hair above the
-    cheapest network, from the cost-share LP's outcome ``out`` (None: it found no design), by
-    decision record 0007: T x (A + C) >= L_p x (A + C_lo), sharpened by :func:`_split_bound`;
-    C_lo is :func:`cheapest_cost_floor_usd` or ``cost_floor_usd`` ($) when higher.
+    cheapest network, from the cost-share LP's outcome ``out`` (None: no design), by decision record
+    0007: T x (A + C) >= L_p x (A + C_lo), sharpened by :func:`_split_bound`; C_lo is
+    :func:`cheapest_cost_floor_usd` or ``cost_floor_usd`` ($) when higher.
 
     Returns:
-        ``out`` when it is OPTIMAL or the budget is not near the cheapest network; else the best
-        design and the highest bound (OPTIMAL within ``rel_gap``, else LIMIT), or ``out`` alone
-        when its design beats that bound. The LPs and cuts are added to ``counts``.
+        ``out`` when OPTIMAL or not near the cheapest network; else the best design and highest
+            bound (settled at ``rel_gap``), or ``out`` when the two disagree by round-off. LPs
+            and cuts are added to ``counts``.
 
     Raises:
-        NoSolutionError: ``out`` is None and the fastest design within the budget has none either
-            (infeasible, or a time target below the fastest possible time); SolverError likewise.
-    """
+        NoSolutionError, SolverError: ``out`` is None and the fastest design within the budget
+            fails too."""
     budget = instance.max_network_cost_usd
     if budget is None or out is not None and out.status is Status.OPTIMAL:
         return out
@@ -112,10 +111,9 @@ def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float
 def _split_bound(instance: Instance, tm: TimeModel, lower_ns: float, value: float, c_lo: float,
                  rel_gap: float, time_limit_s: float, counts: Counts,
                  fixed_usd: float) -> tuple[float, np.ndarray | None]:
-    """(bound on min T x (A + C), ns x $; the fastest design within c_m) from splitting the costs
-    [c_lo, U] at c_m (decision record 0007): min(L_U (A + c_m), L_m (A + c_lo)), L_U =
-    ``lower_ns``, c_m set for half the gap against ``value``; (-inf, None) when c_m is outside
-    (c_lo, U) or its solve fails. LPs and cuts are added to ``counts``."""
+    """(bound on min T x (A + C), ns x $; the fastest design within c_m) from splitting the costs at
+    c_m (decision record 0007): min(L_U (A + c_m), L_m (A + c_lo)), c_m set for half the gap against
+    ``value``; (-inf, None) when c_m is outside (c_lo, budget) or its solve fails."""
     c_m = value * (1 - 0.5 * rel_gap) / lower_ns - fixed_usd if lower_ns > 0 else 0.0
     if not c_lo < c_m < instance.max_network_cost_usd:
         return -INF, None

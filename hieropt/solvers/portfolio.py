@@ -1,8 +1,7 @@
-"""Portfolios of workloads on one fabric: own optima T_w* (proven in [L_w, U_w], U_w used),
-min-max regret (min z s.t. T_w(B) <= z U_w) and its time-target form (``min_cost`` with
-``max_regret = x``: z = 1 + x), on the portfolio LP (:mod:`hieropt.formulation.portfolio`) and
-the loop of :class:`hieropt.solvers.cut_lp.CutLP`; docs/certificates.md, "One bound mechanism".
-"""
+"""Portfolios of workloads on one fabric: own optima T_w* (proven in [L_w, U_w], U_w used), min-max
+regret (min z s.t. T_w(B) <= z U_w) and its target form (``min_cost`` with ``max_regret`` = x: z = 1
++ x), on the portfolio LP (:mod:`hieropt.formulation.portfolio`) and the loop of
+:class:`hieropt.solvers.cut_lp.CutLP`; docs/procurement-design.md §2."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ __all__ = ["RegretLP", "hours_weighted", "max_ratio", "min_cost_within_regret", 
 
 
 def single_job(instance: Instance, w: int) -> Instance:
-    """``instance`` with only its workload ``w`` (weight 1): for own optima and per-workload
-    evaluation."""
+    """``instance`` with only its workload ``w`` (weight 1)."""
     job = instance.jobs[w]
     return instance.model_copy(update={
         "workload": job.workload, "mapping": job.mapping, "workload_weight": 1.0,
@@ -38,12 +36,11 @@ def single_job(instance: Instance, w: int) -> Instance:
 
 def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0, *,
                within_budget: bool = True) -> list[OAResult]:
-    """T_w* of every workload under the instance's rows and bounds, and its budget when
-    ``within_budget`` (never a time target); a solve short of its gap is kept, LIMIT.
+    """T_w* of every workload under the rows and bounds, and the budget when ``within_budget``
+    (never a time target); a solve short of its gap is kept, LIMIT.
 
     Raises:
-        NoSolutionError: a workload has no optimum (infeasible or unbounded constraints).
-"""
+        NoSolutionError: a workload has no optimum (infeasible or unbounded constraints)."""
     budget = instance.max_network_cost_usd if within_budget else None
     alone = instance.model_copy(update={"max_network_cost_usd": budget})
     out = []
@@ -55,22 +52,15 @@ def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float
 
 def hours_weighted(instance: Instance,
                    time_limit_s: float = 60.0) -> tuple[Instance, tuple[str, ...]]:
-    """The one definition of a portfolio's objective with shares of the cluster's hours
-    (``[[workloads]] hours_share``, :attr:`hieropt.spec.Instance.weights` = ``"hours"``): every
-    command (solve and its sensitivity, evaluate, compare, report, pareto, the knee, provision,
-    export, simulate) calls this first; the time model refuses the raw shares
-    (:meth:`hieropt.spec.Instance.require_resolved_weights`).
-
-    Returns ``instance`` with each share h_w turned into the weight h_w / T_w* (1/ns; T_w* by
-    :func:`own_optima` without the budget), weights ``"relative"``, and a note; ``instance`` and
-    no note when its weights are not shares (idempotent). The weighted time is then the
-    hour-weighted relative iteration time (:data:`hieropt.units.RELATIVE_UNIT`, 1 at the optima).
+    """The one definition of a portfolio's objective with shares of hours (``[[workloads]]
+    hours_share``), called first by every command: ``instance`` with each share h_w turned into the
+    weight h_w / T_w* (1/ns; :func:`own_optima` without the budget), weights ``"relative"``, and a
+    note; ``instance`` and no note when its weights are not shares. The weighted time is then the
+    hour-weighted relative iteration time (:data:`hieropt.units.RELATIVE_UNIT`).
 
     Raises:
-        InputError: the instance also gives a time target in ns (``max_iteration_time_ns``), which
-            this dimensionless objective cannot be held to.
-        NoSolutionError, SolverError: a workload has no certified own optimum.
-    """
+        InputError: a time target in ns is given too.
+        NoSolutionError, SolverError: a workload has no certified own optimum."""
     if instance.weights != "hours":
         return instance, ()
     if instance.max_iteration_time_ns is not None:
@@ -97,9 +87,9 @@ def hours_weighted(instance: Instance,
 
 def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
                  max_regret: float | None = None, within_budget: bool = True) -> Portfolio:
-    """Each workload's time (ns) on ``bw`` ((D,) GB/s, by the independent evaluator) against its
-    own optimum ``optima`` (:func:`own_optima`, ``within_budget`` as it was called), with the
-    ``max_regret`` asked for (a fraction)."""
+    """Each workload's time (ns, by the evaluator) on ``bw`` ((D,) GB/s) against its own optimum
+    ``optima`` (:func:`own_optima` with ``within_budget``), with the ``max_regret`` asked (a
+    fraction)."""
     jobs = instance.jobs
     times = tuple(evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(jobs)))
     return Portfolio(names=tuple(j.workload.name for j in jobs),
@@ -110,16 +100,15 @@ def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
 
 
 def max_ratio(tms: list[TimeModel], optima_ns: np.ndarray, bw: np.ndarray) -> float:
-    """max_w T_w(bw) / U_w for time models ``tms`` and own optima ``optima_ns`` (ns), ``bw`` (D,)
-    GB/s (inf when a loaded dimension has no bandwidth)."""
+    """max_w T_w(bw) / U_w for ``tms``, own optima ``optima_ns`` (ns) and ``bw`` ((D,) GB/s); inf
+    when a loaded dimension has no bandwidth."""
     with np.errstate(divide="ignore"):
         return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(tms, optima_ns, strict=True))
 
 
 def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
-    """``res`` as LIMIT when an own optimum is not certified: its message says by how much; for the
-    min-max ratio the bound is scaled by min_w L_w / U_w (the ratio to T_w* in [L_w, U_w] may be
-    that much lower)."""
+    """``res`` as LIMIT when an own optimum is not certified; for the ratio the bound scaled by
+    min_w L_w / U_w."""
     short = [(w, r.gap) for w, r in enumerate(optima) if r.status is not Status.OPTIMAL]
     if not short:
         return res
@@ -132,15 +121,12 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
 
 class RegretLP(TimeLP):
     """The portfolio LP (:func:`hieropt.formulation.portfolio.compile_regret_lp`) on the loop of
-    :class:`hieropt.solvers.cut_lp.CutLP`: its cuts, polish and Lagrangian bound (on z, or on the
-    cost with z fixed) are the performance LP's.
+    :class:`hieropt.solvers.cut_lp.CutLP`.
 
     Args:
-        instance: the portfolio (its rows, bounds and budget).
-        optima_ns: (W,) U_w, ns.
-        time_limit_s: time limit of each LP, s.
-        z_bounds: the bounds of z ((cap, cap) for the time-target form).
-    """
+        instance: the portfolio (its rows, bounds and budget); optima_ns: (W,) U_w, ns.
+        time_limit_s: time limit of each LP, s; z_bounds: the bounds of z ((cap, cap) for the
+            target form)."""
 
     def __init__(self, instance: Instance, optima_ns: np.ndarray, time_limit_s: float,
                  z_bounds: tuple[float, float] = (0.0, INF)):
@@ -166,7 +152,7 @@ class RegretLP(TimeLP):
         return max_ratio(self.tms, self.optima, bw)
 
     def ratios(self, bws: np.ndarray) -> np.ndarray:
-        """:meth:`ratio` of each design of the batch ``bws`` ((S, D) GB/s): shape (S,)."""
+        """:meth:`ratio` of each design of ``bws`` ((S, D) GB/s): (S,)."""
         times = [tm.times_ns(bws) for tm in self.tms]
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.max([np.where(u > 0, t / u, np.where(t <= 0, 1.0, INF))
@@ -194,10 +180,9 @@ class RegretLP(TimeLP):
         return self._loop(spec, rel_gap)
 
     def min_cost_within(self, meets: np.ndarray, rel_gap: float) -> OAResult:
-        """The cheapest design with every ratio within z's (fixed) bound, from the design ``meets``
-        that meets it and the rows and bounds: the LP's points, inside the bounds and rows
-        (:meth:`_inside`), moved towards ``meets`` into the targets
-        (:func:`hieropt.solvers.line_search.segment_point`) are the candidates."""
+        """The cheapest design with every ratio within z's fixed bound, from ``meets`` (meets it,
+        the rows and bounds): the LP's points moved inside (:meth:`_inside`) and towards
+        ``meets`` (:func:`hieropt.solvers.line_search.segment_point`)."""
         budget = self._ready()
         cap = self.z_bounds[1]
         best, r_meets = [meets, self.network_cost(meets)], self.ratio(meets)
@@ -223,22 +208,19 @@ class RegretLP(TimeLP):
             self._set_budget(budget)
 
     def _inside(self, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
-        """An LP's ``bw`` (GB/s, (D,)) clipped into the bounds (met by the LP only to its tolerance,
-        which a tight regret cap turns into 2 % of the cost), then moved towards ``meets`` into
-        the design rows (:func:`hieropt.solvers.line_search.within_rows`)."""
+        """An LP's ``bw`` ((D,) GB/s) clipped into the bounds, then moved towards ``meets`` into the
+        rows (:func:`hieropt.solvers.line_search.within_rows`)."""
         dm = self.instance.design_matrix
         return within_rows(self.instance, np.minimum(np.maximum(bw, dm.bw_lower), dm.bw_upper),
                            meets)
 
 def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = REL_GAP,
                    time_limit_s: float = 60.0) -> OAResult:
-    """min_B max_w T_w(B) / U_w (module docstring); ``upper`` / ``lower`` are ratios (1 = every
-    workload at its own optimum), the bound the loop's Lagrangian bound on z.
+    """min_B max_w T_w(B) / U_w (ratios: 1 = every workload at its own optimum).
 
     Raises:
         NoSolutionError: infeasible rows or budget.
-        SolverError: every LP failed.
-"""
+        SolverError: every LP failed."""
     U, tms = np.array([r.upper for r in optima]), job_time_models(instance)
     # each own optimum meets every row and the budget, and so does their mean, which gives every
     # dimension a workload loads bandwidth when each own optimum starves another's dimension
@@ -257,13 +239,11 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
 def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regret: float,
                            regret: OAResult, rel_gap: float = REL_GAP,
                            time_limit_s: float = 60.0) -> OAResult:
-    """The cheapest network with T_w(B) <= (1 + ``max_regret``) U_w for every workload (module
-    docstring); ``regret`` is the min-max-regret optimum (its design meets every target when z* <=
-    1 + max_regret), the bound the loop's Lagrangian bound on the cost with z fixed.
+    """The cheapest network with T_w(B) <= (1 + ``max_regret``) U_w for every workload, from the
+    min-max-regret optimum ``regret``.
 
     Raises:
-        NoSolutionError: no fabric meets every target (z* > 1 + max_regret).
-"""
+        NoSolutionError: no fabric meets every target."""
     cap = 1.0 + max_regret
     if regret.lower > cap:
         raise NoSolutionError("infeasible", (

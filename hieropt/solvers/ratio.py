@@ -1,7 +1,6 @@
 """Cutting planes on the procurement LP in cost shares (:mod:`hieropt.formulation.ratio_arrays`;
-decision record 0005): time x cost, and the fastest network within a budget, on the loop of
-:class:`hieropt.solvers.cut_lp.CutLP` with the links r_d >= 1/x_d and kap >= 1/u.
-"""
+decision record 0005): time x cost and the fastest network within a budget, on the loop of
+:class:`hieropt.solvers.cut_lp.CutLP` with the links r_d >= 1/x_d and kap >= 1/u."""
 
 from __future__ import annotations
 
@@ -26,41 +25,36 @@ from .line_search import ROW_TOL, meet_target, meets_rows, onto_budget, within_r
 from .outcome import OAResult
 
 MAX_LPS = 400
-"""LPs per objective call before it stops with status LIMIT."""
+"""LPs per objective call before it stops with LIMIT."""
 BOUND_SLACK = 1e-9
-"""Relative round-off allowed between a proven bound and a value: taken off an LP's own value
-before it counts as a bound, and how far a loop's bound may exceed the evaluator's value of its
-answer before the answer is not certified."""
+"""Relative round-off allowed between a proven bound and a value: taken off an LP's own value before
+it counts as a bound, and how far a bound may exceed the evaluator's value of the answer."""
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this
-fraction of the upper (well apart from 0 in the LP's units)."""
+fraction of the upper."""
 SHARE_SEEDS = (0.05, 0.3, 1.0, 3.0, 20.0)
-"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth); denser near 1
-than a decade grid (132 Newton steps instead of 189 on the LIBRA and shipped instances)."""
+"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth)."""
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 
 
 class RatioCore(CutLP):
-    """The procurement LP in HiGHS with its cuts (owned by one call).
+    """The procurement LP with its cuts (owned by one call).
 
     Args:
-        instance: design constraints, bounds and prices.
-        tm: the aggregated time model.
+        instance: design constraints, bounds and prices; tm: the aggregated time model.
         bw_unit_gbps: typical bandwidth (GB/s) that fixes the LP's units
             (:func:`hieropt.formulation.scale.typical_bandwidth`).
-        time_limit_s: wall-clock limit of each LP, s.
-        budget_usd: with ``prune``, a cap on the network cost of every design the core will search
-            ($).
-        prune: leave out the design rows and bounds no design within the dearest feasible network
-            and the budget can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`).
-        cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
-        share_units_gbps: (D,) a bandwidth unit per dimension (GB/s) for the shares, in place of
+        time_limit_s: limit of each LP, s.
+        budget_usd: with ``prune``, a cap ($) on the cost of every design searched.
+        prune: leave out the rows no design within the dearest network and the budget reaches
+            (:func:`hieropt.formulation.ratio_arrays.redundant_rows`).
+        cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if
+            known.
+        share_units_gbps: (D,) a unit per dimension (GB/s) for the shares instead of
             ``bw_unit_gbps``.
         exact_rows, slacks, fixed_usd: as
-            :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp` (rows without rounding; rows
-            with a slack column, for :meth:`add_rows`; a fixed cost, $, for :meth:`min_product`).
-    """
+            :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`."""
 
     max_lps = MAX_LPS
 
@@ -115,7 +109,8 @@ class RatioCore(CutLP):
         self._set_row(self.lp.share_row, 1.0 if share_equal else -INF, 1.0)
 
     def _design(self, x: np.ndarray, cost_usd: float) -> np.ndarray | None:
-        """The design of shares x at network cost ``cost_usd`` if it meets the rows, else None."""
+        """The design of shares ``x`` at network cost ``cost_usd`` if it meets the rows, else
+        None."""
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
         bw = self.lp.bandwidth(x, cost_usd)
@@ -141,12 +136,11 @@ class RatioCore(CutLP):
     # --------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded;
-        :func:`hieropt.solvers.cost_range.cheapest_vertex`, computed once).
+        :func:`hieropt.solvers.cost_range.cheapest_vertex`, once).
 
         Raises:
-            NoSolutionError: the design constraints and bounds are infeasible.
-            SolverError: HiGHS fails on the cheapest network's LP.
-        """
+            NoSolutionError: infeasible design constraints and bounds.
+            SolverError: HiGHS fails on the cheapest network's LP."""
         if self._range is None:
             v = cheapest_vertex(self.instance, self.time_limit_s, self._unit_gbps)
             self._range, self._cheapest_bw = (v.cost_usd, v.dearest_usd), v.bw_gbps
@@ -154,12 +148,10 @@ class RatioCore(CutLP):
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
         """(cheapest, dearest) network cost in $ for the time x cost search: the single rows' cost
-        bounds (:func:`hieropt.formulation.scale.cost_bounds_usd`) when :meth:`_rows_bound_costs`,
-        else :meth:`cost_range` within those bounds.
+        bounds when :meth:`_rows_bound_costs`, else :meth:`cost_range` within them.
 
         Raises:
-            NoSolutionError: (exact range) the design constraints and bounds are infeasible.
-        """
+            NoSolutionError: (exact range) infeasible design constraints and bounds."""
         lower, upper = self._cost_bounds
         if self._rows_bound_costs(budget_usd):
             return lower, upper
@@ -167,8 +159,8 @@ class RatioCore(CutLP):
         return max(cheapest, lower), min(dearest, upper)
 
     def _rows_bound_costs(self, budget_usd: float | None) -> bool:
-        """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both
-        finite and at least :data:`BOUNDS_SPREAD` apart)."""
+        """Whether the single rows' cost bounds stand in for the exact range (no budget, both
+        finite, at least :data:`BOUNDS_SPREAD` apart)."""
         lower, upper = self._cost_bounds
         return (budget_usd is None and bool(np.isfinite(upper)) and upper > 0
                 and lower >= BOUNDS_SPREAD * upper)
@@ -176,12 +168,11 @@ class RatioCore(CutLP):
     # ----------------------------------------------------------------------------------- objectives
     def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
                  slack_coef: list[dict] | None = None, slack_cap: dict | None = None) -> None:
-        """Add the implied rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef``
-        (m, D), B in GB/s, bounds in coef x GB/s; ``slack_coef[i]``: c_ik by slack key, s_k a row's
-        distance from its bound; ``slack_cap``: caps on s_k) to the LP of :meth:`fastest_within`
-        at ``budget_usd``. Each must hold for every design within the budget. Coefficients are
-        scaled by powers of two and bounds rounded outwards (exact), so with ``exact_rows`` every
-        exactly feasible design meets the float rows."""
+        """Add rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B in
+        GB/s; ``slack_coef[i]``: c_ik by slack key; ``slack_cap``: caps on s_k) to the LP of
+        :meth:`fastest_within` at ``budget_usd``; each must hold for every design within the budget.
+        Coefficients are scaled by powers of two and bounds rounded outwards, so with ``exact_rows``
+        every exactly feasible design meets the float rows."""
         if slack_cap:
             self._slack_units(slack_cap, budget_usd)
         lp = self.lp
@@ -220,8 +211,8 @@ class RatioCore(CutLP):
         self._reload()
 
     def _slack_units(self, caps: dict, budget_usd: float) -> None:
-        """Give each slack column a power-of-two unit putting its cap, in LP units, at the geometric
-        mean of 1 and its size in its row (HiGHS drops coefficients below 1e-9)."""
+        """Give each slack column a power-of-two unit putting its cap at the geometric mean of 1 and
+        its size in its row."""
         lp = self.lp
         arr = lp.arr
         u = self.K / budget_usd
@@ -244,14 +235,13 @@ class RatioCore(CutLP):
                        budget_row: bool = True,
                        score: Callable[[np.ndarray], float] | None = None) -> OAResult:
         """f(kappa): the fastest design costing at most ``budget_usd`` (ns). ``repair``: LP point
-        (GB/s) -> candidate designs within the rows and the budget. ``budget_row=False``: the share
-        row left free (implied rows of :meth:`add_rows` hold the budget). ``score``: design -> the
-        value (>= its time, ns) the loop ranks and bounds by (default: the time).
+        (GB/s) -> candidates within the rows and budget; ``budget_row=False``: the share row free
+        (rows of :meth:`add_rows` hold the budget); ``score``: design -> value (>= its time, ns) to
+        rank by.
 
         Raises:
-            NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension
-                no bandwidth.
-        """
+            NoSolutionError: a budget below the cheapest network, or leaving a loaded dimension
+                no bandwidth."""
         u = self.K / budget_usd
         self._set(u=(u, u), kap=(1.0 / u, 1.0 / u), share_equal=False)
         if not budget_row:
@@ -300,10 +290,8 @@ class RatioCore(CutLP):
     def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float,
                     target_ns: float | None = None, meets: np.ndarray | None = None) -> OAResult:
         """min T(B) x cost(B) (ns x $; cost = ``fixed_usd`` + the network's) over designs costing
-        within [cost_lo, cost_hi] $ and, if given, with T <= ``target_ns``: the target enters as
-        the cost floor ``cost_lo`` (f is non-increasing), and LP designs that miss it are moved
-        towards ``meets`` (a design that meets it) before they count. kap >= 1/u is exact at the
-        optimum (kap's coefficients are >= 0), so kap may be bounded by the cost range too."""
+        within [cost_lo, cost_hi] $ and, if given, with T <= ``target_ns``: the target enters as the
+        cost floor and LP designs that miss it move towards ``meets`` before they count."""
         u_lo = self.K / cost_hi if np.isfinite(cost_hi) else 0.0
         u_hi = self.K / cost_lo if cost_lo > 0 else INF
         self._set(u=(u_lo, u_hi), kap=(cost_lo / self.K, cost_hi / self.K))

@@ -1,12 +1,9 @@
 """Sensitivity of an optimum (:func:`with_sensitivity`): what each design row, bound, GB/s, the
 budget and the time target is worth, from re-solves with one parameter theta moved, each value
-checked against exact solves (:func:`check_marginals`) before it is reported. The method, its
-formulas and constants (:data:`STEP`, :data:`KINK_TOL`, :data:`RANGE_STEPS`, :data:`FRONT_STEP`,
-...) are docs/procurement-design.md §1: multipliers of certified re-solves at theta +- h
-(:func:`sensitivity`); near the cheapest network (decision record 0007), where V grows like
-1 / room, Richardson differences of exact re-solves whose steps are :data:`NEAR_STEP` of the room
-(:func:`near_sensitivity`).
-"""
+checked against exact solves (:func:`check_marginals`) before it is reported. Method, formulas
+and constants: docs/procurement-design.md §1 (multipliers of certified re-solves,
+:func:`sensitivity`; near the cheapest network, Richardson differences of exact re-solves,
+:func:`near_sensitivity`)."""
 from __future__ import annotations
 
 import math
@@ -54,12 +51,10 @@ UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s",
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter theta of ``instance`` at an optimum: ``name`` as printed, ``kind``
-    (``constraint``, ``bound``, ``bandwidth`` = the free bonus, ``budget``, ``time_target``), its
-    value ``current`` and ``scale`` (user units: the row's, GB/s, $, ns; steps are fractions of the
-    scale), ``index`` (the design row or the dimension), ``slack`` (a row's or the budget's distance
-    from binding at the optimum; None: not a row) and ``sense`` (``<=``, ``>=``, ``==``; a bound:
-    lower, upper, fixed)."""
+    """One parameter theta at an optimum: ``name`` as printed, ``kind`` (``constraint``, ``bound``,
+    ``bandwidth`` = a free GB/s, ``budget``, ``time_target``), ``current`` and ``scale`` (user
+    units: the row's, GB/s, $, ns), ``index`` (row or dimension), ``slack`` (distance from binding;
+    None: not a row) and ``sense`` (``<=``, ``>=``, ``==``)."""
 
     name: str
     kind: str
@@ -71,12 +66,11 @@ class Param:
     sense: str = ""
 
     def moved(self, delta: float) -> Instance:
-        """The instance with theta moved by ``delta`` (user units); the bonus moves every row,
-        bound (a lower bound of 0 stays) and the budget on B'.
+        """The instance with theta moved by ``delta`` (user units); a free GB/s moves every row,
+        bound (a lower bound of 0 stays) and the budget on its B.
 
         Raises:
-            ValueError: a bound moved past the other.
-        """
+            ValueError: a bound moved past the other."""
         inst, d, sense = self.instance, self.index, self.sense
         if self.kind in ("budget", "time_target"):
             key = "max_network_cost_usd" if self.kind == "budget" else "max_iteration_time_ns"
@@ -104,10 +98,9 @@ class Param:
 
 def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
                objective: str = "performance") -> list[Param]:
-    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst``: every design row, every bound
-    the optimum sits at (lower bounds of 0 aside; a fixed dimension moves as one), a free GB/s on
-    every loaded dimension, the budget (not for ``performance_per_cost``) and the min_cost time
-    target."""
+    """The parameters at the optimum ``bw`` ((D,) GB/s): every design row, every bound it sits at
+    (lower bounds of 0 aside; a fixed dimension as one), a free GB/s on every loaded dimension, the
+    budget (not for ``performance_per_cost``) and the min_cost time target."""
     out, price = [], cluster_cost_usd_per_gbps(inst)
     pos = bw[bw > 0]
     mean = float(pos.mean()) if pos.size else 1.0
@@ -139,9 +132,8 @@ def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
 
 
 def resolver(solve: Callable[[Instance], Solution]) -> Callable[[Param, float], Solution | None]:
-    """``at(p, delta)``: ``solve`` (the objective's solve) of the instance with ``p`` moved by
-    ``delta``, None where it has no design; each move solved once. Errors of ``solve`` and of the
-    move propagate."""
+    """``at(p, delta)``: ``solve`` of the instance with ``p`` moved by ``delta`` (None where it has
+    no design), each move solved once; errors propagate."""
     memo: dict[tuple[str, int, float], Solution | None] = {}
 
     def at(p: Param, delta: float) -> Solution | None:
@@ -159,11 +151,11 @@ def resolver(solve: Callable[[Instance], Solution]) -> Callable[[Param, float], 
 def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
                      solve: Callable[[Instance], Solution], time_limit_s: float,
                      ranges: bool) -> Solution:
-    """``sol`` (the certified optimum of ``instance``, ``tm`` its time model) with its sensitivity
-    (module docstring; differences within 10 x :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK`
-    above a cheapest network that starves a dimension, or where the multipliers fail), or a note
-    why there is none. ``solve``: the objective's solve of a moved instance; ``time_limit_s``: of
-    each LP, s; ``ranges``: also the range of each value."""
+    """``sol`` (the certified optimum of ``instance``, time model ``tm``) with its sensitivity, or a
+    note why none: multipliers, else (within 10 x
+    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a starving cheapest network, or where
+    they fail) differences. ``solve``: the objective's solve of a moved instance;
+    ``time_limit_s``: of each LP, s; ``ranges``: also each value's range."""
     obj, budget = instance.objective, instance.max_network_cost_usd
     params, at = parameters(instance, tm, sol.bw_gbps, obj), resolver(solve)
     near = obj == "performance" and budget is not None
@@ -190,13 +182,10 @@ def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
 
 def _resolve(inst: Instance, tm: TimeModel, objective: str,
              time_limit_s: float) -> tuple[OAResult, Multipliers | None]:
-    """The optimum of ``inst`` certified to :data:`SENS_GAP` (V = ``.upper``, ns or $) and the
-    multipliers of its bound.
+    """The optimum of ``inst`` certified to :data:`SENS_GAP` and the multipliers of its bound.
 
     Raises:
-        NoSolutionError: ``inst`` is infeasible.
-        SolverError: the solve stopped short of its gap.
-    """
+        NoSolutionError: infeasible; SolverError: short of its gap."""
     with closing(TimeLP(inst, tm, time_limit_s)) as core:
         budget = inst.max_network_cost_usd
         res = core.min_time(SENS_GAP, budget_usd=budget)
@@ -212,16 +201,14 @@ def _resolve(inst: Instance, tm: TimeModel, objective: str,
 
 def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *,
                 ranges: bool = True, time_limit_s: float = 60.0) -> Sensitivity:
-    """Marginal values of every parameter at the optimum ``bw`` ((D,) GB/s, certified) of
-    ``objective`` (``performance``, ``min_cost`` or ``performance_per_cost``) of ``instance``
-    (``tm`` its time model), by multipliers (module docstring), in ns (or $, or ns*$) per unit of
-    each parameter; with ``ranges`` the range of each (not for performance per cost).
-    ``time_limit_s``: of each LP, s.
+    """Marginal values (ns, $ or ns*$ per unit) of every parameter at the certified optimum ``bw``
+    ((D,) GB/s) of ``objective`` (``performance``, ``min_cost`` or ``performance_per_cost``), by
+    multipliers; with ``ranges`` their ranges (not for performance per cost). ``time_limit_s``: of
+    each LP, s.
 
     Raises:
-        NoSolutionError: the instance has no optimum to re-solve.
-        SolverError: a re-solve stopped short of its gap or has no multipliers.
-    """
+        NoSolutionError: no optimum to re-solve.
+        SolverError: a re-solve stopped short of its gap or has no multipliers."""
     start = time.perf_counter()
     bw = np.asarray(bw, dtype=float)
     kappa = None
@@ -230,8 +217,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         instance = instance.model_copy(update={"max_network_cost_usd": kappa})
 
     def slope(p: Param, delta: float) -> float | None:
-        """dV/d theta (user units) with ``p`` moved by ``delta`` from the multipliers there (module
-        docstring); None: infeasible there."""
+        """dV/d theta with ``p`` moved by ``delta``, from the multipliers there; None:
+        infeasible."""
         try:
             res, m = _resolve(p.moved(delta), tm, objective, time_limit_s)
         except NoSolutionError:
@@ -283,9 +270,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
 
 
 def _implied_bound(instance: Instance, i: int, bw: np.ndarray) -> tuple[int, float] | None:
-    """(d, a) when design row ``i`` is a B_d <= rhs (or ==), a > 0, held at ``bw`` (GB/s): the LP
-    also bounds B_d at rhs / a (:func:`hieropt.formulation.scale.upper_limits_gbps`), so the row's
-    marginal adds that bound's. None otherwise."""
+    """(d, a) when row ``i`` is a B_d <= rhs (or ==), a > 0, held at ``bw``: the LP also bounds B_d
+    at rhs / a, whose marginal the row's adds; else None."""
     dm = instance.design_matrix
     a_row = dm.A[i]
     nz = np.flatnonzero(a_row)
@@ -300,8 +286,8 @@ def _implied_bound(instance: Instance, i: int, bw: np.ndarray) -> tuple[int, flo
 
 def _marginal(p: Param, v0: float, slope: Callable[[float], float | None],
               ranges: bool) -> Marginal:
-    """The marginal value of ``p`` at the optimum of value ``v0`` from ``slope(delta)`` (dV/d theta
-    with theta moved by delta) at +-h and, at a kink, +-2h; 0 for a row with slack."""
+    """The marginal value of ``p`` at the optimum of value ``v0`` from ``slope(delta)`` at +-h and,
+    at a kink, +-2h; 0 for a row with slack."""
     h = STEP * p.scale
     up, dn = slope(h), slope(-h)
     tiny = 1e-9 * abs(v0) / p.scale
@@ -327,8 +313,8 @@ def _marginal(p: Param, v0: float, slope: Callable[[float], float | None],
 
 
 def slack_range(p: Param) -> tuple[float, float]:
-    """The exact range of a row ``p`` with slack at the optimum: it stays slack for every
-    right-hand side its optimal left-hand side meets (user units of the row)."""
+    """The exact range of a row ``p`` with slack: every right-hand side its optimal left-hand side
+    meets."""
     lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
     return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
 
@@ -336,9 +322,8 @@ def slack_range(p: Param) -> tuple[float, float]:
 def holds_over(p: Param, value: float | None, up: float | None, dn: float | None, reach: float,
                slope: Callable[[float], float | None]) -> tuple[float, float]:
     """The range of a marginal value: ``p`` moved by the largest of :data:`RANGE_STEPS` x ``reach``
-    each way at which ``slope(move)`` (dV/d theta there; None: not available) stays within
-    :data:`RANGE_TOL` of ``value``, or of the one-sided value ``dn`` / ``up`` on that side at a
-    kink."""
+    each way at which ``slope(move)`` stays within :data:`RANGE_TOL` of ``value`` (or, at a kink, of
+    ``dn`` / ``up`` on that side)."""
     out = []
     for sign, ref in ((-1.0, value if value is not None else dn),
                       (1.0, value if value is not None else up)):
@@ -354,11 +339,9 @@ def holds_over(p: Param, value: float | None, up: float | None, dn: float | None
 
 def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[Marginal],
                  v0: float, time_limit_s: float) -> tuple[float | None, str]:
-    """$ per ms along the exact time-cost front at this optimum of value ``v0`` (module
-    docstring); at the fastest network the cheapest networks at (nearly) v0 and at v0 x (1 +
-    :data:`FRONT_STEP`), a difference their gaps do not resolve not reported. With workloads
-    weighted by shares of hours the time is a ratio, not ms: None, and the note says what a step of
-    the ratio is worth."""
+    """$ per ms along the exact time-cost front at this optimum of value ``v0``: a row's dual, or at
+    the fastest network the secant of two min-cost solves at v0 and v0 (1 + :data:`FRONT_STEP`);
+    None with a note when unresolved or when the time is a ratio (shares of hours)."""
     by_kind = {m.kind: m for m in marginals}
     if objective == "performance_per_cost":
         return None, "not defined at the performance-per-cost optimum (cost is chosen with time)"
@@ -406,17 +389,13 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
 def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
                      at: Callable[[Param, float], Solution | None], *, ranges: bool = False
                      ) -> tuple[Sensitivity, dict[str, float], tuple[str, ...]]:
-    """(sensitivity, the check's step of each value by name, notes on the values below what the
-    solves resolve: 10 x 5 / h times their certified errors) of ``params`` at the optimum ``sol``
-    within a budget a hair above the cheapest network, by differences of the solves ``at``
-    (:func:`resolver`): theta moved by h changing the room by :data:`NEAR_STEP` of itself, V at
-    +-h and +-2h; one-sided values 2 D(h) - D(2h) of the secants D, the two-sided value
-    (4 C(h) - C(2h)) / 3 of the central differences C where the sides agree (Richardson); with
-    ``ranges`` the range of each.
+    """Within a budget a hair above the cheapest network: (sensitivity, the check's step of each
+    value by name, notes on values below what the solves resolve) of ``params`` at ``sol`` by
+    Richardson differences of the solves ``at`` (:func:`resolver`), theta moved by h changing the
+    room by :data:`NEAR_STEP` of itself; with ``ranges`` each value's range.
 
     Raises:
-        SolverError: no room above the cheapest network, or a solve stopped short of its gap.
-    """
+        SolverError: no room above the cheapest network, or a solve stopped short of its gap."""
     start = time.perf_counter()
     vertex = vertex_of(inst)
     reduced = reduced_budget_row(inst, vertex, float(inst.max_network_cost_usd))
@@ -434,8 +413,8 @@ def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
         return other
 
     def central(p: Param, h: float, move: float) -> float | None:
-        """The central difference of V over +-h around ``p`` moved by ``move``; None where a
-        side is infeasible or its solve fails."""
+        """The central difference of V over +-h around ``p`` moved by ``move``; None where a side
+        fails."""
         try:
             a, b = value(p, move + h), value(p, move - h)
         except HieroptError:
@@ -491,12 +470,10 @@ def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
 def check_marginals(sol: Solution, sens: Sensitivity, params: list[Param],
                     at: Callable[[Param, float], Solution | None],
                     steps: dict[str, float] | None = None) -> str | None:
-    """None when every re-checkable marginal of ``sens`` at the optimum ``sol`` that binds, or
-    whose row, bound or budget the optimum meets, lies within its secants at +-h (V'(theta+) <=
-    (V(theta + h) - V) / h, V'(theta-) >= (V - V(theta - h)) / h, up to the gaps and
-    :data:`FD_TOL`), each side solved by ``at`` (:func:`resolver`) with its :class:`Param` (by
-    name, from ``params``); else the reason, one line. h: ``steps`` by name
-    (:func:`near_sensitivity`), else :data:`FD_STEP` of the parameter's size."""
+    """None when every re-checkable marginal of ``sens`` lies within its secants at +-h (convexity,
+    up to the gaps and :data:`FD_TOL`), each side solved by ``at`` (:func:`resolver`); else the
+    reason, one line. h: ``steps`` by name (:func:`near_sensitivity`), else :data:`FD_STEP` of
+    the parameter."""
     v0, steps = sol.objective_value, steps or {}
     by_name = {p.name: p for p in reversed(params)}
     for m in sens.marginals:

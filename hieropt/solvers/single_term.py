@@ -1,15 +1,8 @@
-"""The fastest network of a single-term time model (decision record 0004): the exact LP ``max u``
-in the term's rate (:mod:`hieropt.formulation.rate`), certified by the safe bound of its duals: for
-any row multipliers y (0 on an infinite bound), weak duality gives, for every feasible (B, u),
-
-    -u  >=  sum_r bound_r(y_r) + sum_j min over column j's box of (c - A'y)_j x_j
-
-with bound_r(y) = y lower_r (y > 0) or y upper_r (y < 0), the boxes those that every feasible point
-meets (the bounds, the limits a single design row or the budget implies, and u <= their rate;
-Neumaier and Shcherbina 2004, "Safe bounds in linear and mixed-integer programming"). So u* <= U and
-T* >= c + w / (U rate_unit), exact up to the rounding of this evaluation
-(:data:`hieropt.solvers.cut_lp.ROUNDING` is taken off).
-"""
+"""The fastest network of a single-term time model (decision record 0004): the exact LP ``max u`` in
+the term's rate (:mod:`hieropt.formulation.rate`), certified by the Lagrangian bound of its duals
+(:func:`hieropt.solvers.dual_bound.lagrangian_bound` with every column linear, the boxes from the
+bounds, the single rows and the budget): u* <= U, so T* >= c + w / (U rate_unit), less
+:data:`hieropt.solvers.cut_lp.ROUNDING`."""
 
 from __future__ import annotations
 
@@ -40,15 +33,10 @@ METHOD = ("one exact LP in the rate of the single collective term (T = c + w / u
 def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
                         budget_usd: float | None = None,
                         time_limit_s: float = 60.0) -> OAResult | None:
-    """The performance optimum (ns) of ``instance`` within ``budget_usd`` ($, None: none) when
-    ``tm`` has a single collective term (:func:`hieropt.formulation.rate.single_term`), by one LP;
-    None when ``tm`` is not of that form, the LP is not optimal, or its certificate does not meet
-    ``rel_gap`` (the caller then solves by cutting planes).
-
-    The LP's units are the performance LP's (one :class:`hieropt.formulation.scale.Scale` per
-    instance, budget and limits, shared with :class:`hieropt.solvers.cutting.TimeLP`) and its arrays
-    are compiled once per instance, time model, scale, budget, design rows and prices (read-only,
-    shared by repeated solves and copies)."""
+    """The performance optimum (ns) within ``budget_usd`` ($, None: none) when ``tm`` has a single
+    collective term, by one LP (in the performance LP's units, compiled once per instance, time
+    model, scale, budget, rows and prices); None when ``tm`` is not of that form, the LP is not
+    optimal, or its certificate misses ``rel_gap``."""
     st = instance.memo("_single_term", (tm,), lambda: single_term(tm))  # (once per time model)
     if st is None:
         return None
@@ -91,11 +79,9 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
 
 
 def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
-    """U >= u* (scaled) from the row multipliers ``duals`` (module docstring): the Lagrangian bound
-    of min -u with every column linear (:func:`hieropt.solvers.dual_bound.lagrangian_bound`, its
-    own rounding included); ``cap``: (D,) upper limits on the scaled B columns that every feasible
-    point meets, u's box from them through the rate rows. inf when a column the bound needs has no
-    finite limit."""
+    """U >= u* (scaled) from ``duals`` by :func:`hieropt.solvers.dual_bound.lagrangian_bound` (every
+    column linear; ``cap``: (D,) limits on the scaled B columns, u's box from them); inf when a
+    column the bound needs has no finite limit."""
     view = arr.cache.get("bound_view")
     if view is None:  # (the layout of an LP whose columns all enter linearly: no pairs, no terms)
         none = np.zeros(0, dtype=np.intp)
