@@ -224,14 +224,18 @@ class CutLP:
     def _round(self, run: LoopState, it: int) -> bool:
         """LP number ``it``; True when the loop stops (gap met, a failed LP with an incumbent, a
         stall)."""
-        costs = run.spec.costs()
+        spec = run.spec
+        costs = spec.costs()
         res = self._solve(costs)
-        if self._empty_again(run, res, it):
-            return False
+        if (res.status is Status.INFEASIBLE and run.best is None and it <= 2
+                and spec.on_empty is not None and spec.on_empty(res.x)):
+            return False  # (the objective asked for another solve)
         if res.status is not Status.OPTIMAL:
             return self._lp_failed(run, res, it)
         duals = self.solver.row_duals()
-        pol = self._polish(run.spec, res.x, costs, duals, it)
+        # the Newton polish, skipped on a first point that is not trusted (Loop.cut_first)
+        pol = None if spec.cut_first and it == 1 and not self.trusted(res.x) else polish(
+            self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
         points: list[tuple[int, float]] = []
         improved = False
         if pol is not None:  # usually the exact optimum: its bound alone may close the gap
@@ -239,23 +243,30 @@ class CutLP:
             improved = self._bound(run, pol.x, pol.duals)[0] or improved
             if run.done():
                 return True
-            points = self._polished_points(pol.x)
+            unit = self._unit()
+            points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b)
+                      if pol.x[cb] > 0]
         # (the LP's own point, when the polished one did not settle it)
         improved = run.offer(res.x) or improved
         better, point = self._bound(run, res.x, duals)
         improved = improved or better
         if run.done():
             return True
-        self._next_cuts(run, res.x, pol, points + self._cut_points(res.x, point), it)
+        points += self._cut_points(res.x, point)  # (before refine, which may re-compile the LP)
+        if spec.on_empty is not None and (run.best is None or not np.isfinite(run.upper)
+                                          or it == 1):
+            spec.on_empty(res.x)  # (shown the LP's point while no candidate is finite)
+        if spec.refine is not None:
+            spec.refine(res.x, None if pol is None else pol.x)
+        self._add_cuts(points)
         if self._centre(run.best if run.best is not None else self._starved(res.x)):
             return False
-        return self._stalled(run, improved)
-
-    def _empty_again(self, run: LoopState, res: LPResult, it: int) -> bool:
-        """True when an early LP is infeasible before any candidate and :attr:`Loop.on_empty` asks
-        for another solve."""
-        return (res.status is Status.INFEASIBLE and run.best is None and it <= 2
-                and run.spec.on_empty is not None and run.spec.on_empty(res.x))
+        action = run.stall(improved)  # (the stall rule: tighten, re-scale, then stop)
+        if action == "tighten":
+            self.solver.set_tolerance(TIGHT_TOLERANCE)
+        elif action == "rescale":
+            self._centre(run.best, force=True)
+        return action == "stop"
 
     def _lp_failed(self, run: LoopState, res: LPResult, it: int) -> bool:
         """LP ``it`` failed on every retry: re-centre and go on (False), else stop with the
@@ -273,18 +284,6 @@ class CutLP:
                               "on every retry")
         return True
 
-    def _polish(self, spec: Loop, x: np.ndarray, costs: np.ndarray, duals: np.ndarray, it: int):
-        """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of ``x`` and ``duals``; None when
-        it fails or is skipped (:attr:`Loop.cut_first`, ``x`` not :meth:`trusted`)."""
-        if spec.cut_first and it == 1 and not self.trusted(x):
-            return None
-        return polish(self.arr, costs, x, duals, self._row_lower, self._row_upper)
-
-    def _polished_points(self, x: np.ndarray) -> list[tuple[int, float]]:
-        """Cut points (link, B native) at each link's positive B of the polished ``x``."""
-        unit = self._unit()
-        return [(j, x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if x[cb] > 0]
-
     def _bound(self, run: LoopState, x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
         """Raise ``run``'s lower bound to the Lagrangian bound of ``duals`` less :data:`ROUNDING`,
         keeping its certificate and budget slope: (True when it rose beyond round-off, the
@@ -301,28 +300,6 @@ class CutLP:
             run.budget_slope = min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0
             self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
         return better, db.point
-
-    def _next_cuts(self, run: LoopState, x: np.ndarray, pol, points: list[tuple[int, float]],
-                   it: int) -> None:
-        """Show ``x`` to the objective (:attr:`Loop.on_empty`, :attr:`Loop.refine`), then cut at
-        ``points``."""
-        spec = run.spec
-        starved = run.best is None or not np.isfinite(run.upper) or it == 1
-        if spec.on_empty is not None and starved:
-            spec.on_empty(x)
-        if spec.refine is not None:
-            spec.refine(x, None if pol is None else pol.x)
-        self._add_cuts(points)
-
-    def _stalled(self, run: LoopState, improved: bool) -> bool:
-        """The stall rule (:meth:`hieropt.solvers.outcome.LoopState.stall`): tighten, re-scale, or
-        stop (True)."""
-        action = run.stall(improved)
-        if action == "tighten":
-            self.solver.set_tolerance(TIGHT_TOLERANCE)
-        elif action == "rescale":
-            self._centre(run.best, force=True)
-        return action == "stop"
 
     def _centre_default(self) -> np.ndarray | None:
         """A design to re-centre on when an LP failed before any candidate (None: do not)."""
