@@ -121,37 +121,27 @@ def _maximise(solver: HighsLP, n_cols: int, d: int):
     return solver.solve()
 
 
-def _cone_lp(instance: Instance, priced: bool) -> CostRangeLP:
-    """The rows' recession cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= / >= / ==
-    0 by sense, and p' r <= 0 when ``priced``}, rows normalised, as a cost-range LP without
-    objective."""
-    dm = instance.design_matrix
-    A, sense = dm.A, dm.sense
-    lower = np.where(sense >= 1, 0.0, -INF)
-    upper = np.where(sense != 1, 0.0, INF)
-    if priced:
-        A = np.vstack([A, cluster_cost_usd_per_gbps(instance)[None, :]])
-        lower, upper = np.append(lower, -INF), np.append(upper, 0.0)
-    top = np.abs(A).max(axis=1, initial=0.0)
-    keep = top > 0
-    A = A[keep] / top[keep, None]
-    rows, cols = np.nonzero(A)
-    # (one past the last row)
-    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
-    D = dm.bw_upper.size
-    return CostRangeLP(D, np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
-                       lower[keep], upper[keep], start, cols.astype(np.int32), A[rows, cols], 1.0)
-
-
 def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
-                         priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
-    """The dimensions of ``dims`` whose bandwidth the rows and bounds (with ``priced``, a budget
-    too) do not limit, for feasible rows: those with a direction of :func:`_cone_lp` with r_d >
-    0, one LP each (docs/certificates.md, "Unbounded, the same at every scale"). Raises
-    SolverError when HiGHS fails (:class:`hieropt.errors.LimitReached` at its time limit)."""
+                         time_limit_s: float = 60.0) -> tuple[int, ...]:
+    """The dimensions of ``dims`` whose bandwidth the design rows and bounds do not limit, for
+    feasible rows: those with a direction r of the rows' recession cone with r_d > 0, one LP each
+    (docs/certificates.md, "Unbounded, the same at every scale"). Raises SolverError when HiGHS
+    fails (:class:`hieropt.errors.LimitReached` at its time limit)."""
     if not dims:
         return ()
-    lp = _cone_lp(instance, priced)
+    # the cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= / >= / == 0 by sense},
+    # its rows normalised, as a cost-range LP without objective
+    dm = instance.design_matrix
+    top = np.abs(dm.A).max(axis=1, initial=0.0)
+    keep = top > 0
+    A = dm.A[keep] / top[keep, None]
+    rows, cols = np.nonzero(A)
+    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
+    D = dm.bw_upper.size
+    lp = CostRangeLP(D, np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
+                     np.where(dm.sense >= 1, 0.0, -INF)[keep],
+                     np.where(dm.sense != 1, 0.0, INF)[keep], start, cols.astype(np.int32),
+                     A[rows, cols], 1.0)
     out = []
     with closing(HighsLP(lp, time_limit_s)) as solver:
         for d in dims:

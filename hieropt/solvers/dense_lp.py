@@ -46,19 +46,10 @@ def _layout(arrays: Any) -> dict[str, Any]:
     np.minimum(np.concatenate([arrays.col_upper, arrays.row_upper]), DAQP_INF, out=upper[:n + m])
     given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
              ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
-    return {
-        "n_cols": n,
-        "_m": m,
-        "_costs": np.array(arrays.time_costs, dtype=float),
-        "_maximize": False,
-        "_duals": np.zeros(0),
-        "_C": C,
-        "_H": np.zeros((n, n)),
-        "_upper": upper,
-        "_lower": lower,
-        "_given": given,
-        "_changes": [],
-    }  # _changes: (a row?, index, lower, upper), in order
+    return {"n_cols": n, "_m": m, "_costs": np.array(arrays.time_costs, dtype=float),
+            "_maximize": False, "_duals": np.zeros(0), "_C": C, "_H": np.zeros((n, n)),
+            "_upper": upper, "_lower": lower, "_given": given,
+            "_changes": []}  # _changes: (a row?, index, lower, upper), in order
 
 
 def _copied(state: dict[str, Any]) -> dict[str, Any]:

@@ -140,15 +140,8 @@ def _outside_box(x: list[float], lower: list[float], upper: list[float]) -> bool
                for v, lc, uc in zip(x, lower, upper, strict=True))
 
 
-def _start(
-    arr,
-    A: np.ndarray,
-    costs: np.ndarray,
-    x: np.ndarray,
-    y: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-):
+def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray,
+           hi: np.ndarray):
     """Newton's start from the LP's ``x`` (n,) and ``y`` (m,): (x with columns held at a bound set
     to it and t = 1/B, the active rows, the duals' tolerance, the links' multipliers, the t and B
     columns of the links with a free B, the columns held at a bound, the movable columns, the
@@ -205,16 +198,9 @@ def _start(
             np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
 
 
-def _changes(
-    ax: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    y: np.ndarray,
-    tol: float,
-    active: np.ndarray,
-    upper_side: np.ndarray,
-    converged: bool,
-) -> tuple[list[bool], list[bool]]:
+def _changes(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray, tol: float,
+             active: np.ndarray, upper_side: np.ndarray,
+             converged: bool) -> tuple[list[bool], list[bool]]:
     """The active-set correction as lists over the base rows: inactive rows ``ax`` violates
     (``joins``) and, after a converged run, active inequality rows whose multiplier has the wrong
     sign (``leaves``)."""
@@ -225,13 +211,8 @@ def _changes(
         joins.append(not on and (a < low - t or a > high + t))
     if not converged:
         return joins, [False] * len(joins)
-    leaves = [
-        on and low != high and (v > tol if up else v < -tol)
-        for on, low, high, v, up in zip(
-            actl, lol, hil, y.tolist(), upper_side.tolist(), strict=True
-        )
-    ]
-    return joins, leaves
+    return joins, [on and low != high and (v > tol if up else v < -tol) for on, low, high, v, up
+                   in zip(actl, lol, hil, y.tolist(), upper_side.tolist(), strict=True)]
 
 
 def _same_max(arr, rows: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from ..units import objective_unit
 from .cutting import REL_GAP
+from .outcome import relative_gap
 from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import (
     PPC_GAP,
@@ -335,7 +336,7 @@ def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
     if sol.objective_bound > value * (1 + BOUND_SLACK):  # (no certificate: the optimum's design)
         return sol
     bound = min(sol.objective_bound, value)
-    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    gap = relative_gap(value, bound)
     ok = sol.status is Status.OPTIMAL and gap <= REL_GAP * (1 + 1e-6)
     ties = f"the designs {equally_fast('the fastest one found')}"
     cost = (f"the cheapest of {ties}" if design.status is Status.OPTIMAL else

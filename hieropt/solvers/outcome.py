@@ -13,10 +13,16 @@ from ..formulation.arrays import LPArrays
 from ..result import Status
 from .linalg import INF
 
-__all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
+__all__ = ["Loop", "LoopState", "Multipliers", "OAResult", "relative_gap"]
 
 STALL_ROUNDS = 4
 """Rounds without an improved bound before the next step of the stall rule."""
+
+
+def relative_gap(value: float, bound: float) -> float:
+    """(``value`` - ``bound``) / ``value`` clipped at 0, and 0 when ``value`` <= 0 (a best design
+    worth 0): the one relative gap of a value and its proven lower bound (same unit)."""
+    return max(0.0, (value - bound) / value) if value > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,7 @@ class OAResult:
     def gap(self) -> float:
         """Relative gap (upper - lower) / upper clipped at 0; inf without a finite design, 0 when
         the best is worth 0."""
-        if not self.upper < INF:
-            return INF
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+        return relative_gap(self.upper, self.lower) if self.upper < INF else INF
 
     def settled(self, rel_gap: float, why: str | None = None) -> OAResult:
         """This outcome OPTIMAL when :attr:`gap` <= ``rel_gap``, else LIMIT "stopped at proven

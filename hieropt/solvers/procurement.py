@@ -48,7 +48,7 @@ for the three, so they name the same design."""
 def equally_fast(of: str) -> str:
     """How "equally fast" (:data:`FASTEST_SLACK`) reads after "the designs": "within 1e-08 of
     ``of``"."""
-    return f"within {FASTEST_SLACK:g} of {of}" if FASTEST_SLACK else f"as fast as {of}"
+    return f"within {FASTEST_SLACK:g} of {of}"
 
 
 def tie_break_target_ns(fastest_ns: float, lower_ns: float, rel_gap: float,

@@ -37,6 +37,7 @@ from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
 from .objectives import solve
+from .outcome import relative_gap
 from .portfolio import hours_weighted
 from .provision_milp import (
     MILP_REL_GAP,
@@ -303,7 +304,7 @@ def provision(
                                       total=total)
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
-    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    gap = relative_gap(value, bound)
     notes = [*nic_notes] + [
         f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
         for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
@@ -489,7 +490,7 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
             continue
         design, bd, value = verify_design(instance, tm, milp, objective, options, run,
                                           PRIMARY[objective], *limits, total=total)
-        saving = max(0.0, (value - exact_value) / value) if value > 0 else 0.0
+        saving = relative_gap(value, exact_value)
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns,
                             milp.cost(run.choice), value, saving))
     return tuple(out)

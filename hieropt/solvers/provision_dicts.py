@@ -39,73 +39,41 @@ def rounding_label(p: Any, r: Any) -> str:
     return f"round {r.name}, {which} {how}"
 
 
+BOM_KEYS = ("dim", "kind", "item", "quantity", "unit_usd", "cost_usd", "unit_watts", "watts")
+"""The keys of a bill-of-materials line in the JSON (:class:`hieropt.model.options.BomLine`'s
+fields)."""
+
+
+def _floats(bw: Any) -> list[float] | None:
+    """Bandwidths (GB/s) as a JSON list, or None."""
+    return None if bw is None else [float(x) for x in bw]
+
+
 def provision_dict(instance: Any, p: Any) -> dict[str, Any]:
     """JSON-ready provisioning result (units in the keys)."""
+    c = p.continuous
     return {
-        "units": {
-            "bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)",
-            "time": "ns",
-            "cost": "USD",
-            "power": "W",
-            "objective": p.objective_unit,
-        },
-        "instance": instance.name,
-        "catalog": p.catalog,
-        "status": p.status.value,
-        "message": p.message,
-        "objective": p.objective,
-        "max_iteration_time_ns": p.max_iteration_time_ns,
-        "max_cost_usd": p.max_cost_usd,
-        "max_power_w": p.max_power_w,
-        "objective_value": p.objective_value,
-        "objective_bound": p.objective_bound,
-        "gap": _gap(p.gap),
-        "iteration_time_ns": p.iteration_time_ns,
-        "network_cost_usd": p.network_cost_usd,
-        "power_w": p.power_w,
-        "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
+        "units": {"bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)",
+                  "time": "ns", "cost": "USD", "power": "W", "objective": p.objective_unit},
+        "instance": instance.name, "catalog": p.catalog, "status": p.status.value,
+        "message": p.message, "objective": p.objective,
+        "max_iteration_time_ns": p.max_iteration_time_ns, "max_cost_usd": p.max_cost_usd,
+        "max_power_w": p.max_power_w, "objective_value": p.objective_value,
+        "objective_bound": p.objective_bound, "gap": _gap(p.gap),
+        "iteration_time_ns": p.iteration_time_ns, "network_cost_usd": p.network_cost_usd,
+        "power_w": p.power_w, "bw_gbps_per_dim": _floats(p.bw_gbps),
         "design": [o.to_dict() for o in p.design],
-        "bom": [
-            {
-                "dim": b.dim,
-                "kind": b.kind,
-                "item": b.item,
-                "quantity": b.quantity,
-                "unit_usd": b.unit_usd,
-                "cost_usd": b.cost_usd,
-                "unit_watts": b.unit_watts,
-                "watts": b.watts,
-            }
-            for b in p.bom
-        ],
-        "continuous": None
-        if p.continuous is None
-        else {
-            "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
-            "iteration_time_ns": p.continuous.iteration_time_ns,
-            "gap": _gap(p.continuous.gap),
-            "integer_premium": p.continuous_gap,
-        },
+        "bom": [{k: getattr(b, k) for k in BOM_KEYS} for b in p.bom],
+        "continuous": None if c is None else {
+            "bw_gbps_per_dim": _floats(c.bw_gbps), "iteration_time_ns": c.iteration_time_ns,
+            "gap": _gap(c.gap), "integer_premium": p.continuous_gap},
         "continuous_note": p.continuous_note,
-        "roundings": [
-            {
-                "name": r.name,
-                "label": rounding_label(p, r),
-                "description": r.description,
-                "feasible": r.feasible,
-                "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],
-                "iteration_time_ns": r.iteration_time_ns,
-                "network_cost_usd": r.network_cost_usd,
-                "objective_value": r.objective_value,
-                "saving": r.saving,
-            }
-            for r in p.roundings
-        ],
-        "options_per_dim": list(p.options),
-        "milp_solves": p.milp_solves,
-        "milp_seconds": p.milp_seconds,
-        "solve_seconds": p.solve_seconds,
-        "method": p.method,
-        "notes": list(p.notes),
-        "extra": p.extra,
+        "roundings": [{
+            "name": r.name, "label": rounding_label(p, r), "description": r.description,
+            "feasible": r.feasible, "bw_gbps_per_dim": _floats(r.bw_gbps),
+            "iteration_time_ns": r.iteration_time_ns, "network_cost_usd": r.network_cost_usd,
+            "objective_value": r.objective_value, "saving": r.saving} for r in p.roundings],
+        "options_per_dim": list(p.options), "milp_solves": p.milp_solves,
+        "milp_seconds": p.milp_seconds, "solve_seconds": p.solve_seconds, "method": p.method,
+        "notes": list(p.notes), "extra": p.extra,
     }

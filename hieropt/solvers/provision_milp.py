@@ -413,24 +413,13 @@ class Tradeoff:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready trade-off as ``hieropt provision --tradeoff --json`` writes it (ns, $, W; a
         gap that is not finite None; designs as :meth:`hieropt.model.options.Option.to_dict`)."""
-        return {
-            "grid": list(self.grid),
-            "solves": self.solves,
-            "solve_seconds": self.solve_seconds,
-            "notes": list(self.notes),
-            "points": [
-                {
-                    "iteration_time_ns": q.iteration_time_ns,
-                    "network_cost_usd": q.network_cost_usd,
-                    "power_w": q.power_w,
-                    "max_cost_usd": q.max_cost_usd,
-                    "max_power_w": q.max_power_w,
-                    "gap": float(q.gap) if math.isfinite(q.gap) else None,
-                    "design": [o.to_dict() for o in q.design],
-                }
-                for q in self.points
-            ],
-        }
+        return {"grid": list(self.grid), "solves": self.solves,
+                "solve_seconds": self.solve_seconds, "notes": list(self.notes),
+                "points": [{"iteration_time_ns": q.iteration_time_ns,
+                            "network_cost_usd": q.network_cost_usd, "power_w": q.power_w,
+                            "max_cost_usd": q.max_cost_usd, "max_power_w": q.max_power_w,
+                            "gap": float(q.gap) if math.isfinite(q.gap) else None,
+                            "design": [o.to_dict() for o in q.design]} for q in self.points]}
 
 
 @scoped

@@ -21,7 +21,7 @@ from ..units import OBJECTIVE_UNITS, implausible_bw_notes, objective_unit
 from ..verify import verify
 from .cutting import REL_GAP
 from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
-from .outcome import OAResult
+from .outcome import OAResult, relative_gap
 from .procurement import (
     Counts,
     against_target,
@@ -120,7 +120,7 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
         )
     else:
         bound = min(res.lower, value)
-    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    gap = relative_gap(value, bound)
     # a loop's message states its gap before the bound's last slack and the evaluator's value:
     # restated, so that the status line and the gap line agree
     message = message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", message)
