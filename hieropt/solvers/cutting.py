@@ -6,6 +6,7 @@ means)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import numpy as np
@@ -382,14 +383,11 @@ class TimeLP(CutLP):
         self._centre(meets)
         self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b)
                         if meets[d] > 0 for r in MEETS_OFFSETS])
-        best = [meets, self.network_cost(meets)]  # the cheapest design found that meets the target
 
-        def candidates(x: np.ndarray) -> list[np.ndarray]:
+        def moves(x: np.ndarray, best: list) -> list[np.ndarray]:
             # the LP's point moved towards ``meets`` along the segment (feasible by convexity), and
-            # towards the cheapest design found, raised by ANCHOR_RISE (T falls: room below the
-            # target) when the rows allow: ``meets`` may lie orders of magnitude away (a loose
-            # target met at a floor far below the fastest design), where the move costs far more
-            # than the gap
+            # towards the cheapest design found, raised by ANCHOR_RISE (room below the target)
+            # when the rows allow (``meets`` may lie orders of magnitude away)
             bw = self._bw(x)
 
             def towards(anchor: np.ndarray, t_anchor: float) -> np.ndarray:
@@ -411,21 +409,41 @@ class TimeLP(CutLP):
             if (best[0] is not meets and within_rows(self.instance, near, best[0]) is near
                     and (t_near := self.tm.time_ns(near)) < target_ns):
                 out.append(towards(near, t_near))
+            return out
+
+        try:
+            return self._cheapest_loop(meets, budget_usd, moves,
+                                  lambda point: self.tm.time_ns(point) <= target_ns, rel_gap)
+        finally:
+            self._set_target(None)
+
+    def _cheapest_loop(self, meets: np.ndarray, budget_usd: float | None,
+                  moves: Callable[[np.ndarray, list], list[np.ndarray]],
+                  within: Callable[[np.ndarray], bool], rel_gap: float,
+                  score: Callable[[np.ndarray], float] | None = None) -> OAResult:
+        """The cheapest-design loop of both min-cost objectives (:meth:`min_cost`,
+        :meth:`hieropt.solvers.portfolio.RegretLP.min_cost_within`): the candidates
+        ``moves(x, best)`` of an LP point ``x`` (``best``: [the cheapest design found that is
+        ``within`` the target, its cost $], from ``meets``), each one cheaper and within capping
+        the LP's cost (:func:`cost_cap` with ``budget_usd``, $); ``score``: design -> $ (default
+        the network's cost)."""
+        best = [meets, self.network_cost(meets)]
+
+        def candidates(x: np.ndarray) -> list[np.ndarray]:
+            out = moves(x, best)
             for point in out:
                 cost = self.network_cost(point)
-                if cost < best[1] and self.tm.time_ns(point) <= target_ns:
+                if cost < best[1] and within(point):
                     best[:] = [point, cost]
                     self._set_budget(cost_cap(budget_usd, cost))
             return out
 
         self._set_budget(cost_cap(budget_usd, best[1]))
-
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
-                    candidates=candidates, score=self.network_cost, start=meets)
+                    candidates=candidates, score=score or self.network_cost, start=meets)
         try:
             return self._loop(spec, rel_gap)
         finally:
-            self._set_target(None)
             self._set_budget(budget_usd)
 
 

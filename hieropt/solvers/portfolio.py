@@ -18,7 +18,7 @@ from ..model.timing import evaluate, job_time_models
 from ..result import Portfolio, Status, slowdown_ratio
 from ..spec import Instance
 from .cut_lp import Loop
-from .cutting import INF, REL_GAP, OAResult, TimeLP, cost_cap
+from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .line_search import segment_point, within_rows
 
 __all__ = ["RegretLP", "hours_weighted", "max_ratio", "min_cost_within_regret", "min_max_regret",
@@ -184,28 +184,14 @@ class RegretLP(TimeLP):
         the rows and bounds): the LP's points moved inside (:meth:`_inside`) and towards
         ``meets`` (:func:`hieropt.solvers.line_search.segment_point`)."""
         budget = self._ready()
-        cap = self.z_bounds[1]
-        best, r_meets = [meets, self.network_cost(meets)], self.ratio(meets)
+        cap, r_meets = self.z_bounds[1], self.ratio(meets)
 
-        def score(bw: np.ndarray) -> float:
-            return self.network_cost(bw) if self.ratio(bw) <= cap else INF
-
-        def candidates(x: np.ndarray) -> list[np.ndarray]:
+        def moves(x: np.ndarray, best: list) -> list[np.ndarray]:
             bw = self._inside(self._bw(x), meets)
-            point = segment_point(self.ratio, self.ratios, bw, meets, self.ratio(bw), r_meets, cap)
-            cost = score(point)
-            if cost < best[1]:
-                best[:] = [point, cost]
-                self._set_budget(cost_cap(budget, cost))
-            return [point]
+            return [segment_point(self.ratio, self.ratios, bw, meets, self.ratio(bw), r_meets, cap)]
 
-        self._set_budget(cost_cap(budget, best[1]))
-        spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
-                    candidates=candidates, score=score, start=meets)
-        try:
-            return self._loop(spec, rel_gap)
-        finally:
-            self._set_budget(budget)
+        return self._cheapest_loop(meets, budget, moves, lambda bw: self.ratio(bw) <= cap, rel_gap,
+                              lambda bw: self.network_cost(bw) if self.ratio(bw) <= cap else INF)
 
     def _inside(self, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
         """An LP's ``bw`` ((D,) GB/s) clipped into the bounds, then moved towards ``meets`` into the
