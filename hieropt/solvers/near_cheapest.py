@@ -267,16 +267,17 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
             and (b >= dm.bw_lower).all() and (b <= dm.bw_upper).all()]
 
 
-def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
-                          time_limit_s: float = 60.0) -> tuple[OAResult, int]:
-    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`): (OAResult in ns,
-    LPs solved). Two passes on one cost-share LP: the exact row alone, then (if that misses the gap)
-    with the share row, its rounding (:data:`ROW_ROUNDING`) taken off the bound; designs ranked by
-    their time over what the bound gives up for them (:func:`_excess_usd`).
+def fastest_near_cheapest(core, reduced: ReducedBudget, rel_gap: float) -> OAResult:
+    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`) on the instance
+    and time model of ``core`` (a :class:`hieropt.solvers.cutting.TimeLP`, which counts the LPs):
+    OAResult in ns. Two passes on one cost-share LP: the exact row alone, then (if that misses
+    the gap) with the share row, its rounding (:data:`ROW_ROUNDING`) taken off the bound; designs
+    ranked by their time over what the bound gives up for them (:func:`_excess_usd`).
 
     Raises:
-        NoSolutionError: the budget leaves a loaded dimension no bandwidth, or no finite design
-            was found."""
+        NoSolutionError: the budget leaves a loaded dimension no bandwidth, or no finite
+            design was found."""
+    instance, tm, time_limit_s = core.instance, core.tm, core.solver.time_limit_s
     vertex, budget_usd = reduced.vertex, reduced.budget_usd
     dm = instance.design_matrix
     room = reduced.room_usd
@@ -330,7 +331,8 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBud
         rc.close()
     out = _combined(passes, tm, share)
     allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
-    return _finished(out, allowance, rel_gap, room, vertex.cost_usd), rc.lps
+    core.lps += rc.lps
+    return _finished(out, allowance, rel_gap, room, vertex.cost_usd)
 
 
 def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
@@ -398,9 +400,7 @@ def sharpened(out: OAResult, case) -> OAResult:
     if reduced is None:
         return out
     try:
-        exact, lps = fastest_near_cheapest(core.instance, core.tm, reduced, case.rel_gap,
-                                           core.solver.time_limit_s)
+        exact = fastest_near_cheapest(core, reduced, case.rel_gap)
     except (NoSolutionError, SolverError):
         return out
-    core.lps += lps
     return exact if exact.bw is not None and exact.gap < out.gap else out

@@ -162,11 +162,7 @@ def near_cheapest_budget(case: BudgetCase) -> OAResult:
     dimension, held by the exact reduced budget row
     (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). The fastest design within it
     (ns)."""
-    core = case.core
-    out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
-                                     core.solver.time_limit_s)
-    core.lps += lps
-    return out
+    return fastest_near_cheapest(case.core, case.near, case.rel_gap)
 
 
 def time_lp_within_budget(case: BudgetCase) -> OAResult:
