@@ -235,7 +235,10 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
         again = partial(solve, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s))
         sol = with_sensitivity(instance, tm, sol, again, time_limit_s, o.sensitivity_ranges)
     if o.cheapest_design and obj == "performance" and sol.success:
-        sol = _at_cheapest_design(instance, sol, sol.notes[len(routed):], time_limit_s)
+        # the cheapest of the equally fast designs, with the optimal time's sensitivity and notes
+        shown, _ = solve_fastest_cheapest(instance, time_limit_s)
+        sol = replace(shown, sensitivity=sol.sensitivity,
+                      notes=shown.notes + sol.notes[len(routed):])
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
@@ -245,14 +248,6 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima,
                                                   within_budget=within))
     return replace(sol, solve_seconds=time.perf_counter() - start)
-
-
-def _at_cheapest_design(instance: Instance, sol: Solution, sensitivity_notes: tuple[str, ...],
-                        time_limit_s: float) -> Solution:
-    """The performance optimum ``sol`` at the cheapest of the equally fast designs
-    (:func:`solve_fastest_cheapest`), keeping its sensitivity and ``sensitivity_notes``."""
-    shown, _ = solve_fastest_cheapest(instance, time_limit_s)
-    return replace(shown, sensitivity=sol.sensitivity, notes=shown.notes + sensitivity_notes)
 
 
 def _gap(rel_gap: float | None, obj: str) -> float:
@@ -304,7 +299,8 @@ def solve_fastest_cheapest(instance: Instance,
     if kept is not None:
         sol = verified(instance, tm, counts, res, "performance", start, {})
     start = time.perf_counter()
-    target = _tie_break_target(sol)
+    target = tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP,
+                                 instance.max_iteration_time_ns)
     try:
         if isinstance(cheap, str):
             raise HieroptError(cheap)
@@ -318,13 +314,6 @@ def solve_fastest_cheapest(instance: Instance,
     if kept is None and res.status is Status.OPTIMAL and not isinstance(design, str):
         keep_outcome("fastest and cheapest", instance, tm, extra, (res, counts, cheap, cost_counts))
     return _shown(sol, design, counts.lps + cost_counts.lps), design
-
-
-def _tie_break_target(sol: Solution) -> float:
-    """The tie-break's time target after the performance optimum ``sol``
-    (:func:`~hieropt.solvers.procurement.tie_break_target_ns`)."""
-    cap = sol.instance.max_iteration_time_ns if sol.instance is not None else None
-    return tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP, cap)
 
 
 def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:

@@ -321,8 +321,7 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
     extra = (rel_gap, time_limit_s)
     if (hit := recall_outcome("fastest design", instance, tm, extra)) is not None:
         res, counts_hit = hit
-        counts.lps += counts_hit.lps
-        counts.cuts += counts_hit.cuts
+        counts.add(counts_hit)
         return res, tm
     with closing(TimeLP(instance, tm, time_limit_s)) as core:
         res = fastest_design(core, rel_gap, instance.max_network_cost_usd,

@@ -349,8 +349,8 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
 
     res, fast_counts, cheap, cost_counts = fastest_then_cheapest(
         inst, tm, case.time_limit_s, min(case.rel_gap, REL_GAP), target_of)
-    counts.lps += fast_counts.lps + cost_counts.lps
-    counts.cuts += fast_counts.cuts + cost_counts.cuts
+    counts.add(fast_counts)
+    counts.add(cost_counts)
     if isinstance(cheap, str):
         return res, res.bw, (f"the cheapest of the equally fast designs was not found ({cheap}): "
                              "the design is the fastest one found, its network maybe dearer",)
