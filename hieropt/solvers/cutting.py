@@ -105,8 +105,7 @@ class TimeLP(CutLP):
                 raise limit_reached("the bandwidths' reach", self.solver.time_limit_s)
             if low is not None and low is not Status.OPTIMAL:
                 raise rows_infeasible(self.instance)
-        # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum,
-        # which HiGHS reports as a huge finite value at some scales and as 'Unbounded' at others)
+        # (on the rows' recession cone, the same at every scale, not on this LP's optimum)
         self.unlimited = unlimited_dimensions(self.instance, loaded,
                                               time_limit_s=self.solver.time_limit_s)
         self.bounded = not self.unlimited
@@ -158,9 +157,7 @@ class TimeLP(CutLP):
             lo = self._solve(self.arr.cost_costs)
             ok = lo.status is Status.OPTIMAL
             hi = self._solve(self.arr.cost_costs, maximize=True) if ok else None
-        # infeasible rows, or HiGHS failing on this LP's cuts and units: the
-        if hi is None:
-            # rows alone, in their own units, tell which (raises when they are infeasible)
+        if hi is None:  # (infeasible rows, or a failure in this LP's units: the rows alone tell)
             v = cheapest_vertex(self.instance, self.solver.time_limit_s)
             self._cheapest = self._cheapest_lp = v.cost_usd
             return v.cost_usd, v.dearest_usd
@@ -246,9 +243,6 @@ class TimeLP(CutLP):
     def _col_upper(self) -> np.ndarray:
         """Upper limits on the scaled columns that single rows, bounds and the budget imply (keyed
         on the arrays object itself: a stale bound would cut off feasible points)."""
-        # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new
-        # scale) may get the freed one's id, and a stale bound on the scaled columns would cut off
-        # part of the feasible set (a false certificate: see tests/solve/test_cut_model.py)
         key = (self._budget, self.arr)
         if self._ub_key is None or self._ub_key[0] != key[0] or self._ub_key[1] is not key[1]:
             self._ub_key = key
@@ -391,8 +385,7 @@ class TimeLP(CutLP):
             bw = self._bw(x)
 
             def towards(anchor: np.ndarray, t_anchor: float) -> np.ndarray:
-                # (a point that cannot undercut the cheapest found, whose cost rises along the
-                # segment from bw, needs no exact digits: no evaluator call)
+                # (a point that cannot undercut the cheapest found needs no exact digits)
                 cost, rise = self.network_cost(bw), self.network_cost(anchor)
                 tight = cost < best[1] or rise < cost
                 rise = abs(rise - cost)

@@ -253,8 +253,7 @@ class HighsLP:
 
     def _run(self) -> Any:
         h = self._h
-        # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top
-        # of it
+        # (HiGHS's time_limit counts the object's total run time)
         h.setOptionValue("time_limit", h.getRunTime() + self.time_limit_s)
         h.run()
         status = h.getModelStatus()

@@ -103,9 +103,9 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         y[E] = yE
         ax = A @ x
         joins, leaves = _changes(ax, lo, hi, y, tol, active, upper_side, converged)
-        # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
+        # a run towards B = 0 (a row that would stop it is missing): the rows it crossed join, as
+        # a primal active-set method's blocking constraints (N&W §16.5)
         if not converged:
-            # join, as in a primal active-set method's blocking constraints (N&W §16.5)
             if not any(joins):
                 return None
         elif _outside_box(x[:z0].tolist(), cl[:z0].tolist(), cu[:z0].tolist()):
@@ -118,19 +118,15 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         joins, leaves = np.array(joins, dtype=bool), np.array(leaves, dtype=bool)
         tiny = 1e-12 * (1 + np.abs(ax))
         upper_side = np.where(joins, ax > hi, upper_side)
-        # an epigraph column the LP held at its bound (a piece it did not see) is free once a row of
-        # its joins
+        # an epigraph column held at its bound is free once a row of its joins
         movable[z0:] |= at_bound[z0:] & nonzero[joins].any(axis=0)[z0:]
         kept = active & ~leaves
         active = kept | joins
         if converged:
             tied = _regroup(arr, ax - lo, tiny, joins, active, kept)
-        # the rows it crossed join the ones it ran on; the pieces of a max with a crossed row may
-        # not all tie
-        else:
-            # at the optimum (a singular system decides). The next Newton starts
+        else:  # (the pieces of a max with a crossed row may not all tie: a singular system says)
             tied = kept & _same_max(arr, joins)
-            x, y, nu = start  # from where this one did, not from its run-away iterate
+            x, y, nu = start  # (the next run starts where this one did)
     return None
 
 
@@ -150,12 +146,10 @@ def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, 
     # (numpy's NaN max)
     scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))
     tol, cut = 1e-9 * scale, 1e-10 * scale
-    # the rows with a non-zero dual on a finite bound; an equality row holds at every feasible
-    # point, whatever its dual (often 0 at a vertex)
+    # the rows with a non-zero dual on a finite bound, and the equality rows
     active = [(abs(v) > cut and math.isfinite(low if v > 0 else high)) or low == high
               for v, low, high in zip(yl, lol, hil, strict=True)]
-    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any
-    # feasible value is optimal) and columns no active row touches
+    # columns held at a bound by a non-zero reduced cost stay there, and so do free linear columns
     rl = (costs - A.T @ y).tolist()
     cbl, ctl = arr.pair_b.tolist(), arr.pair_t.tolist()
     rc = rl[:]
@@ -178,9 +172,7 @@ def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, 
                 xl[j], at_bound[j] = uj, True
         fixed.append(at_bound[j] or (linear[j] and cj == 0))
         wanted.append(pairs[j] or cj != 0)
-    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t,
-    # like any fixed column, moves to the right-hand side); only the links with a free B are solved
-    # for. The LP's t only bound 1/B from below (cuts): Newton starts on the links
+    # a link whose B is held at a bound leaves the system with its t = 1/B; Newton starts on t = 1/B
     free = []
     for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
         xb = xl[b]
@@ -354,9 +346,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular:
             return None
         step = _solve(J, F)
         s = step.tolist()
-        # singular: the least-squares step, a few times at most (an over-determined
-        if not math.isfinite(sum(s)):
-            singular += 1  # active set never converges)
+        if not math.isfinite(sum(s)):  # singular: a least-squares step, a few times at most
+            singular += 1
             if singular > max_singular or not work.spend(LSTSQ_COST * N ** 3):
                 return None
             # (LAPACK's SVD on NaN never returns)
@@ -367,10 +358,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular:
             if not math.isfinite(sum(s)):
                 return None
         b = zb.tolist()  # (the links' B lead z and the step)
-        if nl and min(map(operator.sub, b, s)) <= 0:  # the full step leaves B > 0: go 0.9
-            # of the way to the boundary
+        if nl and min(map(operator.sub, b, s)) <= 0:  # 0.9 of the way to B = 0 (N&W §16.6)
             step *= 0.9 * min(bi / si for bi, si in zip(b, s, strict=False) if si > 0)
-            # (fraction to the boundary, N&W §16.6)
             damped += 1
             if damped > MAX_DAMPED:
                 return _unpack(x, order, z, nf, ne, znu, False)

@@ -218,10 +218,8 @@ def segment_point(value: Callable[[np.ndarray], float], values: Callable[[np.nda
     segment."""
     if v_bw <= target:
         return bw
-    # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw
-    # keeps its own digits however far away meets lies (from meets, s = 1 - sigma has a spacing of
-    # 1e-16 x |bw - meets|: with meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
-    # feasible by convexity
+    # walked from bw, point(sigma) = bw + sigma (meets - bw), so that a point near bw keeps its
+    # digits however far away meets lies
     chord = (v_bw - target) / (v_bw - v_meets) if np.isfinite(v_bw) else 1.0
     step = meets - bw
     # T(a) > target >= T(b); the feasible part is [sigma*, 1]

@@ -160,8 +160,7 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
     Y, r = _corrected(P, A, Y, r, basic)
     B = Fraction(float(budget_usd))
     rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
-    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value
-    # there (r_d B_d >= r_d lo_d): the row then has only the starved dimensions, each term >= 0
+    # a dimension left at a bound other than 0 keeps its term's least value there (an edge)
     starved = [d for d in range(D) if d not in basic and r[d] > 0 and dm.bw_lower[d] <= 0]
     edges = [d for d in range(D) if d not in basic and d not in starved and r[d] != 0]
     for d in edges:
@@ -176,8 +175,7 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
     for d in starved:  # each B_d <= room / r_d (the other terms are >= 0), and at most budget / p_d
         coef[d] = float(r[d])
         margin += abs(r[d] - Fraction(coef[d])) * _reach(dm, d, min(room / r[d], B / P[d]))
-    # the exact row's slack terms: |y_i| for an inequality row with a multiplier, |r_d| for a
-    # dimension held at its edge
+    # the exact row's slack terms: |y_i| of an inequality row, |r_d| of a dimension at its edge
     terms = [(("row", i), abs(Y[i])) for i in range(m) if Y[i] != 0 and dm.lower[i] != dm.upper[i]]
     terms += [(("lower" if r[d] > 0 else "upper", d), abs(r[d])) for d in edges]
     exact_margin = margin + sum((abs(c - Fraction(float(c))) * (room / c) for _, c in terms),
@@ -244,8 +242,7 @@ def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list
     z = reduced.coef != 0
     fixed, free = at_bound & ~z, ~at_bound & ~z
     lp = np.clip(bw, dm.bw_lower, dm.bw_upper) - b0
-    # an inequality row active at the cheapest network may stay there, or move off it as far as the
-    # LP's point does (the exact row charges that move to the room)
+    # an inequality row active at the cheapest network may stay, or move off as the LP's point does
     lhs0, lhs = A @ b0, A @ (b0 + lp)
     lower, upper = dm.lower[rows], dm.upper[rows]
     off = np.where(lower == upper, 0.0, np.where(floor, np.maximum(lhs - lower, 0.0),

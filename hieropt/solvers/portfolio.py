@@ -208,8 +208,7 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         NoSolutionError: infeasible rows or budget.
         SolverError: every LP failed."""
     U, tms = np.array([r.upper for r in optima]), job_time_models(instance)
-    # each own optimum meets every row and the budget, and so does their mean, which gives every
-    # dimension a workload loads bandwidth when each own optimum starves another's dimension
+    # each own optimum meets the rows and the budget, and so does their mean (no dimension starved)
     starts = [r.bw for r in optima] + [np.mean([r.bw for r in optima], axis=0)]
     start = min(starts, key=lambda bw: max_ratio(tms, U, bw))
     if not any(tm.carries_traffic.any() for tm in tms):

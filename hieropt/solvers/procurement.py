@@ -413,8 +413,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     scale = None if fastest is not None else _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap for
-    # g = (rel_gap - slack) / (1 - slack), a hair below for the rounding of this formula
+    # the loop's gap g leaves room for the bound's slack: (1 - g)(1 - slack) >= 1 - rel_gap
     loop_gap = max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
     try:
         res = cheap.min_cost(target_ns, meets, loop_gap, cap)

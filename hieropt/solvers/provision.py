@@ -455,9 +455,8 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
         lines = {o.line: o.part for o in dimension_options(catalog, instance.network, d)}
         for part in lines.values():  # (a product line's options differ in unit count only)
             exact_units = bw_cont[d] * part.share / part.unit_gbps
-            # the continuous optimum's bandwidths are known to ~1e-4 relative where it is flat
-            # (solver_probe P4): a value that close to a whole number of units is that number, not a
-            # reason to round both ways
+            # (the continuous optimum is known to ~1e-4 where it is flat: a value that close to a
+            # whole number of units is that number)
             slack = 1e-4 * max(exact_units, 1.0)
             n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
             n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)

@@ -156,8 +156,7 @@ def instance_options(catalog: Catalog, instance: Instance,
     for d, b in enumerate(instance.bounds_or_default):
         same: dict[float, list[Option]] = {}
         high = math.inf if b.upper_gbps is None else b.upper_gbps
-        # (the fat trees of unit counts outside the bounds are not designed: the MILP cannot choose
-        # them)
+        # (no fat trees designed for unit counts outside the bounds)
         for o in dimension_options(catalog, instance.network, d, within=(b.lower_gbps, high)):
             if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or o.bw_gbps > high * (1 + 1e-12):
                 continue

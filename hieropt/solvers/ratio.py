@@ -260,15 +260,14 @@ class RatioCore(CutLP):
 
         def plain(x: np.ndarray) -> list[np.ndarray]:
             bw = self._design(x, budget_usd)
-            # the LP's point moved inside the rows towards the cheapest network (a budget at the
-            # cheapest cost leaves a single face, met to tolerances only)
+            # the LP's point moved inside the rows towards the cheapest network
             if bw is None and cheapest is not None:
                 bw = within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest)
                 bw = bw if meets_rows(self.instance, bw) else None
             if bw is None:
                 return [cheapest] if cheapest is not None else []
-            # the share row holds to HiGHS's tolerance: a hair over is stepped back towards the
-            # cheapest network (on every row and bound), else the lower bounds, else 0
+            # a hair over the budget (HiGHS's tolerance) stepped back towards the cheapest network,
+            # else the lower bounds, else 0
             for anchor in (cheapest, self.instance.design_matrix.bw_lower, 0.0 * bw):
                 point = (onto_budget(self.unit_cost, anchor, bw, budget_usd)
                          if anchor is not None else None)

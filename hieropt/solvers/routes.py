@@ -121,8 +121,7 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
     else:
         bound = min(res.lower, value)
     gap = relative_gap(value, bound)
-    # a loop's message states its gap before the bound's last slack and the evaluator's value:
-    # restated, so that the status line and the gap line agree
+    # (a loop's message states its gap before the evaluator's value: restated)
     message = message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", message)
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(

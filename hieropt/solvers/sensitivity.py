@@ -230,8 +230,7 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled unit
 
         def bound_slope(d: int, with_reduced_cost: bool = True) -> float:
-            # the Lagrangian's derivative in the bound of B_d, g_d - P_d / B_d^2 (g_d, P_d the
-            # reduced costs of B_d and t_d), or in a bonus on d, -P_d / B_d^2, per GB/s
+            # the Lagrangian's derivative in B_d's bound, g_d - P_d / B_d^2, or in a bonus on d
             r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
             P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
             B = float(res.bw[d] / sc.bw_gbps[d])
@@ -486,8 +485,7 @@ def check_marginals(sol: Solution, sens: Sensitivity, params: list[Param],
                               (-1.0, m.value if m.value is not None else m.decrease)):
             try:
                 other = at(p, sign * h)
-            # (a bound moved below zero or past the other, or a solve that cannot be made: the LP's
-            # value stands unconfirmed, not refuted)
+            # (a move that cannot be made: the value stands unconfirmed, not refuted)
             except (ValueError, HieroptError):
                 continue
             side = "increase" if sign > 0 else "decrease"
