@@ -33,13 +33,6 @@ TRUST = 0.5
 MAX_RESCALES = 6
 
 
-def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:
-    """DAQP (:class:`hieropt.solvers.dense_lp.DenseLP`) while the LP is small enough, else HiGHS."""
-    if arrays.n_cols > MAX_COLS or arrays.n_rows > MAX_ROWS:
-        return HighsLP(arrays, time_limit_s)
-    return DenseLP(arrays, time_limit_s)
-
-
 class CutLP:
     """An LP with reciprocal links, its tangent cuts (native units: they survive a re-scale) and the
     loop. Subclasses set ``scale`` (None: never re-centred), implement ``_compile(scale)``,
@@ -71,7 +64,8 @@ class CutLP:
             self.solver, self._cuts = solver, list(saved[2])
             return
         self._cuts: list[tuple[int, float]] = []  # (link, B in native units) of every cut
-        self.solver = _backend(self.arr, time_limit_s)
+        big = self.arr.n_cols > MAX_COLS or self.arr.n_rows > MAX_ROWS  # (DAQP while small)
+        self.solver = (HighsLP if big else DenseLP)(self.arr, time_limit_s)
         self._add_cuts(seeds)
         if not isinstance(self.solver, DenseLP):
             return

@@ -76,7 +76,7 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
-    _drop_infinite_bounds(u, lo, hi)
+    u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0  # (they bound nothing)
     r = costs - transpose_product(arr, u)
     _shrink_node_rows(arr, u, r)
     r = _shrink_epigraph_rows(arr, costs, u, r)
@@ -95,11 +95,6 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     value = const + float(np.array(terms).sum())
     rounding = _rounding(arr, costs, u, lo, hi, cols, pair_of, best, terms)
     return DualBound(value - rounding, budget, point)
-
-
-def _drop_infinite_bounds(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Zero, in place, each multiplier whose row bound is infinite."""
-    u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0
 
 
 def _shrink_node_rows(arr, u: np.ndarray, r: np.ndarray) -> None:

@@ -108,7 +108,9 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         if not converged:
             if not any(joins):
                 return None
-        elif _outside_box(x[:z0].tolist(), cl[:z0].tolist(), cu[:z0].tolist()):
+        elif any(v < lc - 1e-12 * (1 + abs(lc)) or v > uc + 1e-12 * (1 + abs(uc))  # (outside)
+                 for v, lc, uc in zip(x[:z0].tolist(), cl[:z0].tolist(), cu[:z0].tolist(),
+                                      strict=True)):
             return None
         if not any(joins) and not any(leaves):
             xz = x[:z0]  # (a view: the clip acts in place on x)
@@ -128,12 +130,6 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             tied = kept & _same_max(arr, joins)
             x, y, nu = start  # (the next run starts where this one did)
     return None
-
-
-def _outside_box(x: list[float], lower: list[float], upper: list[float]) -> bool:
-    """Whether a column of ``x`` lies outside its bounds beyond round-off (1e-12 relative)."""
-    return any(v < lc - 1e-12 * (1 + abs(lc)) or v > uc + 1e-12 * (1 + abs(uc))
-               for v, lc, uc in zip(x, lower, upper, strict=True))
 
 
 def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray,

@@ -329,18 +329,12 @@ def fastest_near_cheapest(core, reduced: ReducedBudget, rel_gap: float) -> OARes
     out = _combined(passes, tm, share)
     allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
     core.lps += rc.lps
-    return _finished(out, allowance, rel_gap, room, vertex.cost_usd)
-
-
-def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
-              cheapest_usd: float) -> OAResult:
-    """``out`` settled at ``rel_gap``, saying why it misses it when the round-off of a cost
-    (``allowance``) takes half the gap or more."""
+    c = vertex.cost_usd  # (a miss of the gap by the round-off of a cost says so)
     return out.settled(rel_gap, None if allowance < 0.5 * rel_gap else (
-        f"the budget is only ${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the "
-        f"cheapest network (${usd_cents(cheapest_usd, up=True)}), and the design found meets the "
-        f"rows and the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
-        "which leaves the time undecided within that gap"))
+        f"the budget is only ${room:.3g} ({room / c:.2g} of it) above the cheapest network "
+        f"(${usd_cents(c, up=True)}), and the design found meets the rows and the budget only to "
+        f"the round-off of a cost (about ${EPS * c:.2g}), which leaves the time undecided within "
+        "that gap"))
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
