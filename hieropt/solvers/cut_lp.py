@@ -201,7 +201,6 @@ class CutLP:
         self.rescales += 1
         return True
 
-    # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float) -> OAResult:
         """Solve, polish, bound, cut (module docstring) until the gap target, a stall or
         :attr:`max_lps` LPs."""

@@ -81,7 +81,6 @@ class TimeLP(CutLP):
             self.tm = tm = tm.with_pieces([tm.piece(b * f) for f in (1.0, 10.0, 0.1)])
         self._start(time_limit_s)
 
-    # ----------------------------------------------------------------- set-up checks and diagnoses
     def _check(self) -> None:
         """Once: whether the rows bound every loaded dimension (else a budget must): by single rows
         alone, else by the rows' recession cone
@@ -217,7 +216,6 @@ class TimeLP(CutLP):
         design[starved] = self.scale.bw_gbps[starved] * STARVE
         return design
 
-    # ---------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale: Scale) -> LPArrays:
         """The LP at ``scale``, compiled once per instance, time model, scale, rows and prices
         (read-only, shared by repeated solves and copies)."""
@@ -270,7 +268,6 @@ class TimeLP(CutLP):
             self.tm = tm
             self._reload()
 
-    # ------------------------------------------------------------------------------------- plumbing
     @property
     def s(self) -> float:
         """The smallest bandwidth unit (GB/s) of the loaded dimensions."""
@@ -300,7 +297,6 @@ class TimeLP(CutLP):
                               lambda: cheapest_anchor(self.instance))
         return [] if point is None else [point]
 
-    # ----------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None) -> OAResult:
         """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``
         ($).

@@ -80,7 +80,6 @@ class DenseLP:
         self._highs: HighsLP | None = None
         self.load(arrays)
 
-    # ------------------------------------------------------------------------------------ the model
     def load(self, arrays: Any) -> None:
         """See :meth:`hieropt.solvers.highs.LPBackend.load`; from the second load of the same arrays
         on, the layout is kept in ``arrays.cache`` and copied (:data:`SEEN`)."""
@@ -187,7 +186,6 @@ class DenseLP:
         self._bound(col, lower, upper)
         self._changes.append((False, col, lower, upper))
 
-    # -------------------------------------------------------------------------------------- solving
     def row_duals(self) -> np.ndarray:
         """See :meth:`hieropt.solvers.highs.LPBackend.row_duals`."""
         return self._duals

@@ -84,7 +84,6 @@ class RatioCore(CutLP):
         self.scale = None  # (shares and the cost level are of order 1 by construction)
         self._start(time_limit_s)
 
-    # ---------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale) -> object:
         return self.lp.arr
 
@@ -97,7 +96,6 @@ class RatioCore(CutLP):
             (n - 1, v) for v in LEVEL_SEEDS
         ]
 
-    # ------------------------------------------------------------------------------------- plumbing
     def _bound_col(self, col: int, lo: float, hi: float) -> None:
         self.solver.change_col_bounds(col, lo, hi)
         self.arr.col_lower[col], self.arr.col_upper[col] = lo, hi
@@ -133,7 +131,6 @@ class RatioCore(CutLP):
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None
         return OAResult(out.status, bw, out.upper, min(out.lower, out.upper), self.lps, out.message)
 
-    # --------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded;
         :func:`hieropt.solvers.cost_range.cheapest_vertex`, once).
@@ -165,7 +162,6 @@ class RatioCore(CutLP):
         return (budget_usd is None and bool(np.isfinite(upper)) and upper > 0
                 and lower >= BOUNDS_SPREAD * upper)
 
-    # ----------------------------------------------------------------------------------- objectives
     def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
                  slack_coef: list[dict] | None = None, slack_cap: dict | None = None) -> None:
         """Add rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B in
