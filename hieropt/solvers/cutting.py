@@ -57,10 +57,8 @@ class TimeLP(CutLP):
         self._limits = upper_limits_gbps(instance)
         budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
         self.scale: Scale = instance.memo(
-            "_perf_scale",
-            (tm, budget, target, self._limits, self.unit_cost),
-            lambda: choose_scale(instance, tm, budget, target, self._limits),
-        )
+            "_perf_scale", (tm, budget, target, self._limits, self.unit_cost),
+            lambda: choose_scale(instance, tm, budget, target, self._limits))
         if bw_scale is not None:
             self.scale = self.scale.rescaled(tm, self.unit_cost,
                                              np.full(tm.n_dims, float(bw_scale)))
@@ -337,13 +335,10 @@ class TimeLP(CutLP):
         spec = Loop(
             costs=lambda: self.arr.time_costs,
             native=lambda v: tm.constant_ns + v * self.scale.time_ns,
-            candidates=lambda x: self._within_budget(self._bw(x)),
-            score=tm.time_ns,
+            candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
             slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
             on_empty=self._diagnose_empty,
-            refine=self._refine if isinstance(tm, CutModel) else None,
-            cut_first=self.cut_first,
-        )
+            refine=self._refine if isinstance(tm, CutModel) else None, cut_first=self.cut_first)
         out = self._loop(spec, rel_gap)
         if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError(

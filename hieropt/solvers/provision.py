@@ -188,18 +188,10 @@ def _total_capex(instance: Instance, cap_usd: float | None):
 
 
 @scoped
-def provision(
-    instance: Instance,
-    catalog: Catalog | str | Path,
-    objective: str | None = None,
-    max_iteration_time_ns: float | None = None,
-    max_cost_usd: float | None = None,
-    *,
-    max_power_w: float | None = None,
-    max_total_capex_usd: float | None = None,
-    compare: bool = True,
-    time_limit_s: float = 60.0,
-) -> Provisioning:
+def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
+              max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
+              max_power_w: float | None = None, max_total_capex_usd: float | None = None,
+              compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap); a
     dimension beyond the accelerator's scale-up domain gets at most its ``nic_gbps`` per NPU
     (:func:`hieropt.io.nic_bound.nic_bounded`, noted in ``notes`` and ``nic_bounds``).
