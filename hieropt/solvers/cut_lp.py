@@ -233,7 +233,7 @@ class CutLP:
         improved = False
         if pol is not None:  # usually the exact optimum: its bound alone may close the gap
             improved = run.offer(pol.x)
-            improved = self._bound(run, pol.x, pol.duals)[0] or improved
+            improved = self._bound(run, pol.duals)[0] or improved
             if run.done():
                 return True
             unit = self._unit()
@@ -241,7 +241,7 @@ class CutLP:
                       if pol.x[cb] > 0]
         # (the LP's own point, when the polished one did not settle it)
         improved = run.offer(res.x) or improved
-        better, point = self._bound(run, res.x, duals)
+        better, point = self._bound(run, duals)
         improved = improved or better
         if run.done():
             return True
@@ -277,7 +277,7 @@ class CutLP:
                               "on every retry")
         return True
 
-    def _bound(self, run: LoopState, x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
+    def _bound(self, run: LoopState, duals: np.ndarray) -> tuple[bool, np.ndarray]:
         """Raise ``run``'s lower bound to the Lagrangian bound of ``duals`` less :data:`ROUNDING`,
         keeping its certificate and budget slope: (True when it rose beyond round-off, the
         Lagrangian's minimiser as LP columns)."""
@@ -291,7 +291,7 @@ class CutLP:
         if lb > run.lower:
             run.lower = lb
             run.budget_slope = min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0
-            self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
+            self.certificate = Multipliers(self.arr, self.scale, costs, duals)
         return better, db.point
 
     def _centre_default(self) -> np.ndarray | None:

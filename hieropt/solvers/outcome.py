@@ -71,13 +71,12 @@ class OAResult:
 
 @dataclass(frozen=True)
 class Multipliers:
-    """The row multipliers ``duals`` of a loop's best bound with the LP's arrays, scale, objective
-    ``costs`` and point ``x`` (:mod:`hieropt.solvers.sensitivity`)."""
+    """The row multipliers ``duals`` of a loop's best bound with the LP's arrays, scale and
+    objective ``costs`` (:mod:`hieropt.solvers.sensitivity`)."""
 
     arr: LPArrays
     scale: object
     costs: np.ndarray
-    x: np.ndarray
     duals: np.ndarray
 
 
