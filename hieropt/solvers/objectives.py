@@ -293,11 +293,17 @@ def solve_fastest_cheapest(instance: Instance,
     tm = build_time_model(instance)
     extra = (time_limit_s, TIE_BREAK_LPS)
     kept = recall_outcome("fastest and cheapest", instance, tm, extra)
-    if kept is None:
-        *solved, sol = _fastest_then_cheapest(instance, tm, time_limit_s, start)
-    res, counts, cheap, cost_counts = kept or solved
-    if kept is not None:
-        sol = verified(instance, tm, counts, res, "performance", start, {})
+
+    def target_of(res) -> float | None:  # (of the evaluator's time of the fastest design)
+        if res.bw is None:
+            return None
+        fast = evaluate(instance, res.bw).iteration_time_ns
+        cap = instance.max_iteration_time_ns
+        return tie_break_target_ns(fast, res.lower, REL_GAP, cap) if fast > 0 else None
+
+    res, counts, cheap, cost_counts = kept or fastest_then_cheapest(
+        instance, tm, time_limit_s, REL_GAP, target_of)
+    sol = verified(instance, tm, counts, res, "performance", start, {})
     start = time.perf_counter()
     target = tie_break_target_ns(sol.objective_value, sol.objective_bound, REL_GAP,
                                  instance.max_iteration_time_ns)
@@ -339,20 +345,3 @@ def _shown(sol: Solution, design: Solution | str, lps: int) -> Solution:
         solve_seconds=sol.solve_seconds + design.solve_seconds, extra=dict(sol.extra),
         method=sol.method + "; among equally fast designs the cheapest network (a min-cost "
         "solve with the time target on the same LP)", instance=sol.instance)
-
-
-def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
-    """The two solves of :func:`solve_fastest_cheapest`: (performance OAResult, its Counts, the
-    tie-break's OAResult or error message, its Counts, the verified performance Solution). Raises
-    what :func:`solve` raises for the performance optimum."""
-    def target_of(res) -> float | None:
-        if res.bw is None:
-            return None
-        fast = evaluate(instance, res.bw).iteration_time_ns
-        cap = instance.max_iteration_time_ns
-        return tie_break_target_ns(fast, res.lower, REL_GAP, cap) if fast > 0 else None
-
-    res, counts, cheap, cost_counts = fastest_then_cheapest(instance, tm, time_limit_s, REL_GAP,
-                                                            target_of)
-    sol = verified(instance, tm, counts, res, "performance", start, {})
-    return res, counts, cheap, cost_counts, sol

@@ -313,32 +313,15 @@ def is_rented_run_cost(case: Case) -> bool:
 def rented_run_cost(case: Case) -> Solution:
     """Route ``rented_run_cost`` (:attr:`hieropt.model.run_cost.RunCostTerms.rented`): the run costs
     a constant times T(B), so the answer is the fastest time on the cheapest of the equally fast
-    networks (:func:`cheapest_of_fastest`), value and bound times that constant.
+    networks (:func:`hieropt.solvers.procurement.fastest_then_cheapest` to
+    :func:`~hieropt.solvers.procurement.tie_break_target_ns`; the fastest design, with a note, when
+    that fails), value and bound times that constant.
 
     Raises:
         InputError: several workloads, or a rate of $0.
         NoSolutionError: infeasible; unbounded (no upper limit on bandwidth)."""
-    inst, counts = case.instance, Counts()
+    inst, tm, counts = case.instance, case.tm, Counts()
     terms = run_cost_terms(inst)
-    res, bw, note = cheapest_of_fastest(case, counts)
-    rate = terms.usd_per_ns
-    upper = float(case.tm.time_ns(bw)) if bw is not res.bw else res.upper
-    res = replace(res, bw=bw, upper=upper * rate, lower=min(res.lower, upper) * rate)
-    sol = verified(inst, case.tm, counts, res, "min_run_cost", case.start,
-                   {"run_cost_per": terms.per, "usd_per_ns": rate},
-                   method="the fastest time (cutting planes), priced by the cluster's rate; "
-                   "among equally fast designs the cheapest network")
-    return replace(sol, notes=sol.notes + (RENTED_NOTE,) + note)
-
-
-def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarray, tuple]:
-    """(the fastest design's OAResult in ns, the cheapest design (GB/s) meeting
-    :func:`~hieropt.solvers.procurement.tie_break_target_ns`, or the fastest when that solve fails,
-    a note when it failed); LPs and cuts are added to ``counts``.
-
-    Raises:
-        NoSolutionError, SolverError: as :func:`hieropt.solvers.procurement.fastest_design`."""
-    inst, tm = case.instance, case.tm
 
     def target_of(res: OAResult) -> float | None:
         if res.bw is None or res.status is not Status.OPTIMAL:
@@ -350,13 +333,20 @@ def cheapest_of_fastest(case: Case, counts: Counts) -> tuple[OAResult, np.ndarra
         inst, tm, case.time_limit_s, min(case.rel_gap, REL_GAP), target_of)
     counts.add(fast_counts)
     counts.add(cost_counts)
+    bw, note, unit = res.bw, (), cluster_cost_usd_per_gbps(inst)
     if isinstance(cheap, str):
-        return res, res.bw, (f"the cheapest of the equally fast designs was not found ({cheap}): "
-                             "the design is the fastest one found, its network maybe dearer",)
-    unit = cluster_cost_usd_per_gbps(inst)
-    if cheap is None or cheap.bw is None or float(unit @ cheap.bw) >= float(unit @ res.bw):
-        return res, res.bw, ()
-    return res, cheap.bw, ()
+        note = (f"the cheapest of the equally fast designs was not found ({cheap}): the design is "
+                "the fastest one found, its network maybe dearer",)
+    elif cheap is not None and cheap.bw is not None and float(unit @ cheap.bw) < float(unit @ bw):
+        bw = cheap.bw
+    rate = terms.usd_per_ns
+    upper = float(tm.time_ns(bw)) if bw is not res.bw else res.upper
+    res = replace(res, bw=bw, upper=upper * rate, lower=min(res.lower, upper) * rate)
+    sol = verified(inst, tm, counts, res, "min_run_cost", case.start,
+                   {"run_cost_per": terms.per, "usd_per_ns": rate},
+                   method="the fastest time (cutting planes), priced by the cluster's rate; "
+                   "among equally fast designs the cheapest network")
+    return replace(sol, notes=sol.notes + (RENTED_NOTE,) + note)
 
 
 ROUTED_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_max_regret",
