@@ -158,8 +158,14 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         if e.kind != "unbounded":
             raise
         fastest = None
-    if fastest is not None and front:
-        front = _ending_at(front, fastest)
+    last = front[-1] if fastest is not None and front else None
+    if last is not None and not fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
+        # the last point is the design ``hieropt solve`` prints (else the front was cut below it)
+        front[-1] = FrontPoint(max(last.budget_usd, fastest.network_cost_usd),
+                               np.asarray(fastest.bw_gbps, dtype=float), fastest.iteration_time_ns,
+                               fastest.network_cost_usd,
+                               min(fastest.objective_bound, fastest.iteration_time_ns),
+                               fastest.gap, last.usd_per_ms)
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:
@@ -173,20 +179,6 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         notes.append(f"no performance-per-cost optimum: {e}")
     unit = objective_unit("performance", instance.relative_time)
     return Front(tuple(front), fastest, best, tuple(notes) + hours_note, seconds, core.lps, unit)
-
-
-def _ending_at(front: list[FrontPoint], fastest: Solution) -> list[FrontPoint]:
-    """``front`` whose last point is ``fastest`` (the design ``hieropt solve`` prints), at the
-    larger of its cost and the last budget."""
-    last = front[-1]
-    if fastest.network_cost_usd > last.budget_usd * (1 + 1e-6):
-        return front  # (the front was cut below the fastest network: no upper limit)
-    budget = max(last.budget_usd, fastest.network_cost_usd)
-    end = FrontPoint(budget, np.asarray(fastest.bw_gbps, dtype=float),
-                     fastest.iteration_time_ns, fastest.network_cost_usd,
-                     min(fastest.objective_bound, fastest.iteration_time_ns), fastest.gap,
-                     last.usd_per_ms)
-    return [*front[:-1], end]
 
 
 def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,

@@ -101,13 +101,12 @@ def _acquire() -> highspy.Highs:
     """A highspy object with :data:`_DEFAULTS` (pooled ones were reset when handed back)."""
     if _POOL.idle:
         h = _POOL.idle.pop()  # cleared, with the default options, when it was handed back
-        h.setOptionValue("threads", _THREADS[0])
-        return h
-    with quiet_stdout() if not _BANNER_SHOWN[0] else nullcontext():
-        h = highspy.Highs()
-    _BANNER_SHOWN[0] = True
-    for name, value in _DEFAULTS:
-        h.setOptionValue(name, value)
+    else:
+        with quiet_stdout() if not _BANNER_SHOWN[0] else nullcontext():
+            h = highspy.Highs()
+        _BANNER_SHOWN[0] = True
+        for name, value in _DEFAULTS:
+            h.setOptionValue(name, value)
     h.setOptionValue("threads", _THREADS[0])
     return h
 
