@@ -34,16 +34,11 @@ LSTSQ_COST = 20
 """An SVD least-squares solve costs about this many LU solves of the same size."""
 
 
-class Work:
-    """The work left to one polish (:data:`WORK`)."""
-
-    def __init__(self, units: float = WORK):
-        self.left = float(units)
-
-    def spend(self, units: float) -> bool:
-        """Take ``units``; False when there were not enough left."""
-        self.left -= units
-        return self.left >= 0
+def _spend(work: list[float], units: float) -> bool:
+    """Take ``units`` from the work left to one polish (``work[0]``, from :data:`WORK`); False
+    when there were not enough left."""
+    work[0] -= units
+    return work[0] >= 0
 
 
 @dataclass(frozen=True)
@@ -80,7 +75,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     z0 = arr.z0
     tied = None
     seen = set()
-    work = Work()
+    work = [float(WORK)]
     for _ in range(ROUNDS):
         key = active.tobytes()
         if key in seen:  # the corrections cycle: the LP's next cuts settle it
@@ -92,7 +87,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         sol = _attempt(active, system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
             sol, active = _without_ties(active, tied, system)
-        if sol is None or work.left < 0:  # (spent: the loop keeps the LP's point)
+        if sol is None or work[0] < 0:  # (spent: the loop keeps the LP's point)
             return None
         start = x, y, nu
         x, yE, nu, converged, E = sol
@@ -280,7 +275,7 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular: int):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: list[float], max_singular: int):
     """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
     convergence, (the last iterate, False) when the steps run towards B = 0, None when singular or
     not a system for this method. The matrix is built once; each step updates only the B-dependent
@@ -338,13 +333,13 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular:
         step_bb[:] = [n * 2.0 * a2 * a for n, a2, a in zip(nul, inv2, inv, strict=True)]
         step_lb[:] = inv2
         step_bl[:] = [-a2 for a2 in inv2]
-        if not work.spend(N ** 3):
+        if not _spend(work, N ** 3):
             return None
         step = _solve(J, F)
         s = step.tolist()
         if not math.isfinite(sum(s)):  # singular: a least-squares step, a few times at most
             singular += 1
-            if singular > max_singular or not work.spend(LSTSQ_COST * N ** 3):
+            if singular > max_singular or not _spend(work, LSTSQ_COST * N ** 3):
                 return None
             # (LAPACK's SVD on NaN never returns)
             if not (np.isfinite(J).all() and np.isfinite(F).all()):
