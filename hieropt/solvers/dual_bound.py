@@ -83,7 +83,14 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     pos, neg = u > 0, u < 0
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
     budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
-    cols, pair_of = _linear_columns(arr)
+    # (per LP: the columns before z0 but the pairs' t, and each pair's t by its B)
+    out = arr.cache.get("linear_cols")
+    if out is None or out[0] is not arr.pair_t:
+        ts = set(arr.pair_t.tolist())
+        pair_of = dict(zip(arr.pair_b.tolist(), arr.pair_t.tolist(), strict=True))
+        out = arr.cache["linear_cols"] = (arr.pair_t, [j for j in range(arr.z0) if j not in ts],
+                                          pair_of)
+    cols, pair_of = out[1], out[2]
     best, terms, low_bound, infinite = _box_minima(arr, r, cols, pair_of, col_upper)
     point = np.empty(arr.n_cols)
     point.fill(np.nan)
@@ -198,14 +205,3 @@ def _maximum(a: float, b: float) -> float:
 def _minimum(a: float, b: float) -> float:
     """``np.minimum`` on two floats (a NaN propagates)."""
     return a if a <= b or a != a else b
-
-
-def _linear_columns(arr) -> tuple[list[int], dict[int, int]]:
-    """Per LP (cached): the columns before ``z0`` but the pairs' t, and each pair's t by its B."""
-    out = arr.cache.get("linear_cols")
-    if out is None or out[0] is not arr.pair_t:
-        ts = set(arr.pair_t.tolist())
-        pair_of = dict(zip(arr.pair_b.tolist(), arr.pair_t.tolist(), strict=True))
-        out = arr.cache["linear_cols"] = (arr.pair_t, [j for j in range(arr.z0) if j not in ts],
-                                          pair_of)
-    return out[1], out[2]
