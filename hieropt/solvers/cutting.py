@@ -39,15 +39,10 @@ STARVE = 1e-3
 
 
 class TimeLP(CutLP):
-    """The performance LP with its cuts and the budget and time-target rows (owned by one solve
-    call; :meth:`CutLP.close` it when done).
-
-    Args:
-        instance: design constraints, bounds and cost model.
-        tm: the aggregated time model.
-        time_limit_s: time limit of each LP, s.
-        bw_scale: a bandwidth unit (GB/s) on every dimension to start from (default: the
-            instance's)."""
+    """The performance LP of ``instance`` and its aggregated time model ``tm`` with its cuts and the
+    budget and time-target rows (owned by one solve call; :meth:`CutLP.close` it when done);
+    ``time_limit_s``: of each LP, s; ``bw_scale``: a bandwidth unit (GB/s) on every dimension to
+    start from (default: the instance's)."""
 
     def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,
                  bw_scale: float | None = None):

@@ -70,28 +70,15 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
                           time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> OAResult:
     """Globally minimise T(B) x (``fixed_usd`` + cost(B)) (ns x $) by one convex cutting-plane solve
     in cost-share variables (:class:`hieropt.solvers.ratio.RatioCore`; ``fixed_usd`` = 0:
-    performance per cost; > 0: objective ``min_run_cost`` up to a constant factor).
-
-    Args:
-        instance, tm: the problem and its aggregated time model.
-        rel_gap: target relative gap on the product.
-        budget_usd: optional cap on the network cost ($).
-        cost_floor_usd: optional proven lower bound ($) on the cheapest design that meets
-            ``target_ns``.
-        target_ns: optional iteration-time target (ns); ``meets``: (D,) GB/s, a design that
-            meets it.
-        time_limit_s: limit of each LP and of the whole search, s.
-        fixed_usd: a fixed cost ($) added to the network's
-            (:attr:`hieropt.model.run.CostRate.fixed_usd`); ``kappa_range`` stays the
-            network's.
-
-    Returns:
-        :class:`hieropt.solvers.outcome.OAResult` (ns x $); LIMIT with the proven gap when
-            the gap target was not reached within :data:`hieropt.solvers.ratio.MAX_LPS` LPs
-            or the time limit.
+    performance per cost; > 0, $ (:attr:`hieropt.model.run.CostRate.fixed_usd`): ``min_run_cost``
+    up to a factor). ``budget_usd``: an optional cap ($); ``cost_floor_usd``: a proven lower
+    bound ($) on the cheapest design meeting ``target_ns`` (ns), which ``meets`` ((D,) GB/s)
+    meets; ``time_limit_s``: of each LP and of the search, s. Returns the
+    :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``kappa_range``: the network costs
+    searched), LIMIT with the proven gap short of ``rel_gap``.
 
     Raises:
-        NoSolutionError: infeasible constraints or budget; or "unbounded" when no constraint
+        NoSolutionError: infeasible constraints or budget; "unbounded" when no constraint
             keeps bandwidth away from zero or the product is the same at every scale."""
     bounds = cost_bounds_usd(instance)
     unit = product_bandwidth(instance, tm, target_ns, bounds)

@@ -39,22 +39,14 @@ LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 class RatioCore(CutLP):
-    """The procurement LP with its cuts (owned by one call).
-
-    Args:
-        instance: design constraints, bounds and prices; tm: the aggregated time model.
-        bw_unit_gbps: typical bandwidth (GB/s) that fixes the LP's units
-            (:func:`hieropt.formulation.scale.typical_bandwidth`).
-        time_limit_s: limit of each LP, s.
-        budget_usd: with ``prune``, a cap ($) on the cost of every design searched.
-        prune: leave out the rows no design within the dearest network and the budget reaches
-            (:func:`hieropt.formulation.ratio_arrays.redundant_rows`).
-        cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if
-            known.
-        share_units_gbps: (D,) a unit per dimension (GB/s) for the shares instead of
-            ``bw_unit_gbps``.
-        exact_rows, slacks, fixed_usd: as
-            :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`."""
+    """The procurement LP with its cuts (owned by one call) for ``instance`` and its aggregated time
+    model ``tm``, in the units of ``bw_unit_gbps`` (GB/s,
+    :func:`hieropt.formulation.scale.typical_bandwidth`), or of ``share_units_gbps`` ((D,) GB/s) for
+    the shares; ``time_limit_s``: of each LP, s. With ``prune``, the rows no design within the
+    dearest network and ``budget_usd`` ($) reaches are left out
+    (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; ``cost_bounds``: the rows' cost
+    bounds, if known). ``exact_rows``, ``slacks``, ``fixed_usd``: as
+    :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`."""
 
     max_lps = MAX_LPS
 
