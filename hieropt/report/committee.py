@@ -114,7 +114,7 @@ class Alternative:
             solve`` prints); None for one workload.
         objective: the objective it is the certified optimum of (``performance``, ``min_cost``,
             ...; named in its label, :func:`~hieropt.report.committee_asked.titled`), None when it
-            is not one (a ranked co-design candidate, the front's first point).
+            is not one (a ranked co-design candidate).
         max_time_ns, budget_usd: the targets it was solved under (an iteration-time cap in
             ``time_unit``, a network budget in $), None where there was none.
         calibration: the accelerator whose shipped default calibration timed it (its run's
@@ -123,7 +123,8 @@ class Alternative:
             ``gap_of`` (the objective of that solve: its own, or a co-design candidate's search
             objective); None when unknown.
         status: the status of that solve (:class:`hieropt.result.Status` value: ``optimal``,
-            ``limit``); None when unknown (e.g. a point of the Pareto front).
+            ``limit``; a point of the Pareto front: its own solve's); None when unknown (e.g. a
+            co-design row without one).
     """
 
     key: str
@@ -171,14 +172,15 @@ class Alternative:
         """JSON-ready: key, label, how, ``price_basis``, the objective it is the optimum of and
         the targets it was solved under (``max_iteration_time_ns``, ``max_network_cost_usd``;
         null where none), the proven ``gap`` and the objective it is of (``gap_of``; null where
-        unknown), the headline figures, bandwidths, the network's power, every run figure
-        (``run``) and ``portfolio`` (:func:`workload_rows` against ``fastest``; null for one
-        workload)."""
+        unknown) and the ``status`` of its solve (as ``solve --json``'s: ``optimal``, ``limit``;
+        null where unknown), the headline figures, bandwidths, the network's power, every run
+        figure (``run``) and ``portfolio`` (:func:`workload_rows` against ``fastest``; null for
+        one workload)."""
         return {"key": self.key, "label": self.label, "how": self.how,
                 "price_basis": self.price_basis, "objective": self.objective,
                 "targets": {"max_iteration_time_ns": self.max_time_ns,
                             "max_network_cost_usd": self.budget_usd},
-                "gap": self.gap, "gap_of": self.gap_word,
+                "gap": self.gap, "gap_of": self.gap_word, "status": self.status,
                 **self.figures(),
                 "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
                 "power_w": self.power_w, "run": run_dict(self.run, self.calibration),

@@ -302,6 +302,7 @@ def procurement_alternatives(
                 objective="performance",
                 budget_usd=p.network_cost_usd,
                 gap=p.gap,
+                status=p.status.value,
             )
         )
     else:

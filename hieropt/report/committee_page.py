@@ -22,6 +22,7 @@ from .committee import (
     fmt_figure,
     workload_rows,
 )
+from .common import status_words
 from .run import band_of, fmt_days, fmt_money, no_band_reason
 
 COLORS = {
@@ -75,7 +76,8 @@ def figure_cell(tag: str, key: str, value: Any, extra: str = "", time_unit: str 
 def recommendation_html(c: Committee) -> str:
     """The recommendation block: what is recommended, why, the price basis of each column when
     they differ (:func:`basis_html`), what the validation says of its plan
-    (:attr:`hieropt.model.run.RunFigures.caveats`: ZeRO-3, experts) and its headline figures."""
+    (:attr:`hieropt.model.run.RunFigures.caveats`: ZeRO-3, experts), its status and proven gap in
+    ``solve``'s words (:func:`hieropt.report.common.status_words`) and its headline figures."""
     a = c.recommendation
     figs = a.figures()
     items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k], '', a.time_unit)}"
@@ -89,6 +91,7 @@ def recommendation_html(c: Committee) -> str:
     return (
         f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
         f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
+        f"<p class='status'>{html.escape(status_words(a.status, a.gap))}</p>"
         f"{basis_html(c)}{caveats}<dl class='figs'>{items}</dl>{within}</section>"
     )
 

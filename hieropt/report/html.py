@@ -206,7 +206,7 @@ def write_report(
     if front is not None:
         data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
                           "iteration_time_ns": p.iteration_time_ns, "gap": gap_or_none(p.gap),
-                          "bw_gbps_per_dim": floats(p.bw)}
+                          "status": p.status.value, "bw_gbps_per_dim": floats(p.bw)}
                          for p in front.points]
     if committee is not None:
         data["committee"] = committee.to_dict()

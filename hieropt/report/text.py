@@ -321,7 +321,8 @@ solve)."""
 def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> Table:
     """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension; of
     a front of more than ``max_rows`` points, ``max_rows`` evenly spaced ones (the first and the
-    last among them), numbered as in the full front, and a caption saying so."""
+    last among them), numbered as in the full front, and a caption saying so. The title says each
+    point is proven optimal, or how many stopped at a limit (status ``limit``, at its gap)."""
     n = len(front.points)
     shown = (
         range(n)
@@ -329,7 +330,11 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         else sorted({round(k * (n - 1) / (max_rows - 1)) for k in range(max_rows)})
     )
     some = f", {len(shown)} of them shown: --csv or --json has every point" if n > max_rows else ""
-    t = Table(title=f"Time-cost Pareto front ({n} budgets, each point proven optimal{some})",
+    limited = sum(p.status != "optimal" for p in front.points)
+    proven = ("each point proven optimal" if not limited else
+              f"{limited} point{'s' if limited > 1 else ''} stopped at a limit: status limit, "
+              "proven to the gap shown")
+    t = Table(title=f"Time-cost Pareto front ({n} budgets, {proven}{some})",
               title_justify="left")
     rel = instance.relative_time  # (shares of hours: the hour-weighted ratio, no $ per ms)
     time_col = "hour-weighted ratio" if rel else "iteration ms"

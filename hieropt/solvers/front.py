@@ -48,7 +48,8 @@ STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, NEAR_SLACK)
 @dataclass(frozen=True)
 class FrontPoint:
     """One point: the fastest network within ``budget_usd`` ($): ``bw`` ((D,) GB/s), its time (ns)
-    and cost ($), the proven lower bound (ns) and the gap."""
+    and cost ($), the proven lower bound (ns), the gap and the ``status`` of its own solve
+    (``optimal``, or ``limit``: stopped by a time limit at the proven ``gap``)."""
 
     budget_usd: float
     bw: np.ndarray
@@ -56,6 +57,7 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
+    status: Status
     usd_per_ms: float | None = None
     """The budget row's dual as $ per ms; None when the budget does not bind or the point was solved
     a hair above the cheapest network (no budget row)."""
@@ -90,7 +92,8 @@ class Front:
             return {"run": None if fig is None else fig.to_dict(), "budget_usd": p.budget_usd,
                     "network_cost_usd": p.network_cost_usd,
                     "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns,
-                    "gap": gap, "bw_gbps_per_dim": [float(x) for x in p.bw],
+                    "gap": gap, "status": p.status.value,
+                    "bw_gbps_per_dim": [float(x) for x in p.bw],
                     # (shares of hours: the time is a ratio, not ms; its dual is left out)
                     "usd_per_ms": None if instance.relative_time else p.usd_per_ms}
 
@@ -165,7 +168,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
                                np.asarray(fastest.bw_gbps, dtype=float), fastest.iteration_time_ns,
                                fastest.network_cost_usd,
                                min(fastest.objective_bound, fastest.iteration_time_ns),
-                               fastest.gap, last.usd_per_ms)
+                               fastest.gap, fastest.status, last.usd_per_ms)
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:
@@ -236,7 +239,7 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
         res = first if i == 0 and first is not None else fastest_design(core, rel_gap, float(kappa))
         dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # (0: the budget row does not bind)
         out.append(FrontPoint(float(kappa), res.bw, res.upper, core.network_cost(res.bw),
-                              min(res.lower, res.upper), res.gap,
+                              min(res.lower, res.upper), res.gap, res.status,
                               1e6 / abs(dual) if dual < 0 else None))
         if progress is not None:
             progress(i + 1, len(budgets))

@@ -367,9 +367,13 @@ class SimulationStudy:
 
     def to_dict(self) -> dict[str, Any]:
         """The study as JSON-ready data, the document ``hieropt simulate --json`` writes (times ns,
-        bandwidths GB/s per NPU per dimension, errors relative)."""
+        bandwidths GB/s per NPU per dimension, errors relative); ``status`` and ``gap`` are the
+        optimum's solve's, as ``solve --json`` writes them (null for a given allocation, and the
+        gap null where it is not a finite number)."""
+        gap = None if self.gap is None or not math.isfinite(self.gap) else float(self.gap)
         return {
-            "instance": self.instance, "dimension_mode": self.mode, "chunks": self.chunks,
+            "instance": self.instance, "status": self.status, "gap": gap,
+            "dimension_mode": self.mode, "chunks": self.chunks,
             "tolerance": self.tolerance, "agree": bool(self.agree), "verdict": self.verdict(),
             "optimum_fastest": self.optimum_fastest, "mode_mismatch": self.mismatch,
             "largest_relative_error": self.worst_error,

@@ -307,16 +307,26 @@ def test_export_writes_the_design_solve_recommends(tmp_path: Path) -> None:
 @pytest.mark.heavy
 def test_simulate_shows_the_optimum_status_and_gap(tmp_path: Path) -> None:
     """Without --bw simulate solves the optimum first: its status and proven gap are printed in
-    solve's words (the fake 'simulator' disagrees, exit 3, after the table)."""
+    solve's words, and its --json has them under solve's keys ``status`` and ``gap``, the values
+    ``solve --json`` writes (the fake 'simulator' disagrees, exit 3, after the table); with --bw
+    no optimum is solved: both null."""
     inst = astrasim_instance_file(tmp_path)
     fake = _script(
         tmp_path / "fake",
         'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
         'communication 0 cycles."; i=$((i+1)); done',
     )
-    r = run("simulate", inst, "--astra-sim", fake)
+    r = run("simulate", inst, "--astra-sim", fake, "--json", tmp_path / "sim.json")
     assert r.exit_code == 3, r.output
     # (solved to the gap target 1e-8 of solve's recommended options)
     assert "optimum: status: optimal; relative gap 1.00e-08 (proven)" in r.stdout
-    given = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20")
+    assert_ok(run("solve", inst, "--no-sensitivity", "--json", tmp_path / "solve.json"))
+    solved = json.loads((tmp_path / "solve.json").read_text())
+    doc = json.loads((tmp_path / "sim.json").read_text())
+    assert (doc["status"], doc["gap"]) == ("optimal", solved["gap"])
+    assert solved["status"] == "optimal" and 0 <= solved["gap"] <= 1e-8
+    given = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20",
+                "--json", tmp_path / "given.json")
     assert "optimum: status" not in given.output
+    doc = json.loads((tmp_path / "given.json").read_text())
+    assert (doc["status"], doc["gap"]) == (None, None)

@@ -126,7 +126,7 @@ def test_a_small_dollars_per_ms_keeps_its_digits():
     assert fmt_usd_per_ms(1e-5) == "1e-05"
     instance = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     point = SimpleNamespace(budget_usd=4_990_341.0, network_cost_usd=4_990_341.0,
-                            iteration_time_ns=14_506.0063e6, gap=4.9e-10,
+                            iteration_time_ns=14_506.0063e6, gap=4.9e-10, status="optimal",
                             usd_per_ms=0.1709621431638067, bw=np.array([50.0, 12.5, 10.0, 5.0]))
     console = Console(record=True, width=200)
     console.print(front_table(instance, SimpleNamespace(points=(point,))))

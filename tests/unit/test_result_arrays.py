@@ -31,7 +31,8 @@ def test_front_points_bandwidths_are_read_only():
 def test_freezing_copies_the_given_array():
     given = np.array([250.0, 125.0, 75.0, 50.0])
     point = hieropt.FrontPoint(budget_usd=1e7, bw=given, iteration_time_ns=1e9,
-                               network_cost_usd=1e7, lower_bound_ns=1e9, gap=0.0)
+                               network_cost_usd=1e7, lower_bound_ns=1e9, gap=0.0,
+                               status=hieropt.Status.OPTIMAL)
     given[0] = 1.0  # (the caller's array stays the caller's)
     assert point.bw.tolist() == [250.0, 125.0, 75.0, 50.0]
     assert given.flags.writeable
