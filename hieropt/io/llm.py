@@ -39,7 +39,7 @@ from ..errors import InputError
 from ..names import close_name
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
 from .common import path_argument, read_toml, referenced_file, unknown_key_error, validation_error
-from .npus import fill_calibrated, fill_npu
+from .npus import figure_sourced, fill_calibrated, fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
                                           ("model", Architecture), ("model.moe", MoE))
@@ -163,7 +163,8 @@ def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
 def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = (),
                override_source: str = "--set", plan_rules: bool = True) -> LLMParams:
     """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into
-    :class:`LLMParams`.
+    :class:`LLMParams`, its NPU knowing where its scale-up domain and NIC limit come from
+    (:func:`hieropt.io.npus.figure_sourced`).
 
     ``plan_rules`` False leaves out the rules between the plan and the model (the degrees'
     product, divisibility, the micro-batch count against the stages, ...: :class:`LLMParams`), for a
@@ -212,7 +213,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
         raise InputError(override_source, item, e.problem, e.fix) from e
     merged = _peak_format(params, merged)
     try:
-        return LLMParams.model_validate(merged, context={"plan_rules": plan_rules})
+        validated = LLMParams.model_validate(merged, context={"plan_rules": plan_rules})
     except ValidationError as e:
         item = _override_of(e, overrides, override_source)
         if item is not None:
@@ -222,6 +223,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             problem = rest if sep and " " not in head else blamed.problem
             raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
+    return figure_sourced(validated, npu_catalog_of(data, source))  # (the cap's and caveats' words)
 
 
 def _top_level_key_inside(source: str | Path, params: dict[str, Any]) -> None:

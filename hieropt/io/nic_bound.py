@@ -6,8 +6,9 @@ beyond the accelerator's scale-up domain (``scaleup_npus`` of its catalog entry 
 file's ``[params.npu]``: the NPUs of the dimensions up to and with it, multiplied innermost first)
 gets at most the accelerator's ``nic_gbps`` per NPU
 (GB/s per direction: the most one NPU sends through its NIC, its PCIe x16 host link), the tighter of
-it and the instance's own upper bound, with a note naming the dimension, the bound, its source and
-how to lift it.
+it and the instance's own upper bound, with a note naming the dimension, the bound, its source (the
+catalog entry's, with the catalog file's path when the model file names its own, ``npu_catalog``;
+or the model file's ``[params.npu]``, given in place of the catalog's) and how to lift it.
 
 This is the rule :func:`hieropt.io.run_units.check_nic_bandwidth` applies to a measured run and
 :func:`hieropt.workloads.llm.links.domain_caveats` states as a caveat on a continuous design: a
@@ -22,7 +23,6 @@ Units: GB/s per NPU per direction (1 GB = 1e9 bytes).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from ..errors import HieroptError, InputError, NoSolutionError
 from ..model.catalog import Catalog
 from ..spec import Bound, Instance
 from ..spec.training import Training
-from ..workloads.llm.links import figure_source
+from ..workloads.llm.links import training_figure_source
 
 __all__ = ["NicBound", "nic_bounded", "nic_bounds", "nic_checked_catalog", "nic_error"]
 
@@ -180,20 +180,9 @@ def _trainings(instance: Instance) -> list[Training]:
 
 
 def _source(tr: Training, field: str) -> str:
-    """Where the figure ``field`` (``nic_gbps``, ``scaleup_npus``) of ``tr``'s NPU comes from
-    (:func:`hieropt.workloads.llm.links.figure_source`, the words of the design caveat too): given
-    in place of the catalog's when the model file names an accelerator of the shipped catalog but
-    its figure differs from the entry's (an entry of another catalog, ``npu_catalog``: the
-    catalog's)."""
-    from .npus import read_npu_catalog
-
-    given = False
-    if tr.scaleup_source == "catalog":
-        try:
-            entry = read_npu_catalog().find(tr.npu)
-        except KeyError:  # (a catalog of the model file's own: its figure)
-            entry = None
-        figure = None if entry is None else getattr(entry, field)
-        given = entry is not None and (figure is None or not math.isclose(
-            float(figure), float(getattr(tr, field)), rel_tol=REL))
-    return figure_source(field, tr.npu, tr.scaleup_source, given)
+    """Where the figure ``field`` (``nic_gbps``, ``scaleup_npus``) of ``tr``'s NPU comes from, in
+    the words of the design caveat too (:func:`hieropt.workloads.llm.links.training_figure_source`):
+    the catalog entry's (the catalog file's path when the model file names its own,
+    ``npu_catalog``), the model file's ``[params.npu]`` (given in place of the catalog's), or the
+    calibrated file's."""
+    return training_figure_source(tr, field)

@@ -138,6 +138,35 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
             "accelerator": a.name}
 
 
+def figure_sourced(params: Any, catalog: str | Path | None = None) -> Any:
+    """``params`` (an :class:`~hieropt.workloads.llm.LLMParams`, validated) whose NPU knows where
+    its scale-up domain and NIC limit come from (:meth:`~hieropt.workloads.llm.NPU.
+    with_figure_sources`): ``catalog``, the model file's own accelerator catalog (its
+    ``npu_catalog``; None: the shipped :data:`DEFAULT_CATALOG`), and of
+    :data:`~hieropt.workloads.llm.npu.SOURCED_FIGURES` those the model file (or ``--set``) gives
+    in place of another figure of that catalog's entry (compared within a relative 1e-9: a figure
+    equal to the entry's is the catalog's, so a written instance that repeats the entry's figures
+    names the catalog as well). ``params`` itself for an NPU not named from a catalog (given
+    inline, or a calibrated accelerator file: the file is the figures' source)."""
+    import math
+
+    from ..workloads.llm.npu import SOURCED_FIGURES
+
+    npu = params.npu
+    if npu.accelerator is None or npu.calibrated is not None:
+        return params
+    try:
+        entry = read_npu_catalog(catalog if catalog is not None else DEFAULT_CATALOG).find(
+            npu.accelerator)
+    except KeyError:  # (filled in from it: not reached)
+        return params
+    given = tuple(f for f in SOURCED_FIGURES if getattr(npu, f) is not None and (
+        getattr(entry, f) is None
+        or not math.isclose(float(getattr(npu, f)), float(getattr(entry, f)), rel_tol=1e-9)))
+    where = None if catalog is None else str(catalog)
+    return params.model_copy(update={"npu": npu.with_figure_sources(where, given)})
+
+
 HBM_SLIPS = ((2**30 / 1e9, "GB (1e9 bytes)"), (2**30 / 1e6, "MB (1e6 bytes)"),
              (2.0**10, "MiB (2^20 bytes)"))
 """(GiB in the unit, the unit) of the capacities :func:`_hbm_slip` recognises as a part's own HBM
@@ -439,6 +468,7 @@ __all__ = [
     "extrapolation",
     "read_npu_catalog",
     "fill_npu",
+    "figure_sourced",
     "catalog_peak_of",
     "fill_calibrated",
     "read_calibrated_npu",

@@ -210,7 +210,7 @@ def _mapping_groups(value: Any, network: Network, src: str) -> dict[str, tuple[i
 
 
 def sized_network(
-    net: NetworkFile, npus: int, where: str, domain: int | None = None
+    net: NetworkFile, npus: int, where: str, domain: tuple[int, str] | None = None
 ) -> Network:
     """The network of ``net`` holding ``npus`` NPUs: the dimensions, innermost first, up to the
     first whose NPUs with the inner ones' reach ``npus``, that one resized to hold them; the outer
@@ -221,8 +221,9 @@ def sized_network(
     file that maps the groups is sized the same way (its groups are checked against the run by
     :func:`run_placement`).
 
-    A file of one dimension is grown only within the accelerator's scale-up domain (``domain``
-    NPUs, its catalog ``scaleup_npus``; None: unknown, grown to any size): its one dimension is
+    A file of one dimension is grown only within the accelerator's scale-up domain (``domain``:
+    its NPUs, ``scaleup_npus``, and where that figure comes from in words,
+    :func:`hieropt.io.run_units.nic_limit`; None: unknown, grown to any size): its one dimension is
     then the NPUs' scale-up network (an 8-GPU NVLink switch), and a run of more NPUs than the
     domain holds needs a network beyond it, which the file does not describe.
 
@@ -233,14 +234,14 @@ def sized_network(
     dims = net.network.dims
     if net.network.npus_total == npus:
         return net.network
-    if len(dims) == 1 and npus > dims[0].npus and domain is not None and npus > domain:
-        d = dims[0]
+    if len(dims) == 1 and npus > dims[0].npus and domain is not None and npus > domain[0]:
+        d, (domain, domain_source) = dims[0], domain
         raise InputError(
             where,
             "network",
             f"the run's {npus:,} NPUs do not fit {net.path}: its one dimension ({d.block}, "
             f"{d.npus} NPUs, {d.cost_class}) would grow to {npus:,} NPUs, beyond the "
-            f"accelerator's scale-up domain of {domain} (catalog scaleup_npus), and a file of one "
+            f"accelerator's scale-up domain of {domain} ({domain_source}), and a file of one "
             "dimension describes no network beyond it (only the outermost dimension of a file of "
             "two or more grows)",
             f"add the network beyond it as a second dimension, e.g. dims = [{{block = "

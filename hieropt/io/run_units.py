@@ -20,10 +20,12 @@ and the caveats on a design's bandwidths), re-exported here:
   NVLink tier runs at that; no network beyond it is faster than the NPU's own scale-up links)
   looks like Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for
   an H100's 800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
-- a dimension beyond the accelerator's scale-up domain (catalog ``scaleup_npus``) above the most
-  scale-out one NPU carries (catalog ``nic_gbps``: its PCIe x16 host link to the fastest NIC on
-  it) is refused (:func:`check_nic_bandwidth`): per-GPU Gb/s or a node's GB/s written where
-  per-GPU GB/s is meant. Every shipped run is within it.
+- a dimension beyond the accelerator's scale-up domain (``scaleup_npus``) above the most
+  scale-out one NPU carries (``nic_gbps``: its PCIe x16 host link to the fastest NIC on it) is
+  refused (:func:`check_nic_bandwidth`): per-GPU Gb/s or a node's GB/s written where per-GPU GB/s
+  is meant. Both figures are those the run is planned with (its catalog entry's, or the model
+  file's ``[params.npu]``), named with their source (:func:`nic_limit`). Every shipped run is
+  within it.
 - a measured iteration time below the time the model's FLOPs take at the NPUs' peak
   (:func:`peak_time_ms`: :func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
   ``peak_tflops``)) is faster than physically possible: no run sustains more than the peak (real
@@ -50,7 +52,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..units import fmt_sig, plural
-from ..workloads.llm.flops import model_flops_per_iteration, recompute_flops_per_iteration
+from ..workloads.llm.flops import (
+    model_flops_per_iteration,
+    npu_figure_source,
+    recompute_flops_per_iteration,
+)
 from ..workloads.llm.links import BANDWIDTH_FACTOR, SCALEOUT_GBPS, check_bandwidths
 from .npus import DEFAULT_CATALOG, read_npu_catalog
 
@@ -90,22 +96,24 @@ def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> 
     return None if entry is None else entry.scaleup_gbps
 
 
-def nic_limit(
-    params: LLMParams, model_data: dict[str, Any], model: Path
-) -> tuple[int, float] | None:
-    """(NPUs of the scale-up domain, the most scale-out GB/s per NPU per direction) of the run's
-    accelerator: its catalog entry's ``scaleup_npus`` and ``nic_gbps`` (the model file's catalog,
-    else the shipped one); None when the entry gives neither, or there is no entry."""
-    entry = _catalog_entry(params, model_data, model)
-    if entry is None or entry.scaleup_npus is None or entry.nic_gbps is None:
+def nic_limit(params: LLMParams) -> tuple[int, float, str, str] | None:
+    """(NPUs of the scale-up domain, the most scale-out GB/s per NPU per direction, where each
+    comes from) of the run's accelerator: the ``scaleup_npus`` and ``nic_gbps`` the run is planned
+    with, its catalog entry's (the model file's catalog, ``npu_catalog``, else the shipped one) or
+    its model file's ``[params.npu]`` (given in place of the catalog's, or without a catalog
+    entry), worded by :func:`hieropt.workloads.llm.flops.npu_figure_source` as the NIC cap and
+    the design caveats word them; None when the NPU lacks either."""
+    npu = params.npu
+    if npu.scaleup_npus is None or npu.nic_gbps is None:
         return None
-    return entry.scaleup_npus, entry.nic_gbps
+    return (npu.scaleup_npus, npu.nic_gbps, npu_figure_source(npu, "scaleup_npus"),
+            npu_figure_source(npu, "nic_gbps"))
 
 
 def check_nic_bandwidth(
     bw_gbps: tuple[float, ...],
     dims_npus: tuple[int, ...],
-    limit: tuple[int, float] | None,
+    limit: tuple[int, float, str, str] | None,
     scaleup: float | None,
     npu: str,
     where: str,
@@ -113,7 +121,8 @@ def check_nic_bandwidth(
     """Refuse the bandwidth of a dimension beyond the accelerator's scale-up domain (the NPUs of
     the dimensions up to it, ``dims_npus`` multiplied innermost first, more than ``limit[0]``)
     above ``limit[1]``, the most scale-out one NPU carries (GB/s per direction: its PCIe x16 host
-    link to the fastest NIC on it, catalog ``nic_gbps``): such a dimension's traffic leaves the NPU
+    link to the fastest NIC on it, ``nic_gbps``), each figure named with where it comes from
+    (``limit[2]``, ``limit[3]``: :func:`nic_limit`): such a dimension's traffic leaves the NPU
     through its NIC, over that link. A value equal to the scale-up bandwidth ``scaleup`` is not
     refused: an NVLink tier beyond the baseboard (the H100's NVLink Switch System) runs at it.
     Per-GPU Gb/s (``200`` for HDR: 25 GB/s) and a node's GB/s (``100`` for four 200 Gb/s NICs
@@ -124,7 +133,7 @@ def check_nic_bandwidth(
     """
     if limit is None:
         return
-    domain, most = limit
+    domain, most, domain_source, nic_source = limit
     reach = 1
     for d, (b, n) in enumerate(zip(bw_gbps, dims_npus, strict=False)):
         reach *= n
@@ -143,9 +152,9 @@ def check_nic_bandwidth(
             where,
             "bw_gbps",
             f"dimension {d}: {b:g} GB/s per NPU is above the {most:g} GB/s per direction one "
-            f"{npu} can send through its NIC (catalog nic_gbps: its PCIe x16 host link to the "
+            f"{npu} can send through its NIC ({nic_source}: its PCIe x16 host link to the "
             f"fastest NIC on it); the dimension reaches {reach:,} NPUs, beyond the {npu}'s "
-            f"scale-up domain of {domain} (catalog scaleup_npus), so its traffic runs through "
+            f"scale-up domain of {domain} ({domain_source}), so its traffic runs through "
             "the NIC" + (f": looks like {' or '.join(looks)}" if looks else ""),
             "give per-NPU GB/s per direction: 200 Gb/s per GPU is 25 (Gb/s / 8), and a node's "
             "NICs are shared by its NPUs (four 200 Gb/s NICs for 8 GPUs: 100 GB/s / 8 = 12.5)"

@@ -253,8 +253,8 @@ def _run(
                 where, "network", _inner(e), _cell_fix(e, path, row["network"])
             ) from None
     net = networks[net_path]
-    limit = nic_limit(params, data, model)
-    network = sized_network(net, params.plan.total_npus, where, limit and limit[0])
+    limit = nic_limit(params)
+    network = sized_network(net, params.plan.total_npus, where, limit and limit[::2])
     placement = run_placement(net, params, network, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)

@@ -76,19 +76,24 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
                          "write [params] with the generator's parameters")
+    catalog = None
     if gen == "llm":  # (an accelerator named from the catalog)
-        from .llm import with_accelerator
+        from .llm import npu_catalog_of, with_accelerator
 
         params = with_accelerator(data, params, source)
+        catalog = npu_catalog_of(data, source)
     params_cls, generate = generators()[gen]
-    return run_generator(params_cls, generate, params, source)
+    return run_generator(params_cls, generate, params, source, catalog)
 
 
 def run_generator(
     params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str,
+    npu_catalog: Path | None = None,
 ) -> Workload:
     """Validate ``params`` with the generator's parameter model and generate the workload (an LLM
-    plan's training facts with the notes of :func:`_with_calibration_source`).
+    plan's training facts with the notes of :func:`_with_calibration_source`, its NPU knowing
+    where its scale-up domain and NIC limit come from: ``npu_catalog``, the model file's own
+    accelerator catalog, None: the shipped one; :func:`hieropt.io.npus.figure_sourced`).
     Parameters that are each valid but together give a workload hieropt cannot represent (a compute
     time that overflows to inf, e.g. ``efficiency = 1e-310``) are an InputError naming ``source``
     and ``params``, like any other bad value."""
@@ -100,8 +105,10 @@ def run_generator(
         raise validation_error(e, source, "params") from e
     if gen_is_llm(params_cls):  # (a plan that does not fit in HBM cannot run: refused, exit 3)
         from ..model.memory import require_fit
+        from .npus import figure_sourced
 
         require_fit(p, str(source))
+        p = figure_sourced(p, npu_catalog)
     try:
         return _with_calibration_source(generate(p), p)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:

@@ -28,7 +28,7 @@ from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
 from ..units import cluster_size_note
-from ..workloads.llm.links import bandwidth_caveats
+from ..workloads.llm.links import bandwidth_caveats, training_figure_source
 
 NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
 """The ``left_out`` line of a cluster with ``accelerator_w`` but no ``network_w_per_npu``: its
@@ -252,15 +252,17 @@ def design_caveats(training: Training | None, bw_gbps: Sequence[float] | None,
     bandwidth is known; ``scaleout_gbps``: the scale-out per NPU, default the outermost
     dimension's; ``space``: the fix in a co-design space's syntax; ``dims_npus``: the NPUs of
     each dimension, for the dimensions reaching beyond the NPU's scale-up domain faster than its
-    NIC, when its catalog entry gives both; None: not checked)."""
+    NIC, when its catalog entry or the model file gives both, each named with its source:
+    :func:`hieropt.workloads.llm.links.training_figure_source`; None: not checked)."""
     if training is None or bw_gbps is None:
         return ()
     tr = training
     domain = None
     if dims_npus is not None and tr.scaleup_npus is not None and tr.nic_gbps is not None:
         domain = (tuple(dims_npus), tr.scaleup_npus, tr.nic_gbps)
+    sources = (training_figure_source(tr, "scaleup_npus"), training_figure_source(tr, "nic_gbps"))
     return bandwidth_caveats(bw_gbps, tr.scaleup_gbps, tr.npu, tr.scaleup_source, scaleout_gbps,
-                             space, domain)
+                             space, domain, sources)
 
 
 def figures(

@@ -50,6 +50,11 @@ class Training(Frozen):
         scaleup_source: where ``scaleup_gbps``, ``scaleup_npus`` and ``nic_gbps`` come from
             (``catalog``, ``model file``, ``calibrated file NAME``;
             :func:`hieropt.workloads.llm.links.figure_source` words it).
+        npu_catalog: with ``scaleup_source`` ``catalog``, the model file's own accelerator
+            catalog the NPU's entry is in (its ``npu_catalog`` path); None: the shipped one.
+        given_figures: with ``scaleup_source`` ``catalog``, which of ``scaleup_npus`` and
+            ``nic_gbps`` the model file's ``[params.npu]`` gives in place of the catalog
+            entry's (:attr:`hieropt.workloads.llm.NPU.given_figures`).
     """
 
     model: str
@@ -66,6 +71,8 @@ class Training(Frozen):
     scaleup_npus: int | None = Field(default=None, ge=1)
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     scaleup_source: str = "catalog"
+    npu_catalog: str | None = None
+    given_figures: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _ordered(self) -> Training:

@@ -118,7 +118,7 @@ def test_codesign_catalog_keeps_the_site_power_cap(tmp_path, cap_mw, bom_w):
     assert got["run"]["power_mw"] == pytest.approx((326400 + bom_w) * 1.25 / 1e6, rel=1e-12)
     assert got["run"]["power_mw"] <= cap_mw
     assert ("past it one H100-SXM sends at most 200 GB/s through its NIC ([params.npu] "
-            "nic_gbps, given in place of the catalog's)") in got["nic_bounds"][0]
+            "nic_gbps of the model file, given in place of the catalog's)") in got["nic_bounds"][0]
 
 
 def test_codesign_catalog_says_when_no_design_fits_the_site_power_cap(tmp_path):

@@ -110,7 +110,11 @@ def instance(tmp_path: Path):
 def test_the_words_of_each_source():
     assert figure_source("nic_gbps", "H100-SXM") == "catalog nic_gbps of the H100-SXM"
     assert figure_source("nic_gbps", "H100-SXM", given=True) == (
-        "[params.npu] nic_gbps, given in place of the catalog's")
+        "[params.npu] nic_gbps of the model file, given in place of the catalog's")
+    assert figure_source("nic_gbps", "X1", catalog="cat/mine.toml") == (
+        "catalog nic_gbps of the X1 in cat/mine.toml")
+    assert figure_source("nic_gbps", "X1", given=True, catalog="cat/mine.toml") == (
+        "[params.npu] nic_gbps of the model file, given in place of the catalog cat/mine.toml's")
     assert figure_source("scaleup_npus", "X1", "model file") == (
         "[params.npu] scaleup_npus of the model file")
     assert figure_source("scaleup_npus", "H100-SXM", "calibrated file h100.toml") == (
@@ -167,3 +171,74 @@ def test_provision_prints_the_note_of_a_part_left_out_for_the_cap(tmp_path):
     r = run("provision", path, "--catalog", cat, "--max-time", "1ms", "--no-compare")
     assert r.exit_code == 3, r.output
     assert f"note: {cat}: {LEFT_OUT}" in " ".join(r.stderr.split())
+
+
+def _own_catalog(tmp_path: Path, nic_gbps: float) -> Path:
+    """``mine.toml`` beside the model file: the shipped catalog with the H100-SXM's nic_gbps
+    ``nic_gbps`` (GB/s per NPU per direction) in place of its 50."""
+    from hieropt.io.npus import DEFAULT_CATALOG
+
+    text = DEFAULT_CATALOG.read_text()
+    head, entry = text.split('name = "H100-SXM"\n', 1)
+    assert "nic_gbps = 50.0\n" in entry.split("[[accelerator]]")[0]
+    path = tmp_path / "mine.toml"
+    path.write_text(head + 'name = "H100-SXM"\n'
+                    + entry.replace("nic_gbps = 50.0\n", f"nic_gbps = {nic_gbps}\n", 1))
+    return path
+
+
+def _h100(tmp_path: Path, npu: str = H100, catalog: Path | None = None):
+    """The instance of an H100 model file (``npu``: its [params.npu]), naming ``catalog`` as its
+    own npu_catalog (None: the shipped one)."""
+    path = _files(tmp_path, npu)
+    model = tmp_path / "model.toml"
+    if catalog is not None:
+        model.write_text(f'npu_catalog = "{catalog.name}"\n' + model.read_text())
+    return hieropt.load_instance(path)
+
+
+def _caveat(instance) -> str:
+    """The caveat of a design of 100 GB/s per NPU on dimension 1 (past the 8 NPUs of the H100's
+    domain)."""
+    fig = hieropt.run_figures(instance, 1e9, bw_gbps=[450.0, 100.0])
+    (caveat,) = [c for c in fig.caveats if "scale-up domain" in c]
+    return caveat
+
+
+def test_a_model_files_own_catalog_gives_the_cap_and_is_named(tmp_path):
+    """A model file naming its own catalog (npu_catalog) whose H100-SXM sends at most 40 GB/s:
+    dimension 1 is capped at its 40 (not the shipped 50), and the note and the design caveat say
+    the figure is that catalog's, with its path (its figure is not "given in place of" the
+    shipped catalog's: the model file gives none)."""
+    mine = _own_catalog(tmp_path, 40.0)
+    inst = _h100(tmp_path, catalog=mine)
+    bounded, (note,) = nic_bounded(inst)
+    assert [b.upper_gbps for b in bounded.bounds] == [450.0, 40.0]
+    words = f"catalog nic_gbps of the H100-SXM in {mine}"
+    assert (f"past it one H100-SXM sends at most 40 GB/s through its NIC ({words}); "
+            in note)
+    assert f"scale-up domain of 8 (catalog scaleup_npus of the H100-SXM in {mine})" in note
+    assert f"one H100-SXM sends at most 40 GB/s through its NIC ({words}), so it" in (
+        _caveat(inst))
+
+
+def test_a_figure_given_in_place_of_the_catalogs_is_named_alike(tmp_path):
+    """[params.npu] nic_gbps = 80 over the shipped H100-SXM's 50: the cap is 80 GB/s per NPU, and
+    the note and the design caveat both name the model file's [params.npu]; over its own
+    catalog's 40, that catalog is named; the domain (not given) stays the catalog's."""
+    given = "[params.npu] nic_gbps of the model file, given in place of the catalog's"
+    inst = _h100(tmp_path, H100 + "nic_gbps = 80\n")
+    bounded, (note,) = nic_bounded(inst)
+    assert [b.upper_gbps for b in bounded.bounds] == [450.0, 80.0]
+    assert f"sends at most 80 GB/s through its NIC ({given}); for more" in note
+    assert "scale-up domain of 8 (catalog scaleup_npus of the H100-SXM), and" in note
+    caveat = _caveat(inst)
+    assert f"sends at most 80 GB/s through its NIC ({given}), so it needs" in caveat
+    assert "domain of 8 (catalog scaleup_npus of the H100-SXM, its baseboard or rack)" in caveat
+    mine = _own_catalog(tmp_path, 40.0)
+    (note,) = nic_bounded(_h100(tmp_path, H100 + "nic_gbps = 80\n", mine))[1]
+    assert (f"through its NIC ([params.npu] nic_gbps of the model file, given in place of the "
+            f"catalog {mine}'s); for more") in note
+    # (the shipped catalog's own figure written out: the catalog's, as a written instance has it)
+    (note,) = nic_bounded(_h100(tmp_path, H100 + "nic_gbps = 50\n"))[1]
+    assert "through its NIC (catalog nic_gbps of the H100-SXM); for more" in note

@@ -91,10 +91,10 @@ def test_the_scale_out_dimension_is_the_network_files_whatever_the_runs_size(
 
 
 A100_NIC = (
-    "GB/s per direction one A100-SXM-80GB can send through its NIC (catalog nic_gbps: its PCIe "
-    "x16 host link to the fastest NIC on it); the dimension reaches 64 NPUs, beyond the "
-    "A100-SXM-80GB's scale-up domain of 8 (catalog scaleup_npus), so its traffic runs through "
-    "the NIC")
+    "GB/s per direction one A100-SXM-80GB can send through its NIC (catalog nic_gbps of the "
+    "A100-SXM-80GB: its PCIe x16 host link to the fastest NIC on it); the dimension reaches 64 "
+    "NPUs, beyond the A100-SXM-80GB's scale-up domain of 8 (catalog scaleup_npus of the "
+    "A100-SXM-80GB), so its traffic runs through the NIC")
 
 
 NIC_FIX = (
@@ -138,9 +138,10 @@ GPU)."""
     # its PCIe Gen5 x16 link), below its 450 GB/s NVLink
     (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
      "450;400", 64, "400 GB/s per NPU is above the 50 GB/s per direction one H100-SXM can send "
-     "through its NIC (catalog nic_gbps: its PCIe x16 host link to the fastest NIC on it); the "
-     "dimension reaches 64 NPUs, beyond the H100-SXM's scale-up domain of 8 (catalog "
-     "scaleup_npus), so its traffic runs through the NIC: looks like Gb/s per NPU or GB/s per "
+     "through its NIC (catalog nic_gbps of the H100-SXM: its PCIe x16 host link to the fastest "
+     "NIC on it); the dimension reaches 64 NPUs, beyond the H100-SXM's scale-up domain of 8 "
+     "(catalog scaleup_npus of the H100-SXM), so its traffic runs through the NIC: looks like "
+     "Gb/s per NPU or GB/s per "
      f"node of 8 NPUs (/ 8 = 50 GB/s); fix: {NIC_FIX}; 450;50 if it is Gb/s per NPU"),
     # an A100's 400 Gb/s written as 400: 50 GB/s would still be above its 32
     (KORTHIKANTI, "300;25,gpt-530b,105", "300;400", 14, f"400 GB/s per NPU is above the 32 "

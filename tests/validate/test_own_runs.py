@@ -31,14 +31,16 @@ runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR":
                         "COLUMNS": "200"})
 
 
-def runs(folder: Path, rows: list[str], extra: str = "", network: Path = NETWORK) -> Path:
-    """A runs file in ``folder``: the 22B model on DGX A100 nodes, ``COLUMNS`` + ``extra`` then
-    ``measured_ms`` and ``group``; each row ``name,bw,tp,pp,dp,mbs,gbs[,extra],ms,group``."""
+def runs(folder: Path, rows: list[str], extra: str = "", network: Path = NETWORK,
+         model: Path = MODEL) -> Path:
+    """A runs file in ``folder``: the 22B model (of ``model``) on DGX A100 nodes, ``COLUMNS`` +
+    ``extra`` then ``measured_ms`` and ``group``; each row
+    ``name,bw,tp,pp,dp,mbs,gbs[,extra],ms,group``."""
     path = folder / "runs.csv"
     lines = [f"{COLUMNS}{extra},measured_ms,group"]
     for r in rows:
         name, bw, rest = r.split(",", 2)
-        lines.append(f"{name},{MODEL},{network},{bw},{GPT22B},{rest}")
+        lines.append(f"{name},{model},{network},{bw},{GPT22B},{rest}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -73,6 +75,38 @@ def test_a_scale_out_bandwidth_within_the_nic_bound_passes_and_per_node_gbps_doe
     assert validate([one]).rows[0].run.bw_gbps == (300.0,)
 
 
+def test_the_nic_bound_is_the_model_files_and_names_its_source(tmp_path: Path):
+    """A model file's [params.npu] nic_gbps = 64 in place of the A100's catalog 32: 50 GB/s on
+    dimension 1 (64 A100s, past the 8 of a DGX A100) passes, 100 is refused naming the model
+    file's figure; a model file naming its own catalog (npu_catalog) whose A100-SXM-80GB sends at
+    most 20 GB/s: 25 is refused, naming that catalog's path for both figures."""
+    text = MODEL.read_text()
+    model = tmp_path / "model.toml"
+    model.write_text(text.replace('hbm_reserve_gib = 4.0', 'hbm_reserve_gib = 4.0\nnic_gbps = 64'))
+    ok = runs(tmp_path, ["a,300;50,8,2,4,1,512,20000,g"], model=model)
+    assert validate([ok]).rows[0].run.bw_gbps == (300.0, 50.0)
+    bad = runs(tmp_path, ["a,300;100,8,2,4,1,512,20000,g"], model=model)
+    assert refused(bad).startswith(
+        f"{bad}: line 2: bw_gbps: dimension 1: 100 GB/s per NPU is above the 64 GB/s per "
+        "direction one A100-SXM-80GB can send through its NIC ([params.npu] nic_gbps of the "
+        "model file, given in place of the catalog's: its PCIe x16 host link to the fastest NIC "
+        "on it); the dimension reaches 64 NPUs, beyond the A100-SXM-80GB's scale-up domain of 8 "
+        "(catalog scaleup_npus of the A100-SXM-80GB), so its traffic runs through the NIC")
+    catalog = DEFAULT_CATALOG.read_text()
+    head, entry = catalog.split('name = "A100-SXM-80GB"\n', 1)
+    mine = tmp_path / "mine.toml"
+    mine.write_text(head + 'name = "A100-SXM-80GB"\n'
+                    + entry.replace("nic_gbps = 32.0\n", "nic_gbps = 20.0\n", 1))
+    model.write_text('npu_catalog = "mine.toml"\n' + text)
+    bad = runs(tmp_path, ["a,300;25,8,2,4,1,512,20000,g"], model=model)
+    assert refused(bad).startswith(
+        f"{bad}: line 2: bw_gbps: dimension 1: 25 GB/s per NPU is above the 20 GB/s per "
+        "direction one A100-SXM-80GB can send through its NIC (catalog nic_gbps of the "
+        f"A100-SXM-80GB in {mine}: its PCIe x16 host link to the fastest NIC on it); the "
+        "dimension reaches 64 NPUs, beyond the A100-SXM-80GB's scale-up domain of 8 (catalog "
+        f"scaleup_npus of the A100-SXM-80GB in {mine}), so its traffic runs through the NIC")
+
+
 def test_a_one_dimension_network_is_not_grown_past_the_scale_up_domain(tmp_path: Path):
     net = tmp_path / "one.toml"
     net.write_text('[network]\ndims = [{ block = "Switch", npus = 8, cost_class = "NVLink" }]\n',
@@ -82,7 +116,8 @@ def test_a_one_dimension_network_is_not_grown_past_the_scale_up_domain(tmp_path:
     assert refused(path) == (
         f"{path}: line 2: network: the run's 64 NPUs do not fit {net}: its one dimension "
         "(Switch, 8 NPUs, NVLink) would grow to 64 NPUs, beyond the accelerator's scale-up domain "
-        "of 8 (catalog scaleup_npus), and a file of one dimension describes no network beyond it "
+        "of 8 (catalog scaleup_npus of the A100-SXM-80GB), and a file of one dimension describes "
+        "no network beyond it "
         "(only the outermost dimension of a file of two or more grows); fix: add the network "
         'beyond it as a second dimension, e.g. dims = [{block = "Switch", npus = 8, cost_class = '
         '"NVLink"}, {block = "Switch", npus = 8, cost_class = "InfiniBand"}] (and its bandwidth '

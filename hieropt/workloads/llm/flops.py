@@ -30,6 +30,7 @@ from pathlib import Path
 from ...spec.training import Training
 from ...units import cluster_size_note
 from .layout import partial_recompute, recomputed_blocks, stage_chunks, unequal_chunks_note
+from .links import figure_source
 from .params import LLMParams
 from .plan_rules import defaults_note, slip_notes
 
@@ -216,7 +217,8 @@ def training_of(p: LLMParams) -> Training:
     """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
     per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s), the interleaved
     schedule's micro-batch group if the plan sets one, its :func:`plan_caveats`, and the NPU's name,
-    scale-up bandwidth and domain and NIC limit (for the caveats on a design's bandwidths)."""
+    scale-up bandwidth and domain and NIC limit and where they come from (for the caveats on a
+    design's bandwidths)."""
     model = model_flops_per_iteration(p)
     return Training(
         model=p.model.name,
@@ -232,6 +234,8 @@ def training_of(p: LLMParams) -> Training:
         scaleup_npus=p.npu.scaleup_npus,
         nic_gbps=p.npu.nic_gbps,
         scaleup_source=_scaleup_source(p.npu),
+        npu_catalog=p.npu.catalog_file,
+        given_figures=p.npu.given_figures,
     )
 
 
@@ -243,6 +247,16 @@ def _scaleup_source(npu) -> str:
     return "catalog" if npu.accelerator is not None else "model file"
 
 
+def npu_figure_source(npu, field: str) -> str:
+    """Where the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of ``npu`` (an
+    :class:`~hieropt.workloads.llm.NPU`) comes from, in the words of the design caveat and the NIC
+    cap (:func:`hieropt.workloads.llm.links.figure_source`): its catalog entry's (the catalog
+    file's path when the model file names its own), the model file's ``[params.npu]`` (in place
+    of the catalog's), or the calibrated file's."""
+    return figure_source(field, npu.name, _scaleup_source(npu), field in npu.given_figures,
+                         npu.catalog_file)
+
+
 __all__ = [
     "zero_pp_caveat",
     "attention_forward_flops",
@@ -251,6 +265,7 @@ __all__ = [
     "model_flops_per_iteration",
     "recompute_flops_per_iteration",
     "training_of",
+    "npu_figure_source",
     "plan_caveats",
     "ZERO3_CAVEAT",
     "MOE_CAVEAT",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ...errors import InputError
 
@@ -68,6 +69,7 @@ def bandwidth_caveats(
     scaleout_gbps: float | None = None,
     space: bool = False,
     domain: tuple[Sequence[int], int, float] | None = None,
+    domain_sources: tuple[str, str] | None = None,
 ) -> tuple[str, ...]:
     """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
     innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
@@ -82,8 +84,9 @@ def bandwidth_caveats(
     ``space`` in a co-design space's (``constraints = ["bw[0] <= 300"]``: the dimension's index,
     ``top`` for the outermost). With ``domain`` (the NPUs of each dimension, innermost first; the
     NPU's scale-up domain, ``scaleup_npus``; its NIC limit, ``nic_gbps``, GB/s per direction,
-    both from ``source``) also every dimension reaching beyond that domain faster than the NIC
-    limit (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
+    both from ``source``, or as ``domain_sources`` words them: :func:`training_figure_source`)
+    also every dimension reaching beyond that domain faster than the NIC limit
+    (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
     if scaleup is None:
         return ()
     bw = [float(b) for b in bw_gbps]
@@ -113,31 +116,48 @@ def bandwidth_caveats(
                 f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it "
                 f"({_bound_text(d, len(bw), scaleup, space)}) or name another accelerator"
             )
-    beyond = () if domain is None else domain_caveats(bw, *domain, npu, space, source)
+    beyond = () if domain is None else domain_caveats(bw, *domain, npu, space, source,
+                                                      domain_sources)
     if nics is not None and domain is not None:  # (the outermost: its scale-out caveat says more)
-        beyond = domain_caveats(bw[:-1], domain[0][:-1], *domain[1:], npu, space, source)
+        beyond = domain_caveats(bw[:-1], domain[0][:-1], *domain[1:], npu, space, source,
+                                domain_sources)
     return tuple(out) + ((nics,) if nics is not None else ()) + beyond
 
 
-def figure_source(field: str, npu: str, source: str = "catalog", given: bool = False) -> str:
+def figure_source(field: str, npu: str, source: str = "catalog", given: bool = False,
+                  catalog: str | None = None) -> str:
     """Where the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU ``npu`` comes from, in
-    the words of the scale-up domain's caveat (:func:`domain_caveats`) and of the NIC cap's notes
-    (:mod:`hieropt.io.nic_bound`): ``[params.npu] FIELD of the model file`` (or ``of the
-    calibrated file NAME``) when ``source``, where the NPU's figures come from
+    the words of the scale-up domain's caveat (:func:`domain_caveats`), of the NIC cap's notes
+    (:mod:`hieropt.io.nic_bound`) and of a measured run's check
+    (:func:`hieropt.io.run_units.check_nic_bandwidth`): ``[params.npu] FIELD of the model file``
+    (or ``of the calibrated file NAME``) when ``source``, where the NPU's figures come from
     (:attr:`hieropt.spec.Training.scaleup_source`: ``catalog``, ``model file``, ``calibrated file
-    NAME``), is not the catalog; ``[params.npu] FIELD, given in place of the catalog's`` when the
-    model file names an accelerator of the catalog but gives another figure (``given``); else
-    ``catalog FIELD of the NPU``."""
+    NAME``), is not the catalog; ``[params.npu] FIELD of the model file, given in place of the
+    catalog's`` when the model file names an accelerator of the catalog but gives another figure
+    (``given``); else ``catalog FIELD of the NPU``. ``catalog``: the path of the model file's own
+    accelerator catalog (``npu_catalog``), named in place of "the catalog" (None: the shipped
+    one, ``catalogs/npus.toml``)."""
     if source != "catalog":
         return f"[params.npu] {field} of the {source}"
     if given:
-        return f"[params.npu] {field}, given in place of the catalog's"
-    return f"catalog {field} of the {npu}"
+        theirs = "the catalog's" if catalog is None else f"the catalog {catalog}'s"
+        return f"[params.npu] {field} of the model file, given in place of {theirs}"
+    return f"catalog {field} of the {npu}" + ("" if catalog is None else f" in {catalog}")
+
+
+def training_figure_source(training: Any, field: str) -> str:
+    """:func:`figure_source` of the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU of
+    ``training`` (a :class:`hieropt.spec.Training`: its NPU's name, ``scaleup_source``,
+    ``given_figures`` and ``npu_catalog``)."""
+    tr = training
+    return figure_source(field, tr.npu, tr.scaleup_source, field in tr.given_figures,
+                         tr.npu_catalog)
 
 
 def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_npus: int,
                    nic_gbps: float, npu: str, space: bool = False,
-                   source: str = "catalog") -> tuple[str, ...]:
+                   source: str = "catalog",
+                   sources: tuple[str, str] | None = None) -> tuple[str, ...]:
     """The caveat on the dimensions of a design (bandwidths ``bw_gbps``, GB/s per NPU per
     direction, and NPUs ``dims_npus`` per dimension, innermost first) that reach beyond the NPU's
     scale-up domain of ``scaleup_npus`` NPUs (the NPUs of the dimensions up to and with it,
@@ -145,8 +165,9 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     (GB/s per direction: its PCIe x16 host link to the fastest NIC on it): their traffic leaves
     the baseboard or rack, so they need a scale-up tier beyond that domain (an NVLink Switch
     System, where the part has one) or a NIC faster than any the NPU can feed. One caveat naming
-    every such dimension (empty: none), and where the two figures come from (``source``:
-    :func:`figure_source`). The measured-run form
+    every such dimension (empty: none), and where the two figures come from (``sources``: the
+    words of ``scaleup_npus`` and ``nic_gbps``, :func:`training_figure_source`; None: those of
+    ``source``, :func:`figure_source`). The measured-run form
     of the rule refuses such a value (:func:`hieropt.io.run_units.check_nic_bandwidth`); a design
     gets the caveat and keeps its answer, and whole parts bought from a catalog are bounded at
     ``nic_gbps`` (:func:`hieropt.io.nic_bound.nic_bounded`). The fix bounds each at
@@ -165,6 +186,8 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
     gbps = ", ".join(f"{b:.4g}" for _, b, _ in found)
     npus = ", ".join(f"{r:,}" for _, _, r in found)
     n = len(bw_gbps)
+    domain_words, nic_words = sources or (figure_source("scaleup_npus", npu, source),
+                                          figure_source("nic_gbps", npu, source))
     if space:  # (a constraint row binds every shape: the level's size spares the domain's own)
         rows = ", ".join(
             _bound_text(d, n, nic_gbps, True).split("= [", 1)[1][:-1] for d, _, _ in found
@@ -175,9 +198,9 @@ def domain_caveats(bw_gbps: Sequence[float], dims_npus: Sequence[int], scaleup_n
         fix = _bound_text(found[0][0], n, nic_gbps, False) + ("" if one else " on each")
     return (
         f"{what} {ids}: {gbps} GB/s per NPU across {npus} NPUs, beyond the {npu}'s scale-up "
-        f"domain of {scaleup_npus} ({figure_source('scaleup_npus', npu, source)}, its "
+        f"domain of {scaleup_npus} ({domain_words}, its "
         f"baseboard or rack): past it one {npu} sends at most {nic_gbps:g} GB/s through its NIC "
-        f"({figure_source('nic_gbps', npu, source)}), so {'it needs' if one else 'they need'} a "
+        f"({nic_words}), so {'it needs' if one else 'they need'} a "
         f"scale-up tier beyond that domain; bound {'it' if one else 'them'} ({fix}) or take it "
         "as a hypothetical network",
     )
@@ -299,6 +322,7 @@ __all__ = [
     "check_bound_units",
     "domain_caveats",
     "figure_source",
+    "training_figure_source",
     "BANDWIDTH_FACTOR",
     "LEAST_GBPS",
     "NIC_GBPS",

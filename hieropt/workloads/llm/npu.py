@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import Field, PrivateAttr, StrictBool, model_validator
 
 from .accelerators import (
     CALIBRATION_NAMES,
@@ -30,6 +30,11 @@ and an HBM bandwidth in bytes/s are refused by the catalog's rules
 MIB_HBM_GIB = 2.0**14
 """HBM per NPU above which a figure is a capacity in MiB, GiB (16 TiB: over 80 x the largest part of
 ``catalogs/npus.toml``, the MI300X's 192 GiB, so a what-if capacity stays below it)."""
+
+
+SOURCED_FIGURES = ("scaleup_npus", "nic_gbps")
+"""The NPU figures whose source the NIC cap and the design caveats name
+(:func:`hieropt.workloads.llm.links.figure_source`): the scale-up domain and the NIC limit."""
 
 
 class NPU(StrictModel):
@@ -123,6 +128,8 @@ class NPU(StrictModel):
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")
     kernel_overhead_us: float | None = calibration_field("kernel_overhead_us")
     attention_efficiency: float | None = calibration_field("attention_efficiency")
+    _catalog_file: str | None = PrivateAttr(default=None)
+    _given_figures: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="after")
     def _reserve(self) -> NPU:
@@ -189,6 +196,30 @@ class NPU(StrictModel):
         return self.peak_tflops * 1e3 * eff
 
     @property
+    def catalog_file(self) -> str | None:
+        """The model file's own accelerator catalog (``npu_catalog``, its path as the reader
+        found it) that ``accelerator`` was filled in from; None: the shipped
+        ``catalogs/npus.toml``, or no catalog entry. Set by the reader
+        (:func:`hieropt.io.npus.with_figure_sources`), not a field of the file."""
+        return self._catalog_file
+
+    @property
+    def given_figures(self) -> tuple[str, ...]:
+        """Of :data:`SOURCED_FIGURES`, those the model file's ``[params.npu]`` (or ``--set``) gives
+        in place of another figure of the catalog entry ``accelerator`` names (empty: every one
+        is the catalog's, or no entry). Set by the reader
+        (:func:`hieropt.io.npus.with_figure_sources`), not a field of the file."""
+        return self._given_figures
+
+    def with_figure_sources(self, catalog_file: str | None,
+                            given: tuple[str, ...]) -> NPU:
+        """This NPU with where its :data:`SOURCED_FIGURES` come from (:attr:`catalog_file`,
+        :attr:`given_figures`): what the words of the NIC cap and of the design caveats name."""
+        out = self.model_copy()
+        out._catalog_file, out._given_figures = catalog_file, tuple(given)
+        return out
+
+    @property
     def calibration(self) -> dict[str, float | None]:
         """The roofline's calibration values by name, in the order of ``CALIBRATION_FIELDS``."""
         return {n: getattr(self, n) for n in CALIBRATION_NAMES}
@@ -205,7 +236,8 @@ class NPU(StrictModel):
         if unknown:
             raise ValueError(f"{unknown[0]}: not a calibration parameter; fix: use one of "
                              f"{', '.join(CALIBRATION_NAMES)}")
-        return NPU.model_validate({**self.model_dump(), "efficiency": None, **values})
+        out = NPU.model_validate({**self.model_dump(), "efficiency": None, **values})
+        return out.with_figure_sources(self.catalog_file, self.given_figures)
 
 
 def _check_compute_model(npu: NPU) -> None:
@@ -229,4 +261,4 @@ def _check_compute_model(npu: NPU) -> None:
         )
 
 
-__all__ = ["NPU"]
+__all__ = ["NPU", "SOURCED_FIGURES"]
