@@ -28,6 +28,7 @@ RUNS_HEADER = ("name,model,network,bw_gbps,tp,pp,dp,micro_batch_size,global_batc
                "measured_ms")
 
 
+@pytest.mark.heavy
 def test_a_field_no_run_depends_on_is_refused_naming_the_runs_that_would_determine_it(
         tmp_path: Path):
     # the 1.7B model without FlashAttention: attention_efficiency times no kernel of its runs;
@@ -84,6 +85,7 @@ def test_fields_two_runs_of_one_plan_at_two_bandwidths_do_not_separate_are_refus
     assert "matrix_efficiency = 0.6456" in r.stdout
 
 
+@pytest.mark.heavy
 def test_the_scaled_jacobian_by_hand(tmp_path: Path):
     # the tiny flat model, one plan at 10 and 5 GB/s: the time is compute C / efficiency plus the
     # optimizer step's HBM time H / hbm_gbps plus the gradients' G / bw, so each field's column is
