@@ -52,7 +52,10 @@ ChunksOpt = Annotated[
         "exactly; for concurrent ones enough chunks (a power of two, at most "
         "256) that the simulator lands within 3 % of the concurrent time, or, "
         "where the latency paid per chunk outweighs the overlap more chunks "
-        "give, the count expected to differ least.",
+        "give, the count expected to differ least. 1 where no collective spans "
+        "several dimensions, or where a group spans simulator dimensions cut "
+        "from one dimension (a DP x CP or EP x expert-DP group): more chunks "
+        "would overlap them, each at that dimension's whole bandwidth.",
         min=1,
         show_default=False,
     ),

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..model.bandwidths import check_bw
 from ..spec import Instance
 from .astrasim_groups import PIPELINE
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
@@ -205,7 +206,9 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
             sequential dimension mode, many approach the concurrent mode from above.
 
     Raises:
-        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`),
+        InputError: bad bandwidths (None or not one number per dimension: naming ``bw_gbps``, as
+            :func:`hieropt.model.timing.evaluate` does; not > 0) or groups (see
+            :func:`hieropt.io.astrasim_network.sim_network`),
             chunks < 1, a loop or collective without a trace
             (:func:`hieropt.io.astrasim_trace.check_traceable`), or a number of the bundle that is
             not finite.
@@ -214,6 +217,7 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
             once every one is written (``bundle.json`` last), so an earlier bundle there is left
             whole when the writing fails.
     """
+    check_bw(instance.network.n_dims, bw_gbps)  # (None or text: evaluate's InputError)
     check_traceable(instance)
     folder = Path(folder)
     simnet = simnet or sim_network(instance, bw_gbps)

@@ -15,7 +15,9 @@ multiply to it. Every factor of a hieropt dimension keeps its per-NPU bandwidth 
 ``group_bandwidth = "links"`` the share its group's links carry
 (:func:`hieropt.io.astrasim_network.sim_network`); a collective over a group that spans several
 factors of one dimension is hierarchical on the simulator (exact with one chunk per collective:
-sequential dimensions), where hieropt has the factors share one B.
+sequential dimensions), where hieropt has the factors share one B (with several chunks the
+simulator would overlap them, each at its own B: ``simulate`` picks one chunk for such a group,
+:func:`hieropt.io.astrasim_network.shared_dimension`).
 
 NPU numbering: ASTRA-sim numbers NPUs in mixed radix over its dimensions, dimension 0 fastest. The
 pipeline group's factors (``pp``) give each NPU its coordinates along the pipeline; stage r sits at

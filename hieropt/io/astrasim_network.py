@@ -37,7 +37,10 @@ priced by their links (``"links"``) B / g, the share the group's links carry
 (:func:`hieropt.model.algorithms.group_links`: a FullyConnected part of f NPUs then has f - 1 links
 of B / (n - 1), the physical dimension's own). A group spanning several of those simulator
 dimensions is exact with one chunk (sequential dimensions); with many chunks the simulator runs
-them concurrently, each at B, where hieropt has them share one B.
+them concurrently, each at its share of B, where hieropt has them share one B: where those shares
+add up to more than B (:func:`shared_dimension`: every Switch, and every block under ``"whole"``)
+the simulator would give the NPU more bandwidth than the dimension has, so ``simulate`` and
+``export`` then pick one chunk (:func:`hieropt.studies.simulate.simulator_chunks`).
 """
 
 from __future__ import annotations
@@ -320,6 +323,79 @@ def _check_links(simnet: SimNetwork, source: str) -> SimNetwork:
     return simnet
 
 
+@dataclass(frozen=True)
+class SharedDimension:
+    """A group whose collectives span several simulator dimensions cut from one hieropt dimension
+    (:func:`shared_dimension`) whose per-NPU bandwidths add up to more than that dimension's B: the
+    simulator, overlapping those simulator dimensions with several chunks per collective, would
+    give the NPU more bandwidth there than the dimension has.
+
+    Attributes:
+        group: the group's name (a named group, or the phase and workload whose group it is).
+        parent: the hieropt dimension.
+        sim_dims: how many of its simulator dimensions the group spans (>= 2).
+        bandwidth: their per-NPU bandwidths added, in units of the dimension's B (> 1; the sum of
+            their :attr:`SimDim.share`).
+    """
+
+    group: str
+    parent: int
+    sim_dims: int
+    bandwidth: float
+
+    def __str__(self) -> str:
+        return (f"{self.group} spans {self.sim_dims} simulator dimensions cut from hieropt "
+                f"dimension {self.parent}, together {self.bandwidth:.3g} x its per-NPU bandwidth")
+
+
+def collective_groups(
+    instance: Instance, simnet: SimNetwork
+) -> tuple[tuple[str, tuple[int, ...], tuple[bool, ...]], ...]:
+    """Every distinct group that carries a collective (not a point-to-point send) in ``instance``'s
+    workloads (every job and pipeline stage), as the trace writers place it: ``(name, sizes per
+    hieropt dimension, involved_dim on simnet)``, ``name`` the named group or else the phase and
+    its workload (``"forward of workload 'dlrm'"``)."""
+    from ..spec import Collective
+
+    named = bool(simnet.groups)
+    out: dict[tuple, tuple[str, tuple[int, ...], tuple[bool, ...]]] = {}
+    for job in instance.jobs:
+        for stage in job.workload.stages:
+            t = stage.table
+            for j, phase in enumerate(PHASES):
+                for lay in range(t.collective.shape[0]):
+                    if Collective(t.collective[lay, j]) in (Collective.NONE, Collective.P2P) or \
+                            not t.size_bytes[lay, j] > 0:
+                        continue
+                    name = t.group[lay, j]
+                    sizes = tuple(job.mapping.group(phase, name))
+                    label = name or f"{phase} of workload {job.workload.name!r}"
+                    if (label, sizes) not in out:
+                        involved = (simnet.involved_group(name or phase) if named
+                                    else simnet.involved(sizes, phase))
+                        out[label, sizes] = (label, sizes, involved)
+    return tuple(out.values())
+
+
+def shared_dimension(instance: Instance, simnet: SimNetwork) -> SharedDimension | None:
+    """The first group of ``instance`` whose collectives span several simulator dimensions of one
+    hieropt dimension whose per-NPU bandwidths (B x :attr:`SimDim.share` each) add up to more than
+    its B, or None. hieropt prices a collective over such a group as one collective on that
+    dimension at B; the simulator runs it hierarchically over the simulator dimensions, which gives
+    the same time with one chunk per collective (one simulator dimension after another, each at its
+    share of B) but, with several chunks, overlaps them, each at its share: the NPU then sends at
+    their sum, more than the dimension's B (e.g. a DP x CP group of 4 on a Switch of 4, split into
+    2 x 2: 2 B). Under ``group_bandwidth = "links"`` a FullyConnected dimension's parts carry
+    disjoint links, whose bandwidths add up to at most B: not shared."""
+    for name, _, involved in collective_groups(instance, simnet):
+        for d, ids in enumerate(simnet.subdims):
+            spanned = [s for s in ids if involved[s]]
+            total = sum(simnet.dims[s].share for s in spanned)
+            if len(spanned) > 1 and total > 1 + 1e-9:
+                return SharedDimension(name, d, len(spanned), total)
+    return None
+
+
 def _flow(values) -> str:
     return "[ " + ", ".join(str(v) for v in values) + " ]"
 
@@ -412,6 +488,9 @@ __all__ = [
     "IMPLEMENTATION",
     "SimDim",
     "SimNetwork",
+    "SharedDimension",
+    "collective_groups",
+    "shared_dimension",
     "exported_dims",
     "sim_network",
     "network_yml",

@@ -10,7 +10,9 @@ The question asked is whether the answer ``solve`` optimised holds: so the simul
 instance's own dimension mode (:func:`simulator_chunks`: one chunk per collective for
 ``sequential``, where ASTRA-sim runs a collective's dimensions one after another; for ``concurrent``
 enough chunks that the simulator, which approaches the concurrent time from above by about
-(sequential - concurrent) / chunks, lands within the tolerance), and the simulated time is compared
+(sequential - concurrent) / chunks, lands within the tolerance; one chunk where a group spans
+simulator dimensions cut from one hieropt dimension, which several chunks would overlap, each at
+that dimension's bandwidth: :func:`shared_group`), and the simulated time is compared
 with the prediction of the instance's own model (``predicted_own_ns``, what ``solve`` optimised).
 hieropt's evaluator in the simulator's exact mode (:func:`matching_instance`: one collective in
 flight, latency paid per chunk) is reported beside it (``predicted_iteration_time_ns``); where the
@@ -34,7 +36,16 @@ from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
 from ..names import with_flag
 from ..solvers.portfolio import hours_weighted
-from ..spec import Instance, Workload
+from ..spec import Instance
+from .simulator_mode import (
+    HIERARCHICAL,
+    collective_mode,
+    in_mode,
+    shared_group,
+    solved_mode,
+    structure,
+    unsimulated_group,
+)
 from .simulator_run import DEFAULT_TIMEOUT_S, check_binary, run_bundle, run_text
 
 TOLERANCE = 0.03
@@ -44,8 +55,6 @@ TIE = 1e-6
 MAX_CHUNKS = 256
 """The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows
 with them)."""
-HIERARCHICAL = ("sequential", "concurrent")
-"""Group algorithms running a collective's dimensions in turn or overlapped (as the simulator)."""
 CHUNK_MARGIN = 2.0
 """Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the
 concurrent time is about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice
@@ -127,9 +136,15 @@ def simulator_chunks(
     :func:`chunk_difference` is within ``tolerance``, else the one that minimises it; at least 2 and
     the instance's ``chunks``, at most :data:`MAX_CHUNKS`. Without latency this is the smallest c >=
     :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) / ``tolerance``; a latency paid per chunk stops the
-    count where more chunks cost more latency than they save overlap."""
+    count where more chunks cost more latency than they save overlap. One chunk where a group's
+    collectives span simulator dimensions cut from one hieropt dimension (:func:`shared_group`:
+    more would overlap them, each at the dimension's bandwidth); the instance's ``chunks`` where no
+    collective spans several hieropt dimensions (concurrent is then sequential)."""
     if collective_mode(instance) == "sequential":
         return instance.chunks
+    shared, spans = structure(instance)
+    if shared is not None or not spans:
+        return 1 if shared is not None else instance.chunks
     bw = list(bw_gbps)
     first = max(2, 2 ** math.ceil(math.log2(max(instance.chunks, 1))))
     candidates = [c for c in (2**k for k in range(1, 9)) if first <= c <= MAX_CHUNKS] or [first]
@@ -161,90 +176,6 @@ def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
     )
 
 
-def in_mode(instance: Instance, mode: str) -> Instance:
-    """``instance`` with its collectives over several dimensions run hierarchically in ``mode``
-    (``sequential`` or ``concurrent``), as the simulator runs every collective: each workload's
-    (and pipeline stage's) ``group_algorithms`` entry that is hierarchical, or that is another
-    algorithm on a group spanning several dimensions, becomes ``mode``; the instance's own
-    ``dimension_mode`` is left to the caller."""
-
-    def spans(job_groups: dict, name: str) -> bool:
-        return sum(p > 1 for p in job_groups.get(name, ())) > 1
-
-    def recast(w: Workload, groups: dict) -> Workload:
-        algs = tuple(
-            (n, mode if a in HIERARCHICAL or spans(groups, n) else a)
-            for n, a in w.group_algorithms
-        )
-        more = tuple(recast(x, groups) for x in w.more_stages)
-        if algs == w.group_algorithms and more == w.more_stages:
-            return w
-        return w.model_copy(update={"group_algorithms": algs, "more_stages": more})
-
-    first = recast(instance.workload, instance.mapping.groups)
-    more = tuple(
-        j.model_copy(update={"workload": recast(j.workload, j.mapping.groups)})
-        for j in instance.more_workloads
-    )
-    return instance.model_copy(update={"workload": first, "more_workloads": more})
-
-
-def solved_mode(instance: Instance) -> str:
-    """How ``instance``'s collectives over several dimensions run in its own model (what ``solve``
-    optimised), in words: ``"concurrent dimensions"`` when every such group runs one hierarchical
-    mode (or, none stating one, the instance's ``dimension_mode``), else each group with its
-    algorithm (``"tp nccl_ring"``, ``"tp concurrent, dp sequential"``)."""
-    groups: dict[str, str] = {}
-    for job in instance.jobs:
-        for stage in job.workload.stages:
-            used = stage.named_groups
-            for name, algorithm in stage.group_algorithms:
-                if name in used and sum(p > 1 for p in job.mapping.groups.get(name, ())) > 1:
-                    groups.setdefault(name, algorithm)
-    algorithms = set(groups.values())
-    if not algorithms:
-        return f"{instance.dimension_mode} dimensions"
-    if len(algorithms) == 1 and algorithms <= set(HIERARCHICAL):
-        return f"{algorithms.pop()} dimensions"
-    return ", ".join(f"{n} {a}" for n, a in groups.items())
-
-
-def unsimulated_group(instance: Instance) -> str | None:
-    """The first group of ``instance``'s workloads (every job and pipeline stage) whose collectives
-    run an algorithm other than the hierarchical ``sequential`` / ``concurrent`` over more than one
-    dimension, as ``"name (algorithm)"``, or None: ASTRA-sim runs every collective hierarchically,
-    so it cannot reproduce such a group (an LLM plan's ``tp`` runs ``nccl_ring`` by default)."""
-    for job in instance.jobs:
-        for stage in job.workload.stages:
-            for name, algorithm in stage.group_algorithms:
-                group = job.mapping.groups.get(name, ())
-                if algorithm not in HIERARCHICAL and sum(
-                    p > 1 for p in group
-                ) > 1:
-                    return f"{name} ({algorithm})"
-    return None
-
-
-def collective_mode(instance: Instance) -> str | None:
-    """The dimension mode ``instance``'s collectives run in: the hierarchical algorithm of every
-    group with collectives over several dimensions when they all run one (``sequential`` or
-    ``concurrent``; an LLM plan's groups run ``sequential`` unless its ``collective_algorithms``
-    says otherwise), the instance's ``dimension_mode`` when no group states one, or None when the
-    groups mix the two (no simulator run reproduces both)."""
-    modes = set()
-    for job in instance.jobs:
-        for stage in job.workload.stages:
-            used = stage.named_groups  # (a plan states every group's algorithm, used or not)
-            for name, algorithm in stage.group_algorithms:
-                if name in used and algorithm in HIERARCHICAL and sum(
-                    p > 1 for p in job.mapping.groups.get(name, ())
-                ) > 1:
-                    modes.add(algorithm)
-    if not modes:
-        return instance.dimension_mode
-    return modes.pop() if len(modes) == 1 else None
-
-
 def mode_mismatch(
     instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None
 ) -> str | None:
@@ -253,8 +184,10 @@ def mode_mismatch(
     approach concurrent), concurrent dimensions several (1 runs them one after another), and at
     ``bw_gbps`` the instance's own model must not gain from several collectives in flight (ASTRA-sim
     runs one at a time) or from paying latency once per collective (ASTRA-sim pays it per chunk);
-    and no group may run a non-hierarchical algorithm over several dimensions
-    (:func:`unsimulated_group`)."""
+    no group may run a non-hierarchical algorithm over several dimensions
+    (:func:`unsimulated_group`); and a group over simulator dimensions cut from one hieropt
+    dimension (:func:`shared_group`) needs 1 chunk. Concurrent dimensions with 1 chunk are no
+    mismatch when no collective spans several hieropt dimensions."""
     group = unsimulated_group(instance)
     if group is not None:
         return (
@@ -266,13 +199,26 @@ def mode_mismatch(
         return ("the plan's groups run some collectives sequential and others concurrent over "
                 "the dimensions, and the simulator runs every collective in one mode (name one "
                 "mode for every group in the plan's collective_algorithms to compare)")
+    shared, spans = structure(instance)
+    if shared is not None and chunks > 1:
+        return (
+            f"group {shared}, and with {chunks} chunks per collective the simulator overlaps "
+            "them, more bandwidth than the dimension has (run it with --chunks 1: one after "
+            "another, each at its share, as hieropt prices the group on its one dimension)"
+        )
     if mode == "sequential" and chunks > 1:
         return (
             f"the instance's dimensions are sequential, and with {chunks} chunks per "
             "collective the simulator "
             "overlaps them (run it with --chunks 1)"
         )
-    if mode == "concurrent" and chunks == 1:
+    if mode == "concurrent" and chunks == 1 and spans and shared is not None:
+        return (
+            "the instance's dimensions are concurrent, and with 1 chunk per collective the "
+            f"simulator runs them one after another; but group {shared}, and only 1 chunk keeps "
+            "them within the bandwidth the dimension has (more chunks overlap them)"
+        )
+    if mode == "concurrent" and chunks == 1 and spans:
         return (
             "the instance's dimensions are concurrent, and with 1 chunk per collective the "
             "simulator runs them one "
@@ -575,6 +521,7 @@ __all__ = [
     "HIERARCHICAL",
     "mode_mismatch",
     "unsimulated_group",
+    "shared_group",
     "simulator_chunks",
     "chunk_difference",
     "TOLERANCE",

@@ -363,6 +363,10 @@ def test_provision_arguments_name_themselves(inst, kwargs, message):
      "hieropt.load_catalog(path) or the path of a catalog file, got a dict"),
     (lambda i: hieropt.export_astrasim(i, [250, 125, 75, 50], 5), "folder: expected a folder's "
      "path (str or Path), got a int"),
+    # (as evaluate and verify: not a TypeError from inside the export)
+    (lambda i: hieropt.export_astrasim(i, None, "/nonexistent/never-written"), "bw_gbps: expected "
+     "one bandwidth (GB/s) per dimension as a list or array, got a NoneType; fix: give a sequence "
+     "of 4 numbers, dimension 0 first"),
     (lambda i: hieropt.simulate(i, None, [250, 125, 75, 50]), "binary: expected the path of the "
      "ASTRA-sim binary, got no binary"),
     (lambda i: hieropt.simulate(i, "/bin/true", [250, 125, 75, 50], timeout_s="1h"),
