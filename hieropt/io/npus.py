@@ -140,9 +140,9 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
 
 def figure_sourced(params: Any, catalog: str | Path | None = None) -> Any:
     """``params`` (an :class:`~hieropt.workloads.llm.LLMParams`, validated) whose NPU knows where
-    its scale-up domain and NIC limit come from (:meth:`~hieropt.workloads.llm.NPU.
-    with_figure_sources`): ``catalog``, the model file's own accelerator catalog (its
-    ``npu_catalog``; None: the shipped :data:`DEFAULT_CATALOG`), and of
+    its scale-up domain and NIC limit come from
+    (:meth:`hieropt.workloads.llm.npu.NPU.with_figure_sources`): ``catalog``, the model file's own
+    accelerator catalog (its ``npu_catalog``; None: the shipped :data:`DEFAULT_CATALOG`), and of
     :data:`~hieropt.workloads.llm.npu.SOURCED_FIGURES` those the model file (or ``--set``) gives
     in place of another figure of that catalog's entry (compared within a relative 1e-9: a figure
     equal to the entry's is the catalog's, so a written instance that repeats the entry's figures

@@ -200,7 +200,7 @@ class NPU(StrictModel):
         """The model file's own accelerator catalog (``npu_catalog``, its path as the reader
         found it) that ``accelerator`` was filled in from; None: the shipped
         ``catalogs/npus.toml``, or no catalog entry. Set by the reader
-        (:func:`hieropt.io.npus.with_figure_sources`), not a field of the file."""
+        (:func:`hieropt.io.npus.figure_sourced`), not a field of the file."""
         return self._catalog_file
 
     @property
@@ -208,7 +208,7 @@ class NPU(StrictModel):
         """Of :data:`SOURCED_FIGURES`, those the model file's ``[params.npu]`` (or ``--set``) gives
         in place of another figure of the catalog entry ``accelerator`` names (empty: every one
         is the catalog's, or no entry). Set by the reader
-        (:func:`hieropt.io.npus.with_figure_sources`), not a field of the file."""
+        (:func:`hieropt.io.npus.figure_sourced`), not a field of the file."""
         return self._given_figures
 
     def with_figure_sources(self, catalog_file: str | None,
