@@ -37,10 +37,11 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   file's ``plan.npus`` is ignored unless the row gives ``npus``).
 
 Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
-the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (Gb/s,
-seconds, microseconds: :mod:`hieropt.io.run_units`), a scale-out bandwidth above what the NPU's NIC
-carries (:func:`~hieropt.io.run_units.check_nic_bandwidth`), a sequence length in another unit
-(:func:`~hieropt.io.run_units.sequence_length_error`) and a decimal comma
+the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (bytes/s,
+as ``evaluate --bw`` refuses it: :func:`hieropt.model.bandwidths.bytes_per_second_slip`, for any
+NPU; Gb/s, seconds, microseconds: :mod:`hieropt.io.run_units`), a scale-out bandwidth above what
+the NPU's NIC carries (:func:`~hieropt.io.run_units.check_nic_bandwidth`), a sequence length in
+another unit (:func:`~hieropt.io.run_units.sequence_length_error`) and a decimal comma
 (:func:`decimal_comma_fix`).
 """
 
@@ -54,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..model.bandwidths import bytes_per_second_slip
 from ..units import number_text_fix, plain_number, plural
 from .common import path_argument, read_text, read_toml
 from .kinds import check_kind
@@ -257,6 +259,9 @@ def _run(
     network = sized_network(net, params.plan.total_npus, where, limit and limit[::2])
     placement = run_placement(net, params, network, where)
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
+    # (bytes/s for GB/s, whatever the NPU: --bw's and the library's words)
+    if (slip := bytes_per_second_slip(list(bw), lambda v: ";".join(f"{x:g}" for x in v))):
+        raise InputError(where, "bw_gbps", *slip)
     bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
     # (the file's outermost dimension is its scale-out network, whatever the run's size: checked
     # when the run uses it)

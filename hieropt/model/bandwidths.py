@@ -107,7 +107,8 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
     answer): the rule of a design row or a bound
     (:func:`hieropt.spec.ranges.bytes_per_second_bound`). The one check of the command line's
     ``--bw`` and the library's ``bw_gbps`` (``hieropt.evaluate``, ``verify``, ``export_astrasim``,
-    ``simulate``). 1e6 itself passes: the what-if of a dimension with no limit.
+    ``simulate``); a runs file's ``bw_gbps`` takes the same words
+    (:func:`bytes_per_second_slip`). 1e6 itself passes: the what-if of a dimension with no limit.
 
     Args:
         name: the argument or flag named by the error (``bw_gbps``, ``--bw``).
@@ -119,32 +120,45 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
             every value to write (each above 1e6 divided by 1e9); no values to write when one is
             above 1e6 even divided by 1e9 (no unit slip explains it).
     """
+    values = [float(v) for v in np.asarray(bw_gbps, dtype=float).ravel()]
+    slip = bytes_per_second_slip(values, write, f"the most {name} takes: a dimension with no limit")
+    if slip is not None and not in_design_space(instance, values):
+        raise InputError(name, None, *slip)
+
+
+def bytes_per_second_slip(values: list[float], write, most: str | None = None
+                          ) -> tuple[str, str] | None:
+    """(problem, fix) when one of the bandwidths ``values`` (GB/s per NPU, one per dimension) is
+    above :data:`hieropt.units.MAX_PLAUSIBLE_BW_GBPS` (1e6 GB/s per NPU, a thousand times the
+    fastest scale-up link): bytes/s written for GB/s; None when none is. The problem names the
+    first such dimension and its value; the fix every value to write (``write``: ``list[float] ->
+    str``, each above 1e6 divided by 1e9), or, when one is above 1e6 even divided by 1e9 (no unit
+    slip explains it), only the unit. ``most``: what 1e6 is to the caller (``--bw``'s what-if of a
+    dimension with no limit), said in the fix; None: nothing. The words of
+    :func:`check_bw_in_gbps` (``--bw``, the library's ``bw_gbps``) and of a runs file's
+    ``bw_gbps`` (:func:`hieropt.io.runs.load_runs`), whatever the NPU."""
     from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
 
-    values = [float(v) for v in np.asarray(bw_gbps, dtype=float).ravel()]
     high = [d for d, v in enumerate(values) if v > MAX_PLAUSIBLE_BW_GBPS]
-    if not high or in_design_space(instance, values):
-        return
+    if not high:
+        return None
     d = high[0]
     fixed = [v / GB if v > MAX_PLAUSIBLE_BW_GBPS else v for v in values]
     if any(v > MAX_PLAUSIBLE_BW_GBPS for v in fixed):  # (no bytes/s slip: no reading to offer)
         e = next(e for e, v in enumerate(fixed) if v > MAX_PLAUSIBLE_BW_GBPS)
-        raise InputError(
-            name, None,
+        return (
             f"dimension {e}: {_shown(values[e])} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} "
             f"GB/s per NPU (a thousand times the fastest scale-up link), and still above it read "
             f"as bytes/s ({values[e] / GB:g} GB/s)",
-            f"give GB/s per NPU (1 GB = 1e9 bytes), at most 1e6 (the most {name} takes: a "
-            "dimension with no limit)",
+            "give GB/s per NPU (1 GB = 1e9 bytes), at most 1e6" + (f" ({most})" if most else ""),
         )
-    raise InputError(
-        name, None,
+    return (
         f"dimension {d}: {_shown(values[d])} GB/s per NPU is above {MAX_PLAUSIBLE_BW_GBPS:g} GB/s "
         "per NPU (a thousand times the fastest scale-up link): looks like bytes/s",
         f"give GB/s per NPU (1 GB = 1e9 bytes): {_shown(values[d])} bytes/s = "
-        f"{values[d] / GB:g} GB/s: "
-        f"write {write(fixed)} (1e6 is the most {name} takes: a dimension with no limit)",
+        f"{values[d] / GB:g} GB/s: write {write(fixed)}" + (f" (1e6 is {most})" if most else ""),
     )
 
 
-__all__ = ["check_bw", "as_bw", "in_design_space", "check_bw_in_gbps", "check_bw_for_npus"]
+__all__ = ["check_bw", "as_bw", "in_design_space", "check_bw_in_gbps", "check_bw_for_npus",
+           "bytes_per_second_slip"]

@@ -168,3 +168,33 @@ def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
             scaleup = scaleup_gbps(r.params, r.model_data, r.model_path)
             assert max(r.bw_gbps) <= scaleup and scaleup in (300.0, 450.0, 900.0)
             assert len(r.bw_gbps) < 2 or r.bw_gbps[-1] <= 50.0  # scale-out: 6.25-50 GB/s
+
+
+@pytest.mark.parametrize("cell, want", [
+    # bytes/s for GB/s, on an NPU given inline (no catalog figure to compare with): --bw's words
+    ("4e11", "dimension 0: 4e+11 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand times the "
+     "fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU (1 GB = 1e9 bytes): "
+     "4e+11 bytes/s = 400 GB/s: write 400"),
+    ("1e30", "dimension 0: 1e+30 GB/s per NPU is above 1e+06 GB/s per NPU (a thousand times the "
+     "fastest scale-up link), and still above it read as bytes/s (1e+21 GB/s); fix: give GB/s "
+     "per NPU (1 GB = 1e9 bytes), at most 1e6"),
+    ("1e6", None),  # (at the threshold: read, as --bw's 1e6)
+])
+def test_bandwidths_in_bytes_per_second_are_refused_for_an_npu_given_inline(tmp_path: Path,
+                                                                           cell, want):
+    from .tiny import write_case
+
+    path = write_case(tmp_path, [f"tiny.toml,net.toml,{cell},1"])
+    if want is None:
+        assert read_runs(path)[0].bw_gbps == (1e6,)
+        return
+    assert refused(path) == f"{path}: line 3: bw_gbps: {want}"
+
+
+def test_bandwidths_in_bytes_per_second_are_not_read_as_gbit_on_a_catalog_npu(tmp_path: Path):
+    # 3e11;2.5e10 bytes/s is the A100's 300 GB/s NVLink and 25 GB/s of HDR: not "Gb/s (/ 8)"
+    path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", "3e11;2.5e10,gpt-530b,105"))
+    assert refused(path) == (
+        f"{path}: line 14: bw_gbps: dimension 0: 3e+11 GB/s per NPU is above 1e+06 GB/s per NPU "
+        "(a thousand times the fastest scale-up link): looks like bytes/s; fix: give GB/s per NPU "
+        "(1 GB = 1e9 bytes): 3e+11 bytes/s = 300 GB/s: write 300;25")
