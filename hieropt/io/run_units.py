@@ -232,28 +232,24 @@ TYPICAL_SEQUENCE = (2048, 131072)
 
 
 def sequence_length_error(params: LLMParams, column: str | None, where: str,
-                          problem: InputError) -> InputError | None:
-    """For a ``measured_ms`` refused by :func:`check_measured` (``problem``) whose run has a
-    sequence length outside :data:`TYPICAL_SEQUENCE`: the error on the sequence length instead,
-    with hints for a length (the time's hints, seconds or µs, do not apply to it): a count of
-    thousands (``2`` for 2K: 2,048 tokens), a batch's tokens (``1048576``: the tokens of a global
+                          problem: InputError, measured_ms: float) -> InputError | None:
+    """For a ``measured_ms`` refused by :func:`check_measured` (``problem``) whose sequence length
+    has a reading as another unit that makes the time plausible: the error on the sequence length
+    instead, with that reading (the time's hints, seconds or µs, do not apply to it). The readings
+    (:func:`_length_reading`): a count of thousands (``2`` for 2K: 2,048 tokens, within
+    :data:`TYPICAL_SEQUENCE`), a batch's tokens (``1048576``, above it: the tokens of a global
     batch, global_batch_size x the sequence length). ``column`` is the row's cell that sets it
-    (None: the model file's value). None when the length is typical: the time's error stands.
+    (None: the model file's value). None when the length has no such reading, or when the time is
+    implausible with the length it stands for too: the time's error stands. A length outside the
+    typical range without a reading (``1024``, GPT-2's, or ``512``) is a valid length and never
+    the cause named: ``measured_ms = 0.0215`` with it is refused as seconds.
     """
+    reading = _length_reading(params, measured_ms)
+    if reading is None:
+        return None
     seq = params.model.sequence_length
     lo, hi = TYPICAL_SEQUENCE
-    if lo <= seq <= hi:
-        return None
-    if seq < lo:
-        k = seq * 1024
-        hint = (f"looks like thousands of tokens ({seq}K = {k:,})" if lo <= k <= hi
-                else "too short for an LLM training run")
-        fix = (f"write {k} for {seq}K" if lo <= k <= hi
-               else "give the tokens per sequence (e.g. 2048, 4096, 8192)")
-    else:
-        hint = "looks like the tokens of a global batch (global_batch_size x sequence length)"
-        fix = ("give the tokens per sequence (e.g. 2048, 4096, 8192), and global_batch_size in "
-               "sequences")
+    hint, fix = reading
     whose = "the row's" if column else "the model file's"
     said = re.split(r": (?:looks like|below)|; ", problem.problem or "", maxsplit=1)[0]
     return InputError(
@@ -263,6 +259,37 @@ def sequence_length_error(params: LLMParams, column: str | None, where: str,
         f"with it, the measured time is implausible (measured_ms: {said})",
         f"{fix}; a sequence length is in tokens per sequence",
     )
+
+
+def _length_reading(params: LLMParams, measured_ms: float) -> tuple[str, str] | None:
+    """(hint, fix) of the run's sequence length read as another unit, when that reading gives a
+    length within :data:`TYPICAL_SEQUENCE` with which ``measured_ms`` is plausible
+    (:func:`_plausible` against :func:`peak_time_ms` of the run at that length); else None. Below
+    the range, thousands of tokens (``2`` for 2K), when x 1,024 is within it; above it, the tokens
+    of a global batch, when some length within the range makes the time plausible (the
+    peak-FLOP/s time grows with the length: at the range's ends it brackets every length's)."""
+    seq = params.model.sequence_length
+    lo, hi = TYPICAL_SEQUENCE
+    if seq < lo and lo <= seq * 1024 <= hi:
+        k = seq * 1024
+        if not _plausible(measured_ms, peak_time_ms(_with_sequence(params, k))):
+            return None
+        return f"looks like thousands of tokens ({seq}K = {k:,})", f"write {k} for {seq}K"
+    if seq > hi:
+        shortest = peak_time_ms(_with_sequence(params, lo))
+        longest = peak_time_ms(_with_sequence(params, hi))
+        if measured_ms * SPEED_FACTOR < shortest or measured_ms * SLOW_FRACTION > longest:
+            return None
+        return ("looks like the tokens of a global batch (global_batch_size x sequence length)",
+                "give the tokens per sequence (e.g. 2048, 4096, 8192), and global_batch_size in "
+                "sequences")
+    return None
+
+
+def _with_sequence(params: LLMParams, seq: int) -> LLMParams:
+    """``params`` with the sequence length ``seq`` tokens (for its FLOPs: not validated again)."""
+    model = params.model.model_copy(update={"sequence_length": seq})
+    return params.model_copy(update={"model": model})
 
 
 def tokens_hint(measured_ms: float, bound: float, params: LLMParams) -> str:

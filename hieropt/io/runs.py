@@ -278,7 +278,7 @@ def _run(
         check_measured(measured, params, where)
     except InputError as e:
         column = next((k for k in row if k in SEQUENCE_CELLS and row[k]), None)
-        raise sequence_length_error(params, column, where, e) or e from None
+        raise sequence_length_error(params, column, where, e, measured) or e from None
     return Run(
         path=path,
         line=line,

@@ -146,6 +146,31 @@ def test_a_sequence_length_in_another_unit_gets_a_length_s_hint(tmp_path: Path, 
     assert "seconds" not in message and "µs" not in message
 
 
+def test_a_time_in_seconds_is_not_blamed_on_a_valid_short_sequence_length(tmp_path: Path):
+    # 1,024 tokens (GPT-2's) has no reading as another unit (1,024 x 1,024 is no typical length):
+    # the time's error stands. By hand, 3 x 512 x (48 x (24 s h^2 + 4 s^2 h) + 2 s h V) with s
+    # 1,024, h 6,144, V 51,200 = 7.1288e16 FLOPs at 64 x 312 TFLOP/s = 3,570 ms; 2.5 is 1,428 x less
+    path = runs(tmp_path, ["a,300;25,8,2,4,1,512,1024,2.5,g"], ",model.sequence_length")
+    assert refused(path) == (
+        f"{path}: line 2: measured_ms: 2.5 ms is 1,428 x less than the model's FLOPs take at the "
+        "peak FLOP/s of its 64 NPUs (3,570 ms): looks like seconds; fix: give the iteration time "
+        "in ms: 2500 for 2.5 s")
+    ok = runs(tmp_path, ["a,300;25,8,2,4,1,512,1024,8000,g"], ",model.sequence_length")
+    assert validate([ok]).rows[0].run.params.model.sequence_length == 1024
+
+
+def test_a_length_read_as_thousands_is_not_blamed_when_the_time_is_implausible_with_it_too(
+        tmp_path: Path):
+    # 2 read as 2K (2,048 tokens) gives 7,331 ms at the peak (the formula above, s 2,048): 0.5 ms
+    # is implausible with it too (below 1/10 of it), so the length is not the cause named; with s
+    # 2 the peak time is 6.787 ms, and 0.5 s = 500 ms is plausible (above 1 % of the peak)
+    path = runs(tmp_path, ["a,300;25,8,2,4,1,512,2,0.5,g"], ",model.sequence_length")
+    assert refused(path) == (
+        f"{path}: line 2: measured_ms: 0.5 ms is 14 x less than the model's FLOPs take at the "
+        "peak FLOP/s of its 64 NPUs (6.787 ms): looks like seconds; fix: give the iteration time "
+        "in ms: 500 for 0.5 s")
+
+
 def test_one_plan_measured_three_times_is_noted_and_its_tie_is_no_rank(tmp_path: Path):
     path = runs(tmp_path, ["a,300;25,8,2,4,1,512,27000,g", "b,300;25,8,2,4,1,512,28000,g",
                            "c,300;25,8,2,4,1,512,31000,g"])
