@@ -122,6 +122,32 @@ def test_overlap_options_that_conflict_are_refused():
         ) in str(e.value)
 
 
+def test_overlap_grad_reduce_with_zero_2_or_3_is_noted_as_changing_nothing():
+    from hieropt.workloads.llm.flops import plan_caveats
+
+    net = _net(2, 2)
+    for z in (2, 3):
+        base = params(**{**ZERO2, "zero_stage": z})
+        ovl = params(**{**ZERO2, "zero_stage": z}, overlap_grad_reduce=True)
+        # the gradients are reduce-scattered every micro-batch: the same iteration time
+        for bw in ([300.0, 25.0], [0.3, 0.01]):
+            t = [hieropt.evaluate(instance_for(q, net, COST), bw).iteration_time_ns
+                 for q in (base, ovl)]
+            assert t[1] == pytest.approx(t[0], rel=1e-12) and t[0] > 0
+        note = (f"overlap_grad_reduce with zero_stage {z} changes nothing: ZeRO {z} "
+                "reduce-scatters the gradients every micro-batch, so there is no per-iteration "
+                "gradient reduction to overlap with the last backward (Megatron-LM's "
+                "overlap_grad_reduce over its distributed optimizer, ZeRO 1); the overlap of "
+                f"ZeRO {z}'s per-micro-batch collectives (Megatron-FSDP's overlap_grad_reduce, "
+                "PyTorch FSDP's) is overlap_sharded_comms: set overlap_sharded_comms = true and "
+                "overlap_grad_reduce = false to model it")
+        assert note in plan_caveats(ovl) and note not in plan_caveats(base)
+    # ZeRO 2's overlap_param_gather needs it (Megatron-LM's rule): no note there, nor with ZeRO 1
+    gather = params(**ZERO2, overlap_grad_reduce=True, overlap_param_gather=True)
+    one = params(**{**ZERO2, "zero_stage": 1}, overlap_grad_reduce=True)
+    assert not any("changes nothing" in c for c in plan_caveats(gather) + plan_caveats(one))
+
+
 def test_sharded_overlap_below_zero_2_is_refused_in_a_model_file(tmp_path):
     from hieropt.io.llm import read_llm
     from tests.validate.tiny import MODEL

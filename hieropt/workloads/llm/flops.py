@@ -168,14 +168,36 @@ def interleaved_overlap_note(v: int, param_gather: bool = False) -> str:
             "iteration time (under 1F1B the overlap is modelled)")
 
 
+def sharded_overlap_note(zero_stage: int) -> str:
+    """The note on ``overlap_grad_reduce`` with ZeRO stage ``zero_stage`` 2 or 3 (without
+    ``overlap_param_gather``, which needs it under ZeRO 2): it changes nothing, as the gradients
+    are reduce-scattered every micro-batch (:func:`hieropt.workloads.llm.comms.dp_comms`) and
+    there is no per-iteration gradient reduction left for it to overlap with the last backward
+    (Megatron-LM's ``--overlap-grad-reduce`` over its distributed optimizer, ZeRO 1).
+    Megatron-FSDP's ``--overlap-grad-reduce`` (sharding ``optim_grads`` / ``optim_grads_params``,
+    ZeRO 2 / 3) and PyTorch FSDP overlap those per-micro-batch collectives with the compute:
+    hieropt's ``overlap_sharded_comms``. A note, not a refusal as the mirror flags get
+    (:func:`hieropt.workloads.llm.plan_rules.check_degrees`): ZeRO 2's ``overlap_param_gather``
+    needs ``overlap_grad_reduce`` (Megatron-LM's rule), and co-design spaces cross
+    ``overlap_grad_reduce`` with every ZeRO stage."""
+    return (f"overlap_grad_reduce with zero_stage {zero_stage} changes nothing: ZeRO "
+            f"{zero_stage} reduce-scatters the gradients every micro-batch, so there is no "
+            "per-iteration gradient reduction to overlap with the last backward (Megatron-LM's "
+            "overlap_grad_reduce over its distributed optimizer, ZeRO 1); the overlap of ZeRO "
+            f"{zero_stage}'s per-micro-batch collectives (Megatron-FSDP's overlap_grad_reduce, "
+            "PyTorch FSDP's) is overlap_sharded_comms: set overlap_sharded_comms = true and "
+            "overlap_grad_reduce = false to model it")
+
+
 def plan_caveats(p: LLMParams) -> tuple[str, ...]:
     """What the validation says of plan ``p``'s features it does not cover or predicts worst
     (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), and what common training software does not run
     (ZeRO 2 or 3 with pipeline parallelism: :func:`zero_pp_caveat`), in the order ZeRO-3, ZeRO
     with PP, experts, then the note on a peak below half the catalog's (:attr:`NPU.peak_note
     <hieropt.workloads.llm.NPU.peak_note>`) and on more NPUs than any cluster built
-    (:func:`hieropt.units.cluster_size_note`), on ``overlap_grad_reduce`` not modelled under
-    interleaving (:func:`interleaved_overlap_note`), on interleaved chunks that do not divide the
+    (:func:`hieropt.units.cluster_size_note`), on ``overlap_grad_reduce`` with ZeRO 2/3, where it
+    changes nothing (:func:`sharded_overlap_note`), and not modelled under interleaving
+    (:func:`interleaved_overlap_note`), on interleaved chunks that do not divide the
     layers (:func:`~hieropt.workloads.llm.layout.unequal_chunks_note`), on values in a likely wrong
     unit (:func:`~hieropt.workloads.llm.plan_rules.slip_notes`), on the GPT-3 architecture
     defaults a file stating none of them takes
@@ -192,6 +214,9 @@ def plan_caveats(p: LLMParams) -> tuple[str, ...]:
         out.append(MOE_CAVEAT)
     if (note := p.npu.peak_note) is not None:
         out.append(note)
+    if (p.plan.overlap_grad_reduce and p.plan.zero_stage >= 2
+            and not p.plan.overlap_param_gather):
+        out.append(sharded_overlap_note(p.plan.zero_stage))
     if p.plan.overlap_grad_reduce and p.plan.virtual_stages > 1:
         out.append(interleaved_overlap_note(p.plan.virtual_stages, p.plan.overlap_param_gather))
     if (note := unequal_chunks_note(p)) is not None:
@@ -268,5 +293,6 @@ __all__ = [
     "npu_figure_source",
     "plan_caveats",
     "ZERO3_CAVEAT",
+    "sharded_overlap_note",
     "MOE_CAVEAT",
 ]

@@ -243,7 +243,7 @@ class Plan(_Frozen):
             fewer recomputes all of its own).
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's 128).
         overlap_grad_reduce: the per-iteration gradient reduction overlaps the last backward pass
-            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``); ZeRO 2/3: a note.
         overlap_param_gather: ZeRO 1/2's all-gather of the updated parameters, else exposed after
             the optimizer step, runs during the next iteration's first forward (Megatron-LM's
             overlap-param-gather; loop ``step``'s ``overlap_gather``, :mod:`hieropt.model.gathers`).
