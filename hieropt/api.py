@@ -248,10 +248,11 @@ def _tokens_for_an_iteration(given: dict[str, Any]) -> None:
 
 
 def _bw_in_gbps(given: dict[str, Any]) -> None:
-    """``evaluate``, ``verify``, ``export_astrasim``, ``simulate``: ``bw_gbps`` is one number per
-    dimension in GB/s per NPU; a value above 1e6 (bytes/s written for GB/s) is refused unless the
-    values meet the instance's design rows and bounds, as the command line's ``--bw`` is
-    (:func:`hieropt.model.bandwidths.check_bw_in_gbps`, the one check of both)."""
+    """``evaluate``, ``verify``, ``export_astrasim``, ``simulate``, ``run_figures`` (None: not
+    checked): ``bw_gbps`` is one finite number >= 0 per dimension in GB/s per NPU (``check_bw``); a
+    value above 1e6 (bytes/s for GB/s: ``check_bw_in_gbps``) and values that look like Gb/s or a
+    bidirectional figure for the NPU (``check_bw_for_npus``) are refused unless they meet the
+    instance's design rows and bounds: ``--bw``'s checks (:mod:`hieropt.model.bandwidths`)."""
     from .model.bandwidths import check_bw, check_bw_for_npus, check_bw_in_gbps
 
     inst, bw = given.get("instance"), given.get("bw_gbps")
@@ -465,7 +466,7 @@ instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list
 given by the user that looks like another unit is refused (``run_figures``'s ``iteration_time_ns``
 below 1 us, a ``deadline_ns`` below one hour: :mod:`hieropt.io.arguments`)."""
 _RULES: dict[str, tuple[_Rule, ...]] = {
-    "run_figures": (_time_in_ns, _tokens_for_an_iteration),
+    "run_figures": (_time_in_ns, _tokens_for_an_iteration, _bw_in_gbps),
     "validate": (_fit_needs_its_runs,),
     "evaluate": (_bw_in_gbps,),
     "verify": (_bw_in_gbps,),

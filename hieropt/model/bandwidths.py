@@ -107,7 +107,7 @@ def check_bw_in_gbps(instance, bw_gbps, name: str, write) -> None:
     answer): the rule of a design row or a bound
     (:func:`hieropt.spec.ranges.bytes_per_second_bound`). The one check of the command line's
     ``--bw`` and the library's ``bw_gbps`` (``hieropt.evaluate``, ``verify``, ``export_astrasim``,
-    ``simulate``); a runs file's ``bw_gbps`` takes the same words
+    ``simulate``, ``run_figures``); a runs file's ``bw_gbps`` takes the same words
     (:func:`bytes_per_second_slip`). 1e6 itself passes: the what-if of a dimension with no limit.
 
     Args:

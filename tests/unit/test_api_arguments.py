@@ -255,6 +255,7 @@ library (880 ms: the compute alone, communication all but free)."""
     lambda i, bw: hieropt.evaluate(i, bw),
     lambda i, bw: hieropt.verify(i, bw, 1.2e9),
     lambda i, bw: hieropt.export_astrasim(i, bw, "/nonexistent/never-written"),
+    lambda i, bw: hieropt.run_figures(i, 1.2e9, bw_gbps=bw),
 ])
 def test_bandwidths_in_bytes_per_second_are_refused_as_by_the_command_line(inst, call):
     with pytest.raises(hieropt.InputError) as e:
@@ -268,6 +269,29 @@ def test_bandwidths_in_bytes_per_second_are_refused_as_by_the_command_line(inst,
     # one dimension in bytes/s: the others kept as given
     with pytest.raises(hieropt.InputError, match=r"write bw_gbps=\[250, 125, 75, 50\]"):
         call(inst, [250, 125, 75e9, 50])
+
+
+@pytest.mark.parametrize("bw, message", [
+    (["a", "b", "c", "d"], "bw_gbps: bandwidths must be numbers, got str; fix: give 4 numbers "
+     "(GB/s), not text or booleans"),
+    (7, "bw_gbps: expected one bandwidth (GB/s) per dimension as a list or array, got a int; fix: "
+     "give a sequence of 4 numbers, dimension 0 first"),
+    ([250, 125], "bw_gbps: 2 bandwidths given for 4 dimensions; fix: give 4 values (GB/s), one "
+     "per dimension"),
+])
+def test_run_figures_checks_its_bandwidths_as_evaluate_does(inst, bw, message):
+    for call in (lambda: hieropt.run_figures(inst, 1.2e9, bw_gbps=bw),
+                 lambda: hieropt.evaluate(inst, bw)):
+        with pytest.raises(hieropt.InputError) as e:
+            call()
+        assert str(e.value) == message
+
+
+def test_run_figures_takes_no_bandwidths_or_a_design_s(inst):
+    sol = hieropt.solve(inst)
+    with_bw = hieropt.run_figures(inst, sol.iteration_time_ns, bw_gbps=sol.bw_gbps)
+    without = hieropt.run_figures(inst, sol.iteration_time_ns)
+    assert with_bw == without and with_bw.mfu == pytest.approx(0.3773, abs=1e-4)
 
 
 def test_bandwidths_up_to_a_million_gbps_are_evaluated(inst):
