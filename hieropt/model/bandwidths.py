@@ -3,6 +3,8 @@ checked: one finite, non-negative number (GB/s per NPU and direction) per dimens
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InputError
@@ -14,16 +16,19 @@ def check_bw(D: int, bw_gbps) -> np.ndarray:
 
     Raises:
         InputError (naming ``bw_gbps``): not a sequence of D numbers, or an entry negative or not
-            finite.
+            finite: every such dimension by its index, with its value and what is wrong with it.
     """
     if isinstance(bw_gbps, np.ndarray) and bw_gbps.shape == (D,) and bw_gbps.dtype == np.float64:
         bw = bw_gbps  # (the solvers' own arrays: the common case)
     else:
         bw = as_bw(bw_gbps, D)
     if not np.isfinite(bw).all() or (bw < 0).any():
-        raise InputError("bw_gbps", None,
-                         f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
-                         "fix the values")
+        bad = [f"dimension {d}: {b:g} GB/s per NPU is "
+               + ("not a number" if np.isnan(b) else "not finite" if np.isinf(b) else "negative")
+               for d, b in enumerate(bw.tolist()) if not (math.isfinite(b) and b >= 0)]
+        raise InputError("bw_gbps", None, "; ".join(bad),
+                         f"give each of the {D} dimensions a finite bandwidth >= 0 in GB/s per "
+                         "NPU, dimension 0 first (1e6 for a dimension with no limit)")
     return bw
 
 

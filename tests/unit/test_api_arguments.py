@@ -278,6 +278,10 @@ def test_bandwidths_in_bytes_per_second_are_refused_as_by_the_command_line(inst,
      "give a sequence of 4 numbers, dimension 0 first"),
     ([250, 125], "bw_gbps: 2 bandwidths given for 4 dimensions; fix: give 4 values (GB/s), one "
      "per dimension"),
+    ([float("nan"), 125, float("inf"), -5], "bw_gbps: dimension 0: nan GB/s per NPU is not a "
+     "number; dimension 2: inf GB/s per NPU is not finite; dimension 3: -5 GB/s per NPU is "
+     "negative; fix: give each of the 4 dimensions a finite bandwidth >= 0 in GB/s per NPU, "
+     "dimension 0 first (1e6 for a dimension with no limit)"),
 ])
 def test_run_figures_checks_its_bandwidths_as_evaluate_does(inst, bw, message):
     for call in (lambda: hieropt.run_figures(inst, 1.2e9, bw_gbps=bw),
