@@ -3,7 +3,7 @@ object) and the sensitivity of an optimum (:class:`Marginal`, :class:`Sensitivit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -50,7 +50,37 @@ def freeze_arrays(result: object, *names: str) -> None:
             object.__setattr__(result, name, copy)
 
 
-@dataclass(frozen=True)
+def values_equal(a: Any, b: Any) -> bool:
+    """Whether two field values are equal: numpy arrays of the same shape and elements
+    (:func:`numpy.array_equal`), dicts, tuples and lists item by item (so arrays inside them too),
+    other values by ``==``; one object is equal to itself (a result whose numbers are NaN too)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and bool(np.array_equal(a, b)))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(values_equal(x, y) for x, y in zip(a, b, strict=True)))
+    return bool(a == b)
+
+
+def results_equal(self: Any, other: Any) -> Any:
+    """``==`` of a result dataclass holding numpy arrays (:class:`Solution`, :class:`FrontPoint
+    <hieropt.solvers.front.FrontPoint>`, ...): equal when ``other`` is of the same class and every
+    compared field is equal (:func:`values_equal`: arrays element-wise), where the dataclass's own
+    ``==`` raised ValueError on an array of two or more elements (and so did ``in`` and
+    ``list.index``); NotImplemented for another class. Such results are unhashable (their arrays
+    are)."""
+    if type(other) is not type(self):
+        return NotImplemented
+    return all(values_equal(getattr(self, f.name), getattr(other, f.name))
+               for f in fields(self) if f.compare)
+
+
+@dataclass(frozen=True, eq=False)
 class Solution:
     """The outcome of one solve.
 
@@ -79,6 +109,9 @@ class Solution:
         extra: method-specific statistics (cuts, LP rows, ...). ``kappa_range_usd`` (performance
             per cost): the network costs searched, $, lowest and highest; the highest is ``inf``
             when no constraint caps bandwidth (written ``null`` by :meth:`to_dict`).
+
+    Two solutions are ``==`` when every field is, ``bw_gbps`` element-wise (the instance is not
+    compared; :func:`results_equal`), so ``in`` and ``list.index`` work; unhashable.
     """
 
     status: Status
@@ -104,6 +137,9 @@ class Solution:
 
     def __post_init__(self) -> None:
         freeze_arrays(self, "bw_gbps")
+
+    __eq__ = results_equal
+    __hash__ = None  # type: ignore[assignment]  # (its arrays are unhashable)
 
     @property
     def success(self) -> bool:

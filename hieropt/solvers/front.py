@@ -19,7 +19,7 @@ from ..cache import Cache, scoped
 from ..errors import InputError, LimitReached, NoSolutionError, SolverError
 from ..model.run import run_figures
 from ..model.timing import build_time_model
-from ..result import Solution, Status, freeze_arrays
+from ..result import Solution, Status, freeze_arrays, results_equal
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
@@ -45,11 +45,12 @@ STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, NEAR_SLACK)
 """Relative rooms above a cheapest network that starves a loaded dimension, tried in turn."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FrontPoint:
     """One point: the fastest network within ``budget_usd`` ($): ``bw`` ((D,) GB/s), its time (ns)
     and cost ($), the proven lower bound (ns), the gap and the ``status`` of its own solve
-    (``optimal``, or ``limit``: stopped by a time limit at the proven ``gap``)."""
+    (``optimal``, or ``limit``: stopped by a time limit at the proven ``gap``). ``==`` compares
+    every field, ``bw`` element-wise (:func:`hieropt.result.results_equal`); unhashable."""
 
     budget_usd: float
     bw: np.ndarray
@@ -65,14 +66,18 @@ class FrontPoint:
     def __post_init__(self) -> None:
         freeze_arrays(self, "bw")
 
+    __eq__ = results_equal
+    __hash__ = None  # type: ignore[assignment]  # (its arrays are unhashable)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class Front:
     """A time-cost Pareto front: budget-ascending ``points``; ``fastest`` the performance optimum
     (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost
     optimum (None without a bandwidth floor); ``notes``; ``solve_seconds`` (s) and ``lps``;
     ``time_unit`` of the points' times: ``"ns"``, or :data:`hieropt.units.RELATIVE_UNIT` for
-    shares of hours."""
+    shares of hours. ``==`` compares every field, the points' and optima's arrays
+    element-wise (:func:`hieropt.result.results_equal`); unhashable."""
 
     points: tuple[FrontPoint, ...]
     fastest: Solution | None
@@ -81,6 +86,9 @@ class Front:
     solve_seconds: float
     lps: int
     time_unit: str = "ns"
+
+    __eq__ = results_equal
+    __hash__ = None  # type: ignore[assignment]  # (its points' arrays are unhashable)
 
     def to_dict(self, instance: Instance) -> dict[str, Any]:
         """JSON-ready front of ``instance`` as ``hieropt pareto --json`` writes it, but what the

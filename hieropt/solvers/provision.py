@@ -32,7 +32,7 @@ from ..model.options import BomLine, Option, dimension_options
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES, with_flag
-from ..result import Solution, Status, freeze_arrays
+from ..result import Solution, Status, freeze_arrays, results_equal
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
@@ -88,7 +88,7 @@ class Rounding:
         return None if self.design is None else np.array([o.bw_gbps for o in self.design])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Provisioning:
     """The exact integer design and how it compares with the continuous optimum and its roundings.
 
@@ -119,7 +119,10 @@ class Provisioning:
             wall time; solve_seconds: the whole call's.
         method: the algorithm; notes: remarks a user should read.
         nic_bounds: the notes of the dimensions bounded at the accelerator's ``nic_gbps``
-            (:func:`hieropt.io.nic_bound.nic_bounded`)."""
+            (:func:`hieropt.io.nic_bound.nic_bounded`).
+
+    ``==`` compares every field, ``bw_gbps`` element-wise (:func:`hieropt.result.results_equal`);
+    unhashable."""
 
     status: Status
     message: str
@@ -154,6 +157,9 @@ class Provisioning:
 
     def __post_init__(self) -> None:
         freeze_arrays(self, "bw_gbps")
+
+    __eq__ = results_equal
+    __hash__ = None  # type: ignore[assignment]  # (its arrays are unhashable)
 
     def to_dict(self, instance: Instance) -> dict[str, Any]:
         """JSON-ready result of provisioning ``instance`` (units in the keys), as ``hieropt

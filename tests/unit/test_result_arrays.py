@@ -3,6 +3,8 @@ changed after the fact with the times computed for the old ones."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,38 @@ def test_certificate_to_dict():
     assert data["breakdown"] == sol.breakdown.to_dict()
     bad = hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns * 1.5).to_dict()
     assert bad["ok"] is False and len(bad["problems"]) == 1
+
+
+def _point(bw, budget=1e7):
+    return hieropt.FrontPoint(budget_usd=budget, bw=np.array(bw), iteration_time_ns=1e9,
+                              network_cost_usd=1e7, lower_bound_ns=1e9, gap=0.0,
+                              status=hieropt.Status.OPTIMAL)
+
+
+def test_results_compare_by_value_with_their_arrays_element_wise():
+    # (the dataclasses' own == raised ValueError on an array of 4 elements, and so did `in`)
+    a, b = _point([250.0, 125.0, 75.0, 50.0]), _point([250.0, 125.0, 75.0, 50.0])
+    c = _point([250.0, 125.0, 75.0, 49.0])
+    assert a == b and a != c and not (a == c)
+    assert [c, b].index(a) == 1 and c not in [a, b]
+    assert a != _point([250.0, 125.0, 75.0]) and a != _point([250.0, 125.0, 75.0, 50.0], 2e7)
+    assert (a == "a point") is False
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+    front = hieropt.Front(points=(a, c), fastest=None, best_per_cost=None, notes=(),
+                          solve_seconds=1.0, lps=2)
+    assert front == dataclasses.replace(front, points=(b, c))
+    assert front != dataclasses.replace(front, points=(b, b))
+
+
+def test_solutions_compare_by_value():
+    sol = hieropt.solve(INSTANCE)
+    same = dataclasses.replace(sol)
+    assert sol == same and sol in [same]
+    moved = dataclasses.replace(sol, bw_gbps=sol.bw_gbps * 2)
+    assert sol != moved and [moved, same].index(sol) == 1
+    # two solves differ in their wall time only: not equal, and comparing them does not raise
+    again = hieropt.solve(INSTANCE)
+    assert np.array_equal(again.bw_gbps, sol.bw_gbps)
+    assert (again == sol) is (again.solve_seconds == sol.solve_seconds)
+    assert dataclasses.replace(again, solve_seconds=sol.solve_seconds, extra=sol.extra) == sol
