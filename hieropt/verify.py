@@ -1,6 +1,7 @@
 """Independent verification of a solver's answer: re-evaluate T(B) and cost(B) layer by layer and
 check the design constraints, without the formulation or the solver (imports only spec, timing and
-cost)."""
+cost; the constraints' check, :data:`FEAS_TOL` and :func:`constraint_violations`, is
+:mod:`hieropt.model.violations`', which every evaluation's breakdown states too)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,9 @@ from typing import Any
 import numpy as np
 
 from .model.timing import Breakdown, evaluate
+from .model.violations import FEAS_TOL, constraint_notes, constraint_violations
 from .spec import Instance
 
-FEAS_TOL = 1e-6
-"""Allowed violation of a design constraint, relative to the row's magnitude max(|rhs|, sum_d |a_d
-bw_d|), and of a bound, relative to max(|bound|, max_d bw_d * 1e-6): free of the bandwidth unit (a
-floor of 1 GB/s let a 100 % violation pass at 1e-6 GB/s and refused a round-off of 1e-14 at 1e9
-GB/s). The LP's own tolerance is 1e-9."""
 TIME_TOL = 1e-9
 """Allowed relative difference between a reported iteration time and the evaluator's."""
 
@@ -43,39 +40,6 @@ class Certificate:
         (:meth:`hieropt.model.timing.Breakdown.to_dict`: times ns, bandwidths GB/s per NPU)."""
         return {"ok": bool(self.ok), "max_violation": float(self.max_violation),
                 "problems": list(self.problems), "breakdown": self.breakdown.to_dict()}
-
-
-def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple[str, float]]:
-    """Violated constraints and bounds at ``bw_gbps`` (GB/s, shape (D,)) as (description, relative
-    violation)."""
-    bw = np.asarray(bw_gbps, dtype=float)
-    out = []
-    dm = instance.design_matrix
-    if dm.A.size:
-        for i, over in enumerate(dm.violation_list(bw)):
-            if over > FEAS_TOL or over != over:  # (a NaN row is violated)
-                c = instance.constraints[i]
-                lhs = float(dm.A[i] @ bw)
-                out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", over))
-    b_list = bw.tolist()  # (Python floats over the few dimensions)
-    floor = 1e-6 * max(map(abs, b_list), default=0.0)
-    low = [
-        b < lo - FEAS_TOL * max(abs(lo), floor)
-        for b, lo in zip(b_list, dm.bw_lower_list, strict=True)
-    ]
-    high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(b_list, dm.bw_upper_list, strict=True)]
-    for d in [d for d in range(len(low)) if low[d] or high[d]]:
-        b = instance.bounds_or_default[d]
-        if low[d]:
-            out.append(
-                (
-                    f"bw[{d}] >= {b.lower_gbps}",
-                    (b.lower_gbps - bw[d]) / max(abs(b.lower_gbps), floor),
-                )
-            )
-        if high[d]:
-            out.append((f"bw[{d}] <= {b.upper_gbps}", (bw[d] - b.upper_gbps) / b.upper_gbps))
-    return out
 
 
 def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | None = None, *,
@@ -117,3 +81,7 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
         problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget "
                         f"${budget_usd:.12g}")
     return Certificate(ok=not problems, breakdown=bd, max_violation=viol, problems=tuple(problems))
+
+
+__all__ = ["Certificate", "verify", "FEAS_TOL", "TIME_TOL", "constraint_violations",
+           "constraint_notes"]

@@ -424,7 +424,7 @@ def evaluate_command(
     units = list(implausible_bw_notes(values, [b > 0 for b in bd.bytes_per_dim], "allocation",
                                       "--bw 500"))
     if json_out is not None:  # the file first (see solve)
-        notes = run_notes(run, calibration) + cap + units
+        notes = list(bd.violations) + run_notes(run, calibration) + cap + units
         write_json(json_out, dicts.evaluation_dict(inst, bd, run, notes))
     for line in text.evaluation_lines(inst, bd) + run_lines(run, calibration):
         out.print(line, highlight=False, soft_wrap=True)

@@ -90,6 +90,10 @@ class Breakdown:
             bubble, exposed communication) is of the workload's T; the issued and per-dimension
             figures (``communication_by_phase_ns`` ... ``bottleneck_ns_per_dim``) are the slowest
             stage's.
+        violations: one text per design constraint or bound of the instance that ``bw_gbps``
+            violates (:func:`hieropt.model.violations.constraint_notes`), empty when it meets
+            them all: an allocation given to ``hieropt.evaluate`` is evaluated as given, and this
+            says which of the instance's limits it breaks (what ``evaluate`` warns of).
     """
 
     bw_gbps: np.ndarray
@@ -98,6 +102,7 @@ class Breakdown:
     network_cost_usd: float
     iteration_time_by_workload_ns: dict[str, float]
     stage_times_ns: dict[str, float] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
     source: Any = field(default=None, repr=False)
     """What the other figures are computed from, until they are (then None): (T in ns, instance, a
     copy of bw, [(weight, slowest stage's run) per workload], executions per phase, point-to-point

@@ -13,10 +13,10 @@ from rich.text import Text
 from ..model.pipeline import composition
 from ..model.run import run_figures
 from ..model.timing import Breakdown
+from ..model.violations import constraint_notes
 from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
-from ..verify import constraint_violations
 from .common import (
     fmt_money,
     fmt_ms,
@@ -300,16 +300,17 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
             )
     lines.append(f"network cost: {fmt_money(bd.network_cost_usd)}")
     lines += stage_lines(bd, instance)
-    lines += [f"warning: {w}" for w in constraint_warnings(instance, bd.bw_gbps)]
+    lines += [f"warning: {w}" for w in bd.violations]
     return lines
 
 
 def constraint_warnings(instance: Instance, bw_gbps: Any) -> list[str]:
     """One warning per design constraint or bound of ``instance`` that the allocation ``bw_gbps``
-    (GB/s per NPU, one per dimension) violates (:func:`hieropt.verify.constraint_violations`): what
-    ``evaluate`` prints, and ``export --bw`` for the allocation it writes."""
-    return [f"violates design constraint {text} (relative violation {v:.3g})"
-            for text, v in constraint_violations(instance, bw_gbps)]
+    (GB/s per NPU, one per dimension) violates
+    (:func:`hieropt.model.violations.constraint_notes`, what an evaluation's
+    :attr:`~hieropt.Breakdown.violations` hold): what ``export --bw`` prints for the allocation it
+    writes, in ``evaluate``'s words."""
+    return list(constraint_notes(instance, bw_gbps))
 
 
 FRONT_ROWS = 200

@@ -157,6 +157,23 @@ def test_export_warns_for_a_given_allocation_that_breaks_a_constraint(tmp_path):
     assert ok.exit_code == 0 and ok.stderr == ""
 
 
+def test_an_evaluation_says_which_constraints_its_allocation_breaks(tmp_path):
+    import hieropt
+
+    # 100 x 4 = 400 GB/s per NPU against sum(bw) == 500: (500 - 400) / 500 = 0.2
+    said = ("violates design constraint 'sum(bw) == 500' (lhs 400 vs 500) (relative violation "
+            "0.2)")
+    assert hieropt.evaluate(GPT3, [100, 100, 100, 100]).violations == (said,)
+    assert hieropt.evaluate(GPT3, [250, 125, 75, 50]).violations == ()
+    out = tmp_path / "e.json"
+    r = run("evaluate", GPT3, "--bw", "100,100,100,100", "--json", out)
+    assert r.exit_code == 0 and f"warning: {said}" in r.stdout
+    assert json.loads(out.read_text())["notes"][0] == said
+    ok = tmp_path / "ok.json"
+    assert run("evaluate", GPT3, "--bw", BW_OK, "--json", ok).exit_code == 0
+    assert not any("violates" in n for n in json.loads(ok.read_text())["notes"])
+
+
 # --------------------------------------------------------------------- a co-design space's set list
 
 def space(tmp_path: Path, old: str, new: str) -> Path:
