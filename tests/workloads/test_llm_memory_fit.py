@@ -81,6 +81,17 @@ def test_a_plan_that_does_not_fit_is_refused(tmp_path):
         assert r.exit_code == 3, (args, r.output)
         assert "14.87 GB more than the 12.88 GB available" in r.output, r.output
         assert "Traceback" not in r.output
+    # the library: found when the instance is read, so every call given its path raises (solve
+    # returns no Solution with status infeasible: there is no instance to solve)
+    import hieropt
+
+    for call in (lambda: hieropt.load_instance(inst), lambda: hieropt.solve(inst),
+                 lambda: hieropt.evaluate(inst, [100, 100, 100, 200])):
+        with pytest.raises(NoSolutionError) as e:
+            call()
+        assert e.value.exit_code == 3
+        assert str(e.value).startswith("infeasible: ")
+        assert "14.87 GB more than the 12.88 GB available" in str(e.value)
 
 
 def test_the_memory_fix_lists_only_options_not_in_effect(tmp_path):
