@@ -99,7 +99,7 @@ def test_plan_tables_and_exit_3_when_too_big():
             "plan.pp: pp 128 chunks need at least as many layers, the model has 96",
         ),
         (
-            ["global_batch_size=256"],
+            ["global_batch_size=256", "schedule=interleaved", "virtual_stages=2"],
             "4 micro-batches per iteration are fewer than the 8 pipeline stages",
         ),
         (["tpp=8"], "--set: tpp: unknown key"),

@@ -20,17 +20,24 @@ def test_enumeration_classifies_every_combination():
                          "plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs": 4}
     assert len(e.fitting) == 16 and not e.too_big
     assert e.fitting[0].id == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1"
-    # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2, micro-batch 3 does not
-    # divide it
+    # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2 (a valid 1f1b plan, not
+    # searched: (2 - 1) / (1 + 2 - 1) = 50 % of its iteration idle), micro-batch 3 does not divide
+    # it
     e = enumerate_plans(base, 8, PlanChoices(tp=(1,), pp=(2,), micro_batch_size=(1, 3, 4)))
     assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"]
     assert e.invalid == {  # (each with its numbers)
         "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = "
         "4 x 3 = 12": 1,
-        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 "
-        "pipeline stages (1f1b keeps "
-        "every stage busy only with m >= pp)": 1,
+        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 pipeline "
+        "stages: not searched (the pipeline would idle 50% of the iteration; a model file with "
+        "the plan times it)": 1,
     }
+    # interleaved (v 2), m = 1 < pp 2 is invalid
+    e = enumerate_plans(base, 8, PlanChoices(tp=(1,), pp=(2,), virtual_stages=(2,),
+                                             micro_batch_size=(4,)))
+    assert e.invalid == {
+        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 pipeline "
+        "stages (Megatron-LM's interleaved schedule needs m >= pp; 1f1b runs them)": 1}
 
 
 def test_memory_filter_and_smallest_need():
@@ -72,9 +79,9 @@ def test_invalid_reasons_keep_their_numbers():
         "plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs": 3,
         "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = "
         "4 x 3 = 12": 1,
-        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 "
-        "pipeline stages (1f1b keeps "
-        "every stage busy only with m >= pp)": 1,
+        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 pipeline "
+        "stages: not searched (the pipeline would idle 50% of the iteration; a model file with "
+        "the plan times it)": 1,
     }
 
 

@@ -134,7 +134,8 @@ BAD = [
         "plan.pp: pp 128 chunks need at least as many layers, the model has 96",
     ),
     (
-        {"pp": 16, "dp": 32, "global_batch_size": 256},
+        {"pp": 16, "dp": 32, "global_batch_size": 256, "schedule": "interleaved",
+         "virtual_stages": 2},
         "8 micro-batches per iteration are fewer than the 16 pipeline",
     ),
     ({"global_batch_size": 1000}, "not a multiple of dp x micro_batch_size"),

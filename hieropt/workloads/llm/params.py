@@ -4,7 +4,7 @@ and the number formats (pydantic, frozen, unknown keys rejected, units in the fi
 :class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees
 multiply to the NPU count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; at
 least one layer per PP stage and virtual chunks; experts over EP and EP inside DP; the global batch
-over DP x micro-batch; at least as many micro-batches as stages). Every violation is a
+over DP x micro-batch; interleaved: at least as many micro-batches as stages). Every violation is a
 ``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn into a
 one-line :class:`hieropt.errors.InputError` naming the file and the field.
 

@@ -2,9 +2,9 @@
 (:class:`hieropt.workloads.llm.params.LLMParams` checks them): degrees multiply to the NPU count, at
 least one layer per pipeline chunk (uneven ``stage_layers`` giving every chunk one but the first
 stage's first and the last stage's last, which may hold only the embedding / the output layer),
-context parallelism splitting the sequence, the global batch over DP x micro-batch, at least as many
-micro-batches as stages and the interleaved schedule's micro-batch group. Each violation is a
-``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
+context parallelism splitting the sequence, the global batch over DP x micro-batch, under the
+interleaved schedule at least as many micro-batches as stages and its micro-batch group. Each
+violation is a ``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
 
 from __future__ import annotations
 
@@ -175,7 +175,14 @@ def check_cp(m: Architecture, p: Plan) -> None:
 
 
 def check_batch(m: Architecture, p: Plan) -> None:
-    """The global batch over dp x micro-batch; m >= pp (a multiple of pp when interleaved)."""
+    """The global batch over dp x micro-batch; under the interleaved schedule m >= pp (a multiple
+    of pp with the default micro-batch group: :func:`check_group`). 1F1B takes any m >= 1: with
+    m < pp Megatron-LM's non-interleaved schedule runs min(pp - r - 1, m) warm-up forwards on
+    stage r (``forward_backward_pipelining_without_interleaving``), which the schedule's graph
+    states exactly (:mod:`hieropt.model.schedule_dag`) and the closed composition as for m >= pp
+    (sum_r t_r + (m - 1) max_r t_r: exact when the last stage is the slowest); such a plan idles
+    most of its pipeline (the bubble is (pp - 1) / (m + pp - 1) of the iteration with equal
+    stages), which the time says."""
     per = p.dp * p.micro_batch_size
     if p.global_batch_size % per:
         raise ValueError(
@@ -185,12 +192,12 @@ def check_batch(m: Architecture, p: Plan) -> None:
             f"or dp dividing the global batch"
         )
     mb = p.global_batch_size // per
-    if mb < p.pp:
+    if mb < p.pp and p.schedule == "interleaved":
         raise ValueError(
             f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the "
-            f"{p.pp} pipeline "
-            f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
-            f"micro_batch_size, or raise the global batch to >= {p.pp * per}"
+            f"{p.pp} pipeline stages (Megatron-LM's interleaved schedule needs m >= pp; 1f1b "
+            f"runs them); fix: lower pp or micro_batch_size, raise the global batch to >= "
+            f"{p.pp * per}, or use the 1f1b schedule"
         )
     if p.microbatch_group_size is not None and p.schedule != "interleaved":
         raise ValueError(
