@@ -192,7 +192,15 @@ class Command(TyperCommand):
         return _prepared(super().get_params(ctx))
 
     def make_context(self, info_name, args, parent=None, **extra):  # noqa: D102 - click's
+        from ..errors import InputError
+        from .usage import aliases_given_together, json_option
+
         raw = list(args)  # (click's parser consumes the list it is given)
+        try:  # (an option under two names, before the rest of the command line is parsed)
+            aliases_given_together(self.params, raw)
+        except InputError as e:
+            has_json = any("--json" in getattr(p, "opts", ()) for p in self.params)
+            raise fail(error_console(), e, json_option(raw) if has_json else None) from None
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
