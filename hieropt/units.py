@@ -43,21 +43,27 @@ them is refused as a Gb/s rating (:func:`gbit_rating_slip`). 100 and 200 GB/s ar
 800 Gb/s and 1.6 Tb/s NICs exist."""
 
 
-def gbit_rating_slip(gbps: float, gbps_key: str, gbit_key: str,
+def gbit_rating_slip(gbps: float, gbps_key: str, gbit_key: str | None,
                      kind: str = "NIC") -> tuple[str, str] | None:
     """(problem, fix) when ``gbps``, a NIC's (or a link port's: ``kind`` ``"link port"``) GB/s per
     direction given as the field ``gbps_key``, is one of :data:`GBIT_RATINGS` (a rating in Gb/s
     written in the GB/s field): the problem names the part that would be, the fix the Gb/s field
-    ``gbit_key`` (or the GB/s value); None otherwise. One rule for the parts catalog's NICs and
+    ``gbit_key`` (or the GB/s value; only the GB/s value, the rating / 8, where the file has no
+    Gb/s field: ``gbit_key`` None); None otherwise. One rule for the parts catalog's NICs and
     links (``gbps`` / ``gbit_per_s``: a single link port runs at 25-100 GB/s per direction, an
-    NVLink 5 link 50 GB/s, so 400 GB/s and above is a rating in Gb/s too) and the spaces
-    (``nic_gbps`` / ``nic_gbit_per_s``)."""
+    NVLink 5 link 50 GB/s, so 400 GB/s and above is a rating in Gb/s too), the spaces
+    (``nic_gbps`` / ``nic_gbit_per_s``) and an NPU's ``nic_gbps`` (a model file's
+    ``[params.npu]``, the accelerator catalog's entries: no Gb/s field)."""
     if gbps not in GBIT_RATINGS:
         return None
     tbps = gbps * 8 / 1000
+    problem = (f"{gbps:g} GB/s per direction is a {tbps:g} Tb/s {kind}, and {gbps:g} is a "
+               f"{kind}'s rating in Gb/s")
+    if gbit_key is None:
+        return problem, (f"write {gbps_key} = {gbps / 8:g} (GB/s per direction: the {gbps:g} Gb/s "
+                         "rating / 8)")
     return (
-        f"{gbps:g} GB/s per direction is a {tbps:g} Tb/s {kind}, and {gbps:g} is a {kind}'s "
-        "rating in Gb/s",
+        problem,
         f"write {gbit_key} = {gbps:g} (or {gbps_key} = {gbps / 8:g}); if a {tbps:g} Tb/s {kind} "
         f"is meant, write {gbit_key} = {gbps * 8:g}",
     )

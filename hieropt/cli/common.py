@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -191,7 +192,15 @@ class Command(TyperCommand):
         return _prepared(super().get_params(ctx))
 
     def make_context(self, info_name, args, parent=None, **extra):  # noqa: D102 - click's
+        from ..errors import InputError
+        from .usage import aliases_given_together, json_option
+
         raw = list(args)  # (click's parser consumes the list it is given)
+        try:  # (an option under two names, before the rest of the command line is parsed)
+            aliases_given_together(self.params, raw)
+        except InputError as e:
+            has_json = any("--json" in getattr(p, "opts", ()) for p in self.params)
+            raise fail(error_console(), e, json_option(raw) if has_json else None) from None
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
@@ -225,6 +234,7 @@ class Command(TyperCommand):
     def _invoke(self, ctx, inputs):
         from ..errors import HieroptError
 
+        INSTANCE_FILE.set(ctx.params.get("instance"))  # (named by fail: a [cluster] error)
         try:
             # (before any work)
             check_command_outputs(self.params, ctx.params, inputs, empty_values(ctx))
@@ -374,10 +384,16 @@ def error_line(err: Console, message: str, label: str = "error:", style: str = "
     )
 
 
+INSTANCE_FILE: ContextVar[Path | None] = ContextVar("instance_file", default=None)
+"""The running command's INSTANCE file (None: none given, or a command without one)."""
+
+
 def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.Exit:
     """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its
     exit code. An InputError about a library argument (``bw_gbps``) is shown with the flag that sets
-    it (``--bw``).
+    it (``--bw``); one about the instance's ``[cluster]`` without a source (``cluster.
+    amortisation_years``: :func:`hieropt.model.run_cost.terms_of`) with the command's INSTANCE
+    file (:data:`INSTANCE_FILE`).
 
     ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status",
     "message", "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``),
@@ -390,6 +406,10 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.E
 
     if isinstance(e, InputError) and e.source in FLAGS:
         e = e.with_source(FLAGS[e.source])
+    file = INSTANCE_FILE.get()
+    if (isinstance(e, InputError) and e.source is None and file is not None
+            and (e.field or "").split(".")[0] == "cluster"):
+        e = e.with_source(file)  # (the library names the instance's [cluster] field, not its file)
     error_line(err, str(e))
     if json_out is not None:
         status = getattr(e, "kind", None) or ("bad_input" if isinstance(e, InputError) else "error")

@@ -26,7 +26,8 @@ MaxTimeOpt = Annotated[
         "--max-time",
         "--max-time-ns",
         help="Iteration-time target with a unit: 1.3s, 1300ms, 2h; a plain number is "
-        "ns (--max-time-ns: the old name). Required by min_cost; a cap otherwise.",
+        "ns (--max-time-ns: the old name; both together are refused). Required by min_cost; a "
+        "cap otherwise.",
         show_default=False,
     ),
 ]
@@ -37,7 +38,7 @@ BudgetOpt = Annotated[
         "--budget-usd",
         "--max-cost-usd",
         help="Network-cost cap in $, with suffixes: 10M, 2.5B, 750k "
-        "(--budget-usd, --max-cost-usd: old names).",
+        "(--budget-usd, --max-cost-usd: old names; two names together are refused).",
         show_default=False,
     ),
 ]

@@ -21,6 +21,35 @@ from .numbers import (
 )
 from .options import BudgetOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
+MAX_TRADEOFF_LEVELS = 50
+"""The most levels per axis ``--tradeoff`` takes: N x N + 3 MILPs (the grid and the three ends),
+each up to 60 s; at 50, 2,503 of them, about 40 s at the 16 ms each of a 2-dimension instance (40
+levels, 1,603 solves, took 25 s) and far longer on larger ones; the front has at most one point per
+distinct design, so a finer grid than that adds solves, seldom points."""
+
+TRADEOFF_PROGRESS_LEVELS = 10
+"""``--tradeoff`` from this many levels per axis (103 MILPs) shows a progress bar on stderr, as
+``pareto`` does from 1,000 points: the grid points settled, updated after each cost level."""
+
+
+def _check_tradeoff(levels: int) -> None:
+    """Refuse ``--tradeoff`` above :data:`MAX_TRADEOFF_LEVELS` with the number of MILP solves it
+    would take (fewer than 2 levels: the library's message).
+
+    Raises:
+        InputError: ``--tradeoff``, the solves and the fix.
+    """
+    from ..errors import InputError
+
+    if levels > MAX_TRADEOFF_LEVELS:
+        most = MAX_TRADEOFF_LEVELS
+        raise InputError("--tradeoff", None,
+                         f"{levels} levels per axis take {levels * levels + 3:,} MILP solves (a "
+                         f"{levels} x {levels} grid and the 3 ends, each up to 60 s), above the "
+                         f"{most * most + 3:,} of {most}",
+                         f"give at most {most} levels; the front has one point per distinct "
+                         "design, which a coarser grid usually finds")
+
 
 def _named(e, catalog: Path):
     """``e`` with the catalog file as its source where the solver could only say "catalog" (the
@@ -100,7 +129,9 @@ def provision_command(
             "--tradeoff",
             help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of "
             "cost and "
-            "power levels (epsilon-constraint; every part needs watts).",
+            "power levels (epsilon-constraint; every part needs watts): N x N + 3 MILP solves, "
+            f"N at most {MAX_TRADEOFF_LEVELS}; a progress bar on stderr from N = "
+            f"{TRADEOFF_PROGRESS_LEVELS}.",
         ),
     ] = None,
     compare: Annotated[
@@ -128,11 +159,20 @@ def provision_command(
     out = err if to_stdout(json_out) else console()
     if tradeoff is not None:
         try:
+            _check_tradeoff(tradeoff)
             inst = load_instance(instance)
             parts = _usable(catalog, inst, err)
+            from ..progress import ProgressBar
             from ..solvers.provision_milp import provision_tradeoff  # (once the input is valid)
 
-            tr = provision_tradeoff(inst, parts, tradeoff)
+            bar = ProgressBar(tradeoff >= TRADEOFF_PROGRESS_LEVELS,
+                              f"trade-off {inst.name} ({tradeoff} x {tradeoff} grid)",
+                              tradeoff * tradeoff)
+            bar.start()
+            try:
+                tr = provision_tradeoff(inst, parts, tradeoff, progress=bar.update)
+            finally:
+                bar.stop()
         except HieroptError as e:
             raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision

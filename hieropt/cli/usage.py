@@ -96,3 +96,45 @@ def attribute_to_file(e: HieroptError, path: Path, name: str | None) -> HieroptE
     if isinstance(e, InputError) and (e.source is None or e.source == name):
         return e.with_source(path)
     return e
+
+
+def aliases_given_together(params: Any, args: list[str]) -> None:
+    """Refuse an option given under two of its names among raw command-line ``args`` (up to a
+    ``--``): ``--budget 1e7 --budget-usd 2e7`` would keep the last value, $20M, silently, where the
+    library refuses ``budget_usd`` with ``max_network_cost_usd``. One check for every command's
+    every option with several names (``params``: the command's click parameters; ``--budget``,
+    ``--budget-usd``, ``--max-cost-usd``; ``--max-time``, ``--max-time-ns``; ``-o``, ``--out``);
+    the same name given twice and a flag's negation (``--no-sensitivity``) are not aliases.
+
+    Raises:
+        InputError: the first name given, the other and both values, and the fix.
+    """
+    from ..errors import InputError
+
+    names: dict[str, Any] = {}
+    for p in params:
+        if getattr(p, "param_type_name", "") == "option":
+            names.update(dict.fromkeys([*p.opts, *p.secondary_opts], p))
+    used: dict[Any, dict[str, str | None]] = {}  # (option -> {name given: its value})
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            break
+        name, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        p = names.get(name)
+        if p is None:  # (an argument, a value, or a short option with its value attached)
+            p = names.get(word[:2]) if len(word) > 2 and word[1:2] != "-" else None
+            if p is None or getattr(p, "is_flag", False):
+                continue
+            name, eq, value = word[:2], "=", word[2:]
+        takes = not getattr(p, "is_flag", False) and not getattr(p, "count", False)
+        if takes and not eq:
+            value = next(words, "")
+        if name in p.opts:
+            used.setdefault(p, {}).setdefault(name, value if takes else None)
+    for given in used.values():
+        if len(given) > 1:
+            (a, va), (b, vb) = list(given.items())[:2]
+            raise InputError(a, None, f"given together with {b}, another name of the same option "
+                             f"({a} {va} and {b} {vb}: one value would be dropped)",
+                             f"give one of {a} and {b}")

@@ -33,7 +33,16 @@ Each bound is far from any real part, so that a correct figure is never refused,
   cluster's scale-out cost hundreds to thousands of $); catalogs of hand-made examples may use
   toy prices, and a catalog whose toy figures are meant so says it with ``check_units = false``
   (named in the error's fix). Link ports (die-to-die, SerDes lanes, NVLink) have no floor: an
-  on-package port can cost tens of $ or be bundled.
+  on-package port can cost tens of $ or be bundled;
+- a cost model's price ($ per GB/s of per-NPU bandwidth, per direction) is a part's price over
+  the GB/s it gives one NPU: the dearest part of the shipped catalogs is a 400G ConnectX-7 NIC at
+  about $12,000 for 50 GB/s, 240 $ per GB/s (``catalogs/nvl72-ethernet.toml``), a port of a
+  64 x 800G switch 31 and an 800G optic 12.5; the shipped instances' prices are 0.01 (a scale-up
+  domain taken as free) to 240. A price above 10,000 $ per GB/s (:data:`COST_PRICE_RANGE`, 40 x
+  the dearest) is a part's price not divided by its GB/s, cents, or a whole cluster's price per
+  GB/s; one below 1e-6 (100 x below 1e-4 of the shipped toys' 0.01) is $ per byte/s.
+  A price per Gb/s (8 x too low) or in thousands of $ is within the range and cannot be told from
+  a cheap part: the fix of every price says both.
 """
 
 from __future__ import annotations
@@ -110,6 +119,17 @@ CLUSTER_RANGES: dict[str, Plausible] = {
                                     ((12, "months"),)),
 }
 """The ``[cluster]`` figures checked, with their ranges (module docstring for the figures)."""
+
+COST_PRICE_RANGE = Plausible(
+    1e-6, 1e4, "$ per GB/s of per-NPU bandwidth", ((1e9, "$ per byte/s"),),
+    "give $ per GB/s of per-NPU bandwidth, e.g. {}",
+    "give $ per GB/s of per-NPU bandwidth, not a part's price: the part's price over the GB/s "
+    "per direction it gives "
+    "one NPU (an 800 Gb/s NIC, 100 GB/s, at $12,000: 12000 / 100 = 120), in $ (not thousands "
+    "of $ or cents) and per GB/s (a price per Gb/s is 8 x too low)")
+"""The plausible range of a cost model's prices (``link_usd_per_gbps``, ``switch_usd_per_gbps``,
+``nic_usd_per_gbps``; LIBRA's ``Link``, ``Switch``, ``Nic``): module docstring for the figures. 0
+(a bundled switch, no NIC) is accepted, as for every figure."""
 
 PORT_RATIO = 300.0
 """A NIC and the switch port it plugs into cost and draw alike: a 400G NIC about $1,500 and 25 W,
@@ -200,6 +220,22 @@ def check_cluster_units(cluster: Cluster, src: str | Path, field: str = "cluster
         found = None if value is None else unit_problem(float(value), rule)
         if found is not None:
             raise InputError(src, f"{field}.{key}", *found)
+
+
+def check_cost_units(classes: dict[str, dict[str, float | None]], src: str | Path) -> None:
+    """Refuse a cost model's price outside :data:`COST_PRICE_RANGE` (the same rule as the
+    ``[cluster]`` figures': :func:`unit_problem`). ``classes``: each class's prices by the field
+    the file names them with (``cost.InterPod.nic_usd_per_gbps`` in an instance file,
+    ``InterPod.Nic`` in a LIBRA cost file), in $ per GB/s of per-NPU bandwidth.
+
+    Raises:
+        InputError: ``src``, the field, the unit the price looks like and the fix.
+    """
+    for cname, prices in classes.items():
+        for field, value in prices.items():
+            found = None if value is None else unit_problem(float(value), COST_PRICE_RANGE)
+            if found is not None:
+                raise InputError(src, f"{cname}.{field}", *found)
 
 
 def check_servers(cluster: Cluster | None, sizes: tuple[int, ...], src: str | Path,
@@ -389,6 +425,8 @@ def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
             raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
 
 
-__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO", "PART_USD_FLOOR", "PART_USD_CEILING",
+__all__ = ["Plausible", "CLUSTER_RANGES", "COST_PRICE_RANGE", "PORT_RATIO", "PART_USD_FLOOR",
+           "PART_USD_CEILING",
            "PART_GBPS_FLOOR",
-           "unit_problem", "check_cluster_units", "check_servers", "check_catalog_units"]
+           "unit_problem", "check_cluster_units", "check_cost_units", "check_servers",
+           "check_catalog_units"]

@@ -137,7 +137,9 @@ def network_entry(value: Any, base: Path, src: str) -> Network:
 
 def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline
-    table ($ per GB/s). Raises InputError naming ``src`` and the field."""
+    table ($ per GB/s). Raises InputError naming ``src`` and the field, also for a price outside
+    the plausible range (:func:`hieropt.io.cluster_units.check_cost_units`: a part's price not
+    divided by its GB/s, $ per byte/s)."""
     from pydantic import ValidationError
 
     from ..spec import CostModel
@@ -145,13 +147,18 @@ def cost_entry(value: Any, base: Path, src: str) -> CostModel:
 
     if isinstance(value, str):
         return read_cost_model(referenced_file(base, value, src, "cost", "cost model"))
+    from .cluster_units import check_cost_units
+
     try:
-        return CostModel(classes=value)
+        model = CostModel(classes=value)
     except ValidationError as e:
         err = validation_error(e, src, "cost", CostModel)
         # (the file's [cost.X] tables are the model's classes: named as the file names them)
         field = err.field.replace("cost.classes.", "cost.", 1) if err.field else None
         raise InputError(src, field, err.problem, err.fix) from e
+    check_cost_units({f"cost.{name}": {k: v for k, v in cc.model_dump().items() if k in value[name]}
+                      for name, cc in model.classes.items()}, src)
+    return model
 
 
 def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:

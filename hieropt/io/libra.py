@@ -170,8 +170,11 @@ def read_cost_model(path: str | Path) -> CostModel:
 
     Raises:
         InputError: missing file, a class that is not a mapping, an unknown part, a missing Link
-            price, or a price that is not a positive number.
+            price, a price that is not a positive number, or one outside the plausible range
+            (:func:`hieropt.io.cluster_units.check_cost_units`).
     """
+    from .cluster_units import check_cost_units
+
     src = str(path)
     data = read_yaml_mapping(Path(path), "cost model")
     classes = {}
@@ -208,6 +211,7 @@ def read_cost_model(path: str | Path) -> CostModel:
             classes[str(name)] = CostClass(**prices)
         except ValidationError as e:
             raise validation_error(e, src, str(name)) from e
+        check_cost_units({str(name): {str(given[k]): v for k, v in prices.items()}}, src)
     try:
         return CostModel(classes=classes)
     except ValidationError as e:

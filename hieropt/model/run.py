@@ -104,15 +104,9 @@ def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
         return CostRate(npus * c.usd_per_npu_hour, per_network, None, it, facility, tuple(left))
     if c.accelerator_usd is None or hours is None:
         return None
-    capex = npus * c.accelerator_usd
-    if c.server_usd is not None:
-        capex += math.ceil(npus / c.npus_per_server) * c.server_usd
-    if c.rack_usd is not None:
-        capex += math.ceil(npus / c.npus_per_rack) * c.rack_usd
+    capex, facility_usd = _capex_parts(c, npus, it)
     rate = capex / hours
-    facility_usd = 0.0
-    if c.facility_usd_per_mw is not None and it is not None:
-        facility_usd = c.facility_usd_per_mw * it / 1e6
+    if facility_usd:
         rate += facility_usd / (
             (c.facility_amortisation_years or c.amortisation_years) * HOURS_PER_YEAR
         )
@@ -125,6 +119,30 @@ def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
     if it is None:
         left.append("power (no accelerator_w)")
     return CostRate(rate, per_network, capex + facility_usd, it, facility, tuple(left))
+
+
+def _capex_parts(c: Cluster, npus: int, it: float | None) -> tuple[float, float]:
+    """($ of the accelerators, servers and racks, $ of the facility) of ``npus`` NPUs under ``c``
+    (which gives ``accelerator_usd``), at IT power ``it`` (W; None: no facility $)."""
+    capex = npus * c.accelerator_usd
+    if c.server_usd is not None:
+        capex += math.ceil(npus / c.npus_per_server) * c.server_usd
+    if c.rack_usd is not None:
+        capex += math.ceil(npus / c.npus_per_rack) * c.rack_usd
+    facility = 0.0
+    if c.facility_usd_per_mw is not None and it is not None:
+        facility = c.facility_usd_per_mw * it / 1e6
+    return capex, facility
+
+
+def capex_fixed_usd(cluster: Cluster, npus: int) -> float | None:
+    """The capex of ``npus`` NPUs under ``cluster`` without the network: accelerators, servers,
+    racks and facility, $ (the :class:`CostRate`'s ``capex_fixed_usd``); it needs
+    ``accelerator_usd`` and not ``amortisation_years``, the years it is paid over. None without
+    ``accelerator_usd``, or with ``usd_per_npu_hour`` (rented: no capex)."""
+    if cluster.accelerator_usd is None or cluster.usd_per_npu_hour is not None:
+        return None
+    return sum(_capex_parts(cluster, npus, it_power_w(cluster, npus)))
 
 
 def facility_years_note(cluster: Cluster | None, npus: int) -> str | None:
@@ -325,6 +343,9 @@ def figures(
     rate = None if cluster is None else cost_rate(cluster, npus)
     if cluster is None:
         unknown.append("power, capex and $: no [cluster] section")
+    elif rate is None and cluster.accelerator_usd is not None:  # (capex needs no years)
+        unknown.append("$ per hour and per run: [cluster] gives neither amortisation_years (the "
+                       "years its capex is paid over) nor usd_per_npu_hour")
     elif rate is None:
         unknown.append(
             "capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
@@ -367,6 +388,10 @@ def _cost_figures(
         out["power_mw"] = power_w / 1e6
         if days is not None:
             out["energy_mwh"] = power_w / 1e6 * days * 24.0
+    if rate is None and network_usd is not None:  # (capex without the years it is paid over)
+        fixed = capex_fixed_usd(cluster, npus)
+        if fixed is not None:
+            out["capex_usd"] = fixed + network_usd
     if rate is None or network_usd is None:
         return out
     if rate.capex_fixed_usd is not None:

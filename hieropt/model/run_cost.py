@@ -53,7 +53,9 @@ def run_cost_terms(instance: Instance) -> RunCostTerms:
     Raises:
         InputError: no ``[cluster]``, or one without a cost rate: neither ``usd_per_npu_hour`` nor
             ``accelerator_usd`` with ``amortisation_years`` (capex needs the years it is paid
-            over), or a rate of $0 per hour.
+            over), or a rate of $0 per hour; named ``cluster.<field>`` without a source (the CLI
+            names the instance file: :func:`hieropt.cli.common.fail`), the fix naming the field
+            missing from the ``[cluster]`` given.
     """
     if len(instance.jobs) > 1:
         raise InputError("objective", None, "min_run_cost prices one training run, and several "
@@ -74,19 +76,27 @@ def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
     Raises:
         InputError: as :func:`run_cost_terms`.
     """
-    fix = ("add [cluster] with usd_per_npu_hour (a rented cluster), or accelerator_usd with "
-           "amortisation_years, and the other figures you have (see docs/buyer.md)")
     if cluster is None:
-        raise InputError("cluster", None, "objective min_run_cost needs the cluster's cost: no "
-                         "[cluster] section", fix)
+        raise InputError(None, "cluster", "objective min_run_cost needs the cluster's cost: no "
+                         "[cluster] section",
+                         "add [cluster] with usd_per_npu_hour (a rented cluster), or "
+                         "accelerator_usd with amortisation_years, and the other figures you "
+                         "have (see docs/buyer.md)")
     rate = cost_rate(cluster, npus)
     if rate is None:
-        field = "amortisation_years" if cluster.accelerator_usd is not None else "accelerator_usd"
-        raise InputError("cluster", field, "objective min_run_cost needs a cost rate: "
+        has_capex = cluster.accelerator_usd is not None
+        field = "amortisation_years" if has_capex else "accelerator_usd"
+        raise InputError(None, f"cluster.{field}", "objective min_run_cost needs a cost rate: "
                          "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years "
-                         "its capex is paid over)", fix)
+                         "its capex is paid over)",
+                         "give [cluster] amortisation_years, the years the accelerators', "
+                         "servers' and network's capex is paid over (e.g. 5), or usd_per_npu_hour "
+                         "for a rented cluster" if has_capex else
+                         "give [cluster] accelerator_usd with amortisation_years (the years its "
+                         "capex is paid over), or usd_per_npu_hour for a rented cluster (see "
+                         "docs/buyer.md)")
     if rate.usd_per_h(0.0) <= 0 and rate.per_network_usd <= 0:
-        raise InputError("cluster", "usd_per_npu_hour", "$0 per NPU-hour and no "
+        raise InputError(None, "cluster.usd_per_npu_hour", "$0 per NPU-hour and no "
                          "amortisation_years: every design's run would cost $0",
                          "give the cluster's $ per NPU-hour, or amortisation_years to pay off the "
                          "network's capex")

@@ -78,7 +78,13 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
 def front_csv(instance: Instance, front: Any) -> str:
     """The front as CSV text (one row per budget; units in the header: the time columns are
     ``hours_weighted_ratio`` and ``lower_bound_hours_weighted_ratio`` for workloads weighted by
-    shares of hours).
+    shares of hours), ending with the buyer's columns of ``pareto``'s table and JSON, named and
+    in the units of the JSON: ``usd_per_ms`` (the budget row's dual, $ per ms of iteration time;
+    the point's ``usd_per_ms``), ``time_to_train_days`` (days of the token budget) and
+    ``run_cost_usd`` ($ of the run; both the point's ``run`` figures,
+    :func:`hieropt.model.run.run_figures`). A figure the point does not have (the budget does
+    not bind; no token budget, no ``[cluster]``; shares of hours: no $ per ms) is an empty cell,
+    as the JSON's null.
 
     Raises:
         InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row
@@ -92,10 +98,12 @@ def front_csv(instance: Instance, front: Any) -> str:
             else ["iteration_time_ns", "lower_bound_ns"])
     head = ["budget_usd", "network_cost_usd", *time, "gap"]
     head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
+    head += ["usd_per_ms", "time_to_train_days", "run_cost_usd"]
     rows = [",".join(head)]
     for i, p in enumerate(front.points, start=1):
+        run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
         vals = [
-            float(v)
+            None if v is None else float(v)
             for v in (
                 p.budget_usd,
                 p.network_cost_usd,
@@ -103,11 +111,14 @@ def front_csv(instance: Instance, front: Any) -> str:
                 p.lower_bound_ns,
                 p.gap,
                 *p.bw,
+                None if instance.relative_time else p.usd_per_ms,  # (as the JSON's)
+                run.time_to_train_days,
+                run.run_cost_usd,
             )
         ]
-        bad = nonfinite_field(dict(zip(head, vals, strict=True)))
+        bad = nonfinite_field({k: v for k, v in zip(head, vals, strict=True) if v is not None})
         if bad is not None:
             raise InputError("--csv", f"row {i}, column {bad}", "the result is not a finite number",
                              "bring the inputs that produce it into range; nothing was written")
-        rows.append(",".join(repr(v) for v in vals))
+        rows.append(",".join("" if v is None else repr(v) for v in vals))
     return "\n".join(rows) + "\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -423,12 +424,14 @@ class Tradeoff:
 
 @scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
-                       time_limit_s: float = 60.0) -> Tradeoff:
+                       time_limit_s: float = 60.0,
+                       progress: Callable[[int, int], None] | None = None) -> Tradeoff:
     """The exact time-cost-power front of whole-part designs by epsilon-constraint (Haimes, Lasdon
     and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's
     to the fastest's) and power levels (W, the lowest-power design's to the fastest's), the exact
     MILP min T(B) within both levels, the rows and the site's power cap, each design re-checked;
-    the points not dominated in (time, cost, power).
+    the points not dominated in (time, cost, power). ``progress(done, total)``: called after
+    each cost level's row of the grid, with the grid points settled of ``levels`` ** 2.
 
     Raises:
         InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
@@ -464,7 +467,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     m.cost_cap = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
     m.power_cap = pyo.Constraint(expr=m.power <= p_hi / KW)
     found: dict[tuple[int, ...], TradeoffPoint] = {}
-    for c in np.linspace(c_lo, c_hi, levels):
+    for row, c in enumerate(np.linspace(c_lo, c_hi, levels), start=1):
+        if progress is not None and row > 1:
+            progress((row - 1) * levels, levels * levels)
         for p in np.linspace(p_lo, p_hi, levels):
             m.del_component(m.cost_cap)
             m.del_component(m.power_cap)
@@ -488,6 +493,8 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             key = run.choice
             if key not in found or found[key].iteration_time_ns > point.iteration_time_ns:
                 found[key] = point
+    if progress is not None:
+        progress(levels * levels, levels * levels)
     pts = sorted(found.values(), key=lambda q: (q.iteration_time_ns, q.network_cost_usd, q.power_w))
     front = [q for q in pts if not any(_dominates(o, q) for o in pts if o is not q)]
     return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start,

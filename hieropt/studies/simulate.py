@@ -233,7 +233,8 @@ def mode_mismatch(
         return (
             "at this allocation hieropt's model in the simulator's mode (one collective in "
             "flight, latency paid "
-            f"per chunk, {chunks} chunks) gives {exact / own:.6g} x the instance's own "
+            f"per chunk, {chunks} chunk{'s' if chunks != 1 else ''}) gives {exact / own:.6g} x "
+            "the instance's own "
             "prediction: the simulator "
             "cannot run collectives concurrently or pay latency once per collective"
         )
@@ -417,7 +418,8 @@ class SimulationStudy:
             why.append(
                 f"simulated and predicted ({self.solved_text}, what solve optimised) "
                 "differ by up to "
-                f"{100 * self.worst_error:.3g} % (tolerance {100 * self.tolerance:g} %)"
+                f"{100 * self.worst_error:.3g} % of the simulated time (tolerance "
+                f"{100 * self.tolerance:g} %)"
             )
         if why and self.mismatch:
             why.append(f"the simulator cannot run in the mode solved: {self.mismatch}")

@@ -150,17 +150,55 @@ def test_min_run_cost_needs_a_cluster():
     # capex needs the years it is paid over; a rate of $0 makes every run free
     for cluster, words in (
         (Cluster(accelerator_usd=30000.0),
-         "cluster: amortisation_years: objective min_run_cost needs a cost rate: "
+         "cluster.amortisation_years: objective min_run_cost needs a cost rate: "
          "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years its capex is "
          "paid over)"),
         (Cluster(usd_per_npu_hour=0.0),
-         "cluster: usd_per_npu_hour: $0 per NPU-hour and no amortisation_years: every design's "
+         "cluster.usd_per_npu_hour: $0 per NPU-hour and no amortisation_years: every design's "
          "run would cost $0; fix: give the cluster's $ per NPU-hour, or amortisation_years to pay "
          "off the network's capex"),
     ):
         with pytest.raises(InputError) as e:
             hieropt.solve(nvl.model_copy(update={"cluster": cluster}), objective="min_run_cost")
         assert str(e.value).startswith(words)
+
+
+def test_the_cli_names_the_file_and_the_missing_years(tmp_path: Path):
+    """Without amortisation_years, min_run_cost is refused naming the instance file and the field
+    its [cluster] lacks (the section is there: the fix does not say to add it)."""
+    from tests.cli.util import error_line, run
+
+    text = (REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text(encoding="utf-8")
+    old = 'amortisation_years = { value = 5, source = "epoch-cost-model" }\n'
+    assert old in text
+    p = tmp_path / "no-years.toml"
+    p.write_text(text.replace(old, "").replace('"../models/', f'"{REPO / "models"}/'),
+                 encoding="utf-8")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: cluster.amortisation_years: objective min_run_cost needs a cost rate: "
+        "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years its capex is "
+        "paid over); fix: give [cluster] amortisation_years, the years the accelerators', "
+        "servers' and network's capex is paid over (e.g. 5), or usd_per_npu_hour for a rented "
+        "cluster"
+    )
+
+
+def test_capex_needs_no_amortisation_years():
+    """2,304 GPUs at $30,000, 288 servers at $100,000, IT power 2,304 x 700 + 288 x 4,600 W =
+    2.9376 MW at $11.7M per MW: $69.12M + $28.8M + $34.36992M = $132.28992M, plus the network;
+    the $ per hour and per run stay unknown (they need the years)."""
+    from hieropt.model.run import run_figures
+
+    nvl = hieropt.load_instance(NVL)
+    cluster = Cluster(accelerator_usd=30000.0, npus_per_server=8, server_usd=1e5,
+                      accelerator_w=700.0, server_w=4600.0, facility_usd_per_mw=11.7e6)
+    fig = run_figures(nvl.model_copy(update={"cluster": cluster}), 1e9, 5e6)
+    assert fig.capex_usd == pytest.approx(132_289_920.0 + 5e6, rel=1e-12)
+    assert fig.cost_per_hour_usd is None and fig.run_cost_usd is None
+    assert any(u.startswith("$ per hour and per run: [cluster] gives neither amortisation_years")
+               for u in fig.unknown)
 
 
 def test_a_rented_cluster_is_priced_by_its_rate():

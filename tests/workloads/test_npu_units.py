@@ -40,6 +40,23 @@ MODEL = REPO / "models" / "gpt3-175b-llm.toml"
             "params.npu: hbm_gbps: 2.039e+12 looks like bytes/s; fix: give GB/s (2.039e+12 "
             "bytes/s = 2039 GB/s)",
         ),
+        (
+            "nic_gbps=800",
+            "params.npu: nic_gbps: 800 GB/s per direction is a 6.4 Tb/s NIC, and 800 is a NIC's "
+            "rating in Gb/s; fix: write nic_gbps = 100 (GB/s per direction: the 800 Gb/s rating "
+            "/ 8)",
+        ),
+        (
+            "nic_gbps=400",
+            "params.npu: nic_gbps: 400 GB/s per direction is a 3.2 Tb/s NIC, and 400 is a NIC's "
+            "rating in Gb/s; fix: write nic_gbps = 50 (GB/s per direction: the 400 Gb/s rating "
+            "/ 8)",
+        ),
+        (
+            "nic_gbps=5e10",
+            "params.npu: nic_gbps: 5e+10 looks like bytes/s; fix: give GB/s per direction (5e+10 "
+            "bytes/s = 50 GB/s per direction)",
+        ),
     ],
 )
 def test_npu_figures_in_the_wrong_unit_are_refused(override: str, message: str) -> None:
@@ -163,3 +180,27 @@ def test_the_cli_exits_2_with_the_fix() -> None:
     r = run("workload", "plan", MODEL, "--set", "peak_tflops=989e12")
     assert r.exit_code == 2
     assert error_line(r).endswith("fix: give TFLOP/s (1e12 FLOP/s): 9.89e+14 FLOP/s = 989 TFLOP/s")
+
+
+@pytest.mark.parametrize("gbps", [25.0, 50.0, 100.0, 200.0])
+def test_nic_speeds_in_gb_per_s_are_accepted(gbps: float) -> None:
+    from hieropt.io.llm import read_llm
+
+    assert read_llm(MODEL, [f"nic_gbps={gbps:g}"]).npu.nic_gbps == gbps
+
+
+def test_a_model_files_nic_rating_in_gbit_is_refused_before_provision(tmp_path) -> None:
+    """An 800 Gb/s rating written as ``[params.npu] nic_gbps`` once bought two 800G NICs per GPU
+    (200 GB/s each) for the 100 GB/s host link; the file and the field are named."""
+    from tests.cli.util import error_line, run
+
+    text = MODEL.read_text(encoding="utf-8").replace("[params.npu]", "[params.npu]\nnic_gbps = 800")
+    model = tmp_path / "m.toml"
+    model.write_text(text, encoding="utf-8")
+    r = run("workload", "plan", model)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {model}: params.npu: nic_gbps: 800 GB/s per direction is a 6.4 Tb/s NIC, and 800 "
+        "is a NIC's rating in Gb/s; fix: write nic_gbps = 100 (GB/s per direction: the 800 Gb/s "
+        "rating / 8)"
+    )

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
 from ...spec.base import check_number_fields
+from ...units import gbit_rating_slip
 
 NUMBER_FORMATS = ("bf16", "fp16", "fp8", "tf32")
 """Number formats the catalog gives dense peaks for (``NPU.number_format`` picks one)."""
@@ -253,6 +254,7 @@ _UNIT_HINTS = (
     ("hbm_gbps", 1e6, "bytes/s", 1e9, "GB/s"),
     ("tdp_w", 1e5, "mW", 1e3, "W"),
     ("scaleup_gbps", 1e6, "bytes/s", 1e9, "GB/s per direction"),
+    ("nic_gbps", 1e6, "bytes/s", 1e9, "GB/s per direction"),
 )
 
 
@@ -433,9 +435,15 @@ def catalog_peak_note(v: float, dense: float | None, accelerator: str,
 
 def unit_slip(name: str, v: float | None) -> str | None:
     """``"name: problem; fix: fix"`` for an NPU figure ``name`` (``hbm_gib``, ``hbm_gbps``,
-    ``tdp_w``, ``scaleup_gbps``) of value ``v`` above its largest plausible value: HBM in bytes,
-    a bandwidth in bytes/s, a power in mW; None otherwise (and for a name without such a rule, or
-    no value). One rule for the catalog's entries and a model file's ``[params.npu]``."""
+    ``tdp_w``, ``scaleup_gbps``, ``nic_gbps``) of value ``v`` above its largest plausible value:
+    HBM in bytes, a bandwidth in bytes/s, a power in mW; or a ``nic_gbps`` equal to a NIC's rating
+    in Gb/s (400, 800, 1600, 3200: :func:`hieropt.units.gbit_rating_slip`, the parts catalog's
+    and the spaces' rule); None otherwise (and for a name without such a rule, or no value). One
+    rule for the catalog's entries and a model file's ``[params.npu]``."""
+    if name == "nic_gbps" and v is not None and (
+        slip := gbit_rating_slip(v, "nic_gbps", None)
+    ):
+        return f"{name}: {slip[0]}; fix: {slip[1]}"
     for field, most, unit, div, want in _UNIT_HINTS:
         if field == name and v is not None and v > most and v / div > most:
             # (out of range in either unit: no reading to offer)

@@ -153,7 +153,8 @@ class NPU(StrictModel):
                 f"GiB (2^30 bytes), e.g. {self.hbm_gib / 2**10:.4g} for {self.hbm_gib:g} MiB"
             )
         for slip in (peak_slip(self.peak_tflops), unit_slip("hbm_gbps", self.hbm_gbps),
-                     unit_slip("scaleup_gbps", self.scaleup_gbps)):
+                     unit_slip("scaleup_gbps", self.scaleup_gbps),
+                     unit_slip("nic_gbps", self.nic_gbps)):
             if slip is not None:  # (0.989 for an H100: PFLOP/s; 989e12: FLOP/s; 3.35e12: bytes/s)
                 raise ValueError(slip)
         if self.hbm_reserve_gib >= self.hbm_gib:
