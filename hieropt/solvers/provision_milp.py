@@ -423,16 +423,27 @@ class Tradeoff:
 
 @scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
-                       time_limit_s: float = 60.0) -> Tradeoff:
+                       time_limit_s: float = 60.0, *, max_iteration_time_ns: float | None = None,
+                       max_cost_usd: float | None = None, max_power_w: float | None = None,
+                       max_total_capex_usd: float | None = None) -> Tradeoff:
     """The exact time-cost-power front of whole-part designs by epsilon-constraint (Haimes, Lasdon
     and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's
     to the fastest's) and power levels (W, the lowest-power design's to the fastest's), the exact
     MILP min T(B) within both levels, the rows and the site's power cap, each design re-checked;
     the points not dominated in (time, cost, power).
 
+    The limits are rows of every point's MILP, as in :func:`hieropt.solvers.provision.provision`
+    (the ends of the grid are the fastest, cheapest and lowest-power designs within them):
+    ``max_iteration_time_ns`` (ns; default the instance's), ``max_cost_usd`` (the parts' $;
+    default the instance's ``max_network_cost_usd``), ``max_power_w`` (the parts' W) and
+    ``max_total_capex_usd`` (the whole cluster's capex, $: :class:`TotalCapex`); one note says
+    which were applied.
+
     Raises:
-        InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
-        NoSolutionError: no catalog design meets the constraints or the site's power cap.
+        InputError: fewer than 2 levels, a bad catalog, a part without a power figure, a limit
+            not finite and > 0, a total cap without the ``[cluster]`` capex.
+        NoSolutionError: no catalog design meets the constraints, the limits or the site's power
+            cap (the cause named as :func:`explain_infeasible` names it).
         SolverError: HiGHS failed, or a design failed verification
             (:class:`hieropt.errors.LimitReached` at a point's time limit)."""
     start = time.perf_counter()
@@ -442,34 +453,49 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                          "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
+    from .provision import _add_caps, _limits, _power_limit, _total_capex  # (it imports this)
+
+    _, max_iteration_time_ns, max_cost_usd = _limits(
+        instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
+    total = _total_capex(instance, max_total_capex_usd)
     instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
     if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
         raise NoSolutionError("infeasible", over)
     tm = build_time_model(instance)
+    if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
+        raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the "
+                              f"compute alone takes {tm.compute_ns:,.1f} ns; raise the target")
     options = instance_options(catalog, instance, power=True)
     milp = options_milp(instance, tm, options)
     m = milp.model
+    limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
+    _add_caps(m, tm, *limits)  # (rows of every point, as in provision)
     if (site := site_power(instance)) is not None:
         m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
+    if total is not None:
+        add_total_cap(m, total)
     solver = ProvisionSolver(milp, time_limit_s)
-    ends = []  # the fastest, the cheapest and the lowest-power design
+    ends = []  # the fastest, the cheapest and the lowest-power design within the limits
     for objective in ("obj_time", "obj_cost", "obj_power"):
         if (choice := solver.solve(objective).choice) is None:
-            raise explain_infeasible(solver, instance, tm, options, None, None, site=site)
+            raise explain_infeasible(solver, instance, tm, options, *limits, site=site,
+                                     total=total)
         ends.append(choice)
+    notes = (*notes, *_limit_notes(limits, total))
+    max_power_w = _power_limit(max_power_w, site)
     c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
     c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])
-    m.cost_cap = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
-    m.power_cap = pyo.Constraint(expr=m.power <= p_hi / KW)
+    m.cost_level = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
+    m.power_level = pyo.Constraint(expr=m.power <= p_hi / KW)
     found: dict[tuple[int, ...], TradeoffPoint] = {}
     for c in np.linspace(c_lo, c_hi, levels):
         for p in np.linspace(p_lo, p_hi, levels):
-            m.del_component(m.cost_cap)
-            m.del_component(m.power_cap)
-            m.cost_cap = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
-            m.power_cap = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
+            m.del_component(m.cost_level)
+            m.del_component(m.power_level)
+            m.cost_level = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
+            m.power_level = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
             run = solver.solve("obj_time")
             if run.choice is None and run.status is Status.LIMIT:  # (not "no design": unknown)
                 raise limit_reached(f"the trade-off point at ${c:,.0f} and {p:,.0f} W",
@@ -479,8 +505,10 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             if run.status is not Status.OPTIMAL:
                 raise SolverError(f"a trade-off point stopped at '{run.termination}'")
             design, _, value = verify_design(instance, tm, milp, "performance", options, run,
-                                             "obj_time", None, float(c) * (1 + 1e-9),
-                                             float(p) * (1 + 1e-9) + 1e-9)
+                                             "obj_time", max_iteration_time_ns,
+                                             min(float(c) * (1 + 1e-9), max_cost_usd or math.inf),
+                                             min(float(p) * (1 + 1e-9) + 1e-9,
+                                                 max_power_w or math.inf), total=total)
             bound = native("obj_time", run.bound if run.bound is not None else run.incumbent, tm)
             point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice),
                                   milp.power(run.choice),
@@ -492,6 +520,20 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     front = [q for q in pts if not any(_dominates(o, q) for o in pts if o is not q)]
     return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start,
                     notes)
+
+
+def _limit_notes(limits: tuple[float | None, float | None, float | None],
+                 total: TotalCapex | None) -> list[str]:
+    """The line naming the limits (time target ns, budget $, power budget W, total cap) every
+    trade-off point was solved within (none without one)."""
+    max_time, max_cost, max_power = limits
+    given = ([f"time target {max_time:,.1f} ns"] if max_time is not None else []) + (
+        [f"budget ${max_cost:,.0f} on the parts"] if max_cost is not None else []) + (
+        [f"power budget {max_power:,.0f} W on the parts"] if max_power is not None else []) + (
+        [f"total budget ${total.cap_usd:,.0f} on the cluster's capex"] if total else [])
+    return [f"every point is within the {', '.join(given)} (rows of each point's MILP; the "
+            "grid's levels run between the fastest, cheapest and lowest-power designs within "
+            "them)"] if given else []
 
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:

@@ -100,3 +100,14 @@ def test_a_shortlist_keeps_the_total_cap(problem):
                                    "facility for their 458 W)")
     (free,) = provision_ranked([(entry, _priced(inst))], cat, "performance", None, "id")
     assert free["network_cost_usd"] == 7920.0 and "total_budget" not in free
+
+
+def test_the_total_cap_is_a_row_of_every_tradeoff_point(problem):
+    # $188,000 leaves $12,000: only the 2:1 fabric ($6,840 + $4,580 = $11,420) is on the front
+    from hieropt.solvers.provision_milp import provision_tradeoff
+
+    inst, cat = problem
+    tr = provision_tradeoff(_priced(inst), cat, levels=3, max_total_capex_usd=188_000)
+    assert [(q.network_cost_usd, q.power_w) for q in tr.points] == [(6840.0, 458.0)]
+    assert tr.points[0].iteration_time_ns == pytest.approx(T25, rel=1e-12)
+    assert "total budget $188,000 on the cluster's capex" in tr.notes[0]
