@@ -382,6 +382,20 @@ def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | 
         m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
 
 
+def _limit_notes(limits: tuple[float | None, float | None, float | None],
+                 total: TotalCapex | None) -> list[str]:
+    """The line naming the limits (time target ns, budget $, power budget W, total cap) every
+    trade-off point was solved within (none without one)."""
+    max_time, max_cost, max_power = limits
+    given = ([f"time target {max_time:,.1f} ns"] if max_time is not None else []) + (
+        [f"budget ${max_cost:,.0f} on the parts"] if max_cost is not None else []) + (
+        [f"power budget {max_power:,.0f} W on the parts"] if max_power is not None else []) + (
+        [f"total budget ${total.cap_usd:,.0f} on the cluster's capex"] if total else [])
+    return [f"every point is within the {', '.join(given)} (rows of each point's MILP; the "
+            "grid's levels run between the fastest, cheapest and lowest-power designs within "
+            "them)"] if given else []
+
+
 def _power_limit(max_power_w: float | None, site: SitePower | None) -> float | None:
     """The tighter of the power budget and the network's share of the site's cap (W), for the
     re-check."""

@@ -298,10 +298,58 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                        site: SitePower | None = None,
                        total: TotalCapex | None = None) -> NoSolutionError:
     """Why no design exists (to raise): the time target (ns), budget ($), power budget (W), site cap
-    (``site``) or total cap (``total``), each with the best a design achieves without it; else the
-    design constraints with the bandwidths the parts give."""
+    (``site``) or total cap (``total``), each with the best a design achieves without it; when two
+    or more leave no design each, the first that leaves none alone, with the best a design achieves
+    under no limit; when only all together do, their names; else the design constraints with the
+    bandwidths the parts give."""
+    m = solver.milp.model
+    rows = [getattr(m, n) for n in LIMIT_ROWS if hasattr(m, n)]
+
+    def cause() -> NoSolutionError | None:
+        return _limit_cause(solver, tm, max_time, max_cost, max_power, site, total)
+
+    if (why := cause()) is not None:
+        return why
+    # two limits or more leave no design each: every one that does alone, with the others off
+    for row in rows:
+        row.deactivate()
+    try:
+        causes = []
+        for row in rows:
+            row.activate()
+            alone = solver.solve("obj_cost").status is Status.INFEASIBLE
+            causes += [str(why).removeprefix("infeasible: ")] if alone and (why := cause()) else []
+            row.deactivate()
+        if causes:
+            return NoSolutionError("infeasible", "; also ".join(causes))
+        if rows and solver.solve("obj_cost").choice is not None:
+            named = _limit_words(m, max_time, max_cost, max_power, site, total)
+            return NoSolutionError("infeasible", (
+                f"no design from the catalog meets {named} together, though each alone is met "
+                "by one; relax one of them"))
+    finally:
+        for row in rows:
+            row.activate()
+    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
+    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
+    return NoSolutionError("infeasible", (
+        f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
+        f"give {ranges} GB/s per NPU; change the constraints or the parts"))
+
+
+LIMIT_ROWS = ("time_cap", "budget", "power_cap", "site_cap", "total_cap")
+"""The MILP rows of the limits :func:`explain_infeasible` names, in the order it tries them."""
+
+
+def _limit_cause(solver: ProvisionSolver, tm: TimeModel, max_time: float | None,
+                 max_cost: float | None, max_power: float | None, site: SitePower | None,
+                 total: TotalCapex | None) -> NoSolutionError | None:
+    """The first active limit row without which a design exists, as the error naming it with the
+    best a design achieves without it (the other active rows kept); None when there is none."""
+    m = solver.milp.model
     budget = usd_cents(max_cost, up=False) if max_cost else ""
-    m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
+    on = {n for n in LIMIT_ROWS if hasattr(m, n) and getattr(m, n).active}
+    within = f" within the budget ${budget}" if "budget" in on else ""
     for name, objective, why in (
             ("time_cap", "performance", "time target {max_time:,.1f} ns: the fastest design from "
              "the catalog{within} takes {best:,.1f} ns; raise the target or add faster parts"),
@@ -315,7 +363,7 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
              "lowest-power design from the catalog that meets the other limits (its parts draw "
              "{best:,.0f} W) the cluster draws {mw:,.6g} MW with PUE; fewer NPUs, lower-power "
              "parts or a higher cap")):
-        if not hasattr(m, name):
+        if name not in on:
             continue
         getattr(m, name).deactivate()
         run = solver.solve(PRIMARY[objective])
@@ -329,18 +377,28 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                 power_hint=power_unit_hint(max_power, best) if max_power else "",
                 power_text=(f"{max_power:,.0f}" if max_power and max_power >= 100
                             else f"{max_power or 0:g}")))
-    if total is not None and hasattr(m, "total_cap"):
+    if total is not None and "total_cap" in on:
         m.total_cap.deactivate()
         run = solver.solve("obj_total")
         m.total_cap.activate()
         if run.choice is not None:
             return NoSolutionError("infeasible", total_cap_words(
                 total, solver.milp.cost(run.choice), solver.milp.power(run.choice)))
-    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
-    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
-    return NoSolutionError("infeasible", (
-        f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
-        f"give {ranges} GB/s per NPU; change the constraints or the parts"))
+    return None
+
+
+def _limit_words(m: pyo.ConcreteModel, max_time: float | None, max_cost: float | None,
+                 max_power: float | None, site: SitePower | None,
+                 total: TotalCapex | None) -> str:
+    """The limits of ``m`` named in words (time target ns, budget $, power budget W, the site's cap
+    MW, the total budget $)."""
+    words = {"time_cap": f"the time target {max_time or 0:,.1f} ns",
+             "budget": f"the budget ${usd_cents(max_cost or 0, up=False)}",
+             "power_cap": f"the power budget {max_power or 0:,.0f} W",
+             "site_cap": f"the site's power cap of {site.cap_mw if site else 0:,.6g} MW",
+             "total_cap": f"the total budget ${usd_cents(total.cap_usd if total else 0, up=False)}"}
+    named = [words[n] for n in LIMIT_ROWS if hasattr(m, n)]
+    return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
 
 
 def add_total_cap(m: pyo.ConcreteModel, total: TotalCapex) -> None:
@@ -453,7 +511,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                          "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
-    from .provision import _add_caps, _limits, _power_limit, _total_capex  # (it imports this)
+    from .provision import _add_caps, _limit_notes, _limits, _power_limit, _total_capex  # (a cycle)
 
     _, max_iteration_time_ns, max_cost_usd = _limits(
         instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
@@ -520,20 +578,6 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     front = [q for q in pts if not any(_dominates(o, q) for o in pts if o is not q)]
     return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start,
                     notes)
-
-
-def _limit_notes(limits: tuple[float | None, float | None, float | None],
-                 total: TotalCapex | None) -> list[str]:
-    """The line naming the limits (time target ns, budget $, power budget W, total cap) every
-    trade-off point was solved within (none without one)."""
-    max_time, max_cost, max_power = limits
-    given = ([f"time target {max_time:,.1f} ns"] if max_time is not None else []) + (
-        [f"budget ${max_cost:,.0f} on the parts"] if max_cost is not None else []) + (
-        [f"power budget {max_power:,.0f} W on the parts"] if max_power is not None else []) + (
-        [f"total budget ${total.cap_usd:,.0f} on the cluster's capex"] if total else [])
-    return [f"every point is within the {', '.join(given)} (rows of each point's MILP; the "
-            "grid's levels run between the fastest, cheapest and lowest-power designs within "
-            "them)"] if given else []
 
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:
