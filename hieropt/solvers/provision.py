@@ -27,8 +27,8 @@ from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
 from ..io.nic_bound import nic_bounded, nic_error
 from ..model.capex import TotalCapex, total_capex
-from ..model.catalog import Catalog
-from ..model.options import BomLine, Option, dimension_options
+from ..model.catalog import LINK_BLOCKS, Catalog, link_peers
+from ..model.options import BomLine, Option, dimension_options, link_notes
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES, with_flag
@@ -297,7 +297,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = relative_gap(value, bound)
-    notes = [*nic_notes] + [
+    notes = [*nic_notes, *link_notes(instance.network)] + [
         f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
         for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
     notes += total_note(total, design)
@@ -459,13 +459,17 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
     up: list[set[int]] = [set() for _ in options]
     for d in range(len(options)):
         lines = {o.line: o.part for o in dimension_options(catalog, instance.network, d)}
+        dim = instance.network.dims[d]
+        # (link ports come in whole multiples of the peers they reach: the options' steps)
+        step = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
         for part in lines.values():  # (a product line's options differ in unit count only)
-            exact_units = bw_cont[d] * part.share / part.unit_gbps
+            exact_units = bw_cont[d] * part.share / part.unit_gbps / step
             # (the continuous optimum is known to ~1e-4 where it is flat: a value that close to a
             # whole number of units is that number)
             slack = 1e-4 * max(exact_units, 1.0)
-            n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
-            n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)
+            most = part.max_units // step
+            n_down = step * min(max(math.floor(exact_units + slack), 1), most)
+            n_up = step * min(max(math.ceil(exact_units - slack), 1), most)
             for n, target in ((n_down, down[d]), (n_up, up[d])):
                 i = index[d].get(option_key(part.bw_gbps(n)))
                 if i is not None:  # None: outside the instance's bounds

@@ -22,7 +22,7 @@ from ..formulation.scale import MS_NS
 from ..io.nic_bound import nic_bounded
 from ..model.capex import TotalCapex
 from ..model.catalog import Catalog
-from ..model.options import Option, dimension_options
+from ..model.options import Option, dimension_options, link_notes
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.terms import TimeModel
 from ..model.timing import Breakdown, build_time_model, evaluate
@@ -541,7 +541,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             raise explain_infeasible(solver, instance, tm, options, *limits, site=site,
                                      total=total)
         ends.append(choice)
-    notes = (*notes, *_limit_notes(limits, total))
+    notes = (*notes, *link_notes(instance.network), *_limit_notes(limits, total))
     max_power_w = _power_limit(max_power_w, site)
     c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
     c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])
