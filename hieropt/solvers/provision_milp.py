@@ -32,6 +32,7 @@ from ..spec.overrides import check_time_limit
 from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
+from .provision_limits import add_caps, checked_limits, limit_notes, power_limit, total_capex_cap
 
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
@@ -511,11 +512,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                          "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
-    from .provision import _add_caps, _limit_notes, _limits, _power_limit, _total_capex  # (a cycle)
-
-    _, max_iteration_time_ns, max_cost_usd = _limits(
+    _, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
-    total = _total_capex(instance, max_total_capex_usd)
+    total = total_capex_cap(instance, max_total_capex_usd)
     instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
@@ -529,7 +528,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     milp = options_milp(instance, tm, options)
     m = milp.model
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
-    _add_caps(m, tm, *limits)  # (rows of every point, as in provision)
+    add_caps(m, tm, *limits)  # (rows of every point, as in provision)
     if (site := site_power(instance)) is not None:
         m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
     if total is not None:
@@ -541,8 +540,8 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             raise explain_infeasible(solver, instance, tm, options, *limits, site=site,
                                      total=total)
         ends.append(choice)
-    notes = (*notes, *link_notes(instance.network), *_limit_notes(limits, total))
-    max_power_w = _power_limit(max_power_w, site)
+    notes = (*notes, *link_notes(instance.network), *limit_notes(limits, total))
+    max_power_w = power_limit(max_power_w, site)
     c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
     c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])
     m.cost_level = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
