@@ -465,6 +465,8 @@ the facade's one table of argument checks. A function named ``instance`` also ta
 instance file; ``validate``'s and ``calibrate``'s runs may be one path or a list. A time in ns
 given by the user that looks like another unit is refused (``run_figures``'s ``iteration_time_ns``
 below 1 us, a ``deadline_ns`` below one hour: :mod:`hieropt.io.arguments`)."""
+_ARGUMENTS["provision_tradeoff"].update({k: _ARGUMENTS["provision"][k] for k in (  # (its limits)
+    "max_iteration_time_ns", "max_cost_usd", "max_power_w", "max_total_capex_usd")})
 _RULES: dict[str, tuple[_Rule, ...]] = {
     "run_figures": (_time_in_ns, _tokens_for_an_iteration, _bw_in_gbps),
     "validate": (_fit_needs_its_runs,),

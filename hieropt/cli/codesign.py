@@ -449,8 +449,9 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written,
         from ..studies.explore.provision import all_failed
 
         data["provisioned"] = shortlist
-        if (problem := all_failed(shortlist)) is not None:  # (exit 3)
+        if (problem := all_failed(shortlist)) is not None:  # (exit 3: the file says so)
             data["provision_error"] = problem
+            data["search_status"], data["status"] = data.get("status"), "infeasible"
     if written is not None:
         data["instances"] = [str(p) for p in written]
     if result.best is None:

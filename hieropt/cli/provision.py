@@ -129,7 +129,9 @@ def provision_command(
             "--tradeoff",
             help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of "
             "cost and "
-            "power levels (epsilon-constraint; every part needs watts): N x N + 3 MILP solves, "
+            "power levels (epsilon-constraint; every part needs watts), every point within "
+            "--max-time, --budget, --max-power-w, --total-budget and the file's limits: "
+            "N x N + 3 MILP solves, "
             f"N at most {MAX_TRADEOFF_LEVELS}; a progress bar on stderr from N = "
             f"{TRADEOFF_PROGRESS_LEVELS}.",
         ),
@@ -160,6 +162,13 @@ def provision_command(
     if tradeoff is not None:
         try:
             _check_tradeoff(tradeoff)
+            _tradeoff_alone(objective, tokens)
+            max_time_ns, max_cost_usd, max_power, total_usd = (
+                parse_time_ns(max_time, "--max-time"),
+                parse_amount(budget, "--budget"),
+                parse_power_w(max_power_w, "--max-power-w"),
+                parse_amount(total_budget, "--total-budget"),
+            )
             inst = load_instance(instance)
             parts = _usable(catalog, inst, err)
             from ..progress import ProgressBar
@@ -170,7 +179,9 @@ def provision_command(
                               tradeoff * tradeoff)
             bar.start()
             try:
-                tr = provision_tradeoff(inst, parts, tradeoff, progress=bar.update)
+                tr = provision_tradeoff(inst, parts, tradeoff, max_iteration_time_ns=max_time_ns,
+                                        max_cost_usd=max_cost_usd, max_power_w=max_power,
+                                        max_total_capex_usd=total_usd, progress=bar.update)
             finally:
                 bar.stop()
         except HieroptError as e:
@@ -242,6 +253,24 @@ def provision_command(
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(0 if result.success else 3)
+
+
+def _tradeoff_alone(objective: str | None, tokens: str | None) -> None:
+    """Refuse the options a trade-off has no use for (its limits, --max-time, --budget,
+    --max-power-w and --total-budget, are rows of every point).
+
+    Raises:
+        InputError: naming ``--objective`` (each point is the fastest design within its cost and
+            power level) or ``--tokens`` (no run figures are printed)."""
+    from ..errors import InputError
+
+    if objective is not None:
+        raise InputError("--objective", None, "has no meaning with --tradeoff: each point is the "
+                         "fastest design within its cost and power level",
+                         "drop --objective (a time target is --max-time), or drop --tradeoff")
+    if tokens is not None:
+        raise InputError("--tokens", None, "has no meaning with --tradeoff: it prints no run "
+                         "figures", "drop --tokens, or drop --tradeoff")
 
 
 def _finite(data: dict, catalog: Path) -> None:

@@ -482,7 +482,11 @@ def pareto_command(
 ) -> None:
     """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each
     point the fastest network within its budget (proven to 1e-8), with the performance and
-    performance-per-cost optima marked."""
+    performance-per-cost optima marked.
+
+    The file's max_network_cost_usd ends the front at that budget and its max_iteration_time_ns
+    starts it at the cheapest network that meets the target: every point is within both (a note
+    says where each end is and why)."""
     from ..errors import HieroptError, InputError
 
     err = error_console()

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..model.catalog import LINK_BLOCKS, Catalog, Part
+from ..model.catalog import LINK_BLOCKS, Catalog, Part, link_peers
 from ..spec import Instance
 
 __all__ = ["check_served", "dimension_parts", "part_label", "usable_catalog"]
@@ -210,18 +210,28 @@ def _bound_misfit(part: Part, d: int, instance: Instance,
     upper = cap or f"the instance's bound bw[{d}] <= {bound.upper_gbps or math.inf:g}"
     raise_it = ("raise the bound" if cap is None else
                 "give the model file's [params.npu] nic_gbps (a faster host link)")
-    lo, hi = _range(part)
-    k_lo = max(1, math.ceil(bound.lower_gbps * part.share / part.unit_gbps - TOL))
-    k_hi = part.max_units
+    dim = instance.network.dims[d]
+    step = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
+    if part.max_units < step:  # (a link port goes to one peer: whole multiples of the peers)
+        key = "max_per_npu" if part.per == "NPU" else "max_per_node"
+        return _Misfit(f"at most {part.max_units} link ports per {part.per} cannot reach the "
+                       f"{step} peers each NPU has on dimension {d} ({dim.block} {dim.npus}): "
+                       f"a link port goes to one peer, so its units come in multiples of {step}",
+                       f"raise {key} to at least {step}, or use a part with enough ports")
+    lo, most = part.bw_gbps(step), part.max_units // step * step
+    k_lo = max(1, math.ceil(bound.lower_gbps * part.share / part.unit_gbps / step - TOL)) * step
+    k_hi = most
     if bound.upper_gbps is not None:
-        k_hi = min(k_hi, math.floor(bound.upper_gbps * part.share / part.unit_gbps + TOL))
-    if k_lo > part.max_units:
-        return _Misfit(f"reaches at most {_reach_units(part, part.max_units)} on dimension {d}, "
+        k_hi = min(k_hi, math.floor(bound.upper_gbps * part.share / part.unit_gbps / step + TOL)
+                   * step)
+    if k_lo > most:
+        return _Misfit(f"reaches at most {_reach_units(part, most)} on dimension {d}, "
                        "below the instance's "
                        f"bound bw[{d}] >= {bound.lower_gbps:g}",
                        _more_units(part, bound.lower_gbps))
     if k_hi < 1:
-        return _Misfit(f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above {upper}",
+        least = "one unit gives" if step == 1 else f"{step} units (one per peer) give"
+        return _Misfit(f"{least} {lo:g} GB/s per NPU on dimension {d}, above {upper}",
                        f"use a slower part or {raise_it}")
     if k_lo > k_hi:
         fits = (f"the instance's bounds {bound.lower_gbps:g} <= bw[{d}] <= {bound.upper_gbps:g}"

@@ -6,7 +6,8 @@ A catalog lists, per cost class of the network, the parts a buyer can choose fro
   ``n`` ports per NPU give that NPU ``n * gbps`` GB/s on the dimension (hieropt's per-NPU bandwidth
   B_d, as in LIBRA). The price is per port (one per NPU per unit: its share of the cable included);
   the cluster has ``N
-  * n`` of them (N = all NPUs).
+  * n`` of them (N = all NPUs). A port is a point-to-point link to one peer, so ``n`` is a whole
+  multiple of the peers an NPU has on the dimension (:func:`link_peers`).
 - ``nics`` (Switch dimensions): a NIC of ``gbps`` GB/s per direction; each NIC takes one switch port
   (or ``ceil(gbps / port_gbps)`` ports when the switch states its port speed and the NIC is faster).
 - ``switches`` (Switch dimensions): a switch of ``radix`` ports, priced per switch
@@ -40,10 +41,24 @@ from ..units import gbit_rating_slip, gbit_to_gbyte
 from .fabric import check_radix
 from .parts import MAX_PART_USD, FabricSpec, OpticPart, Source, check_power, check_sources
 
-__all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS"]
+__all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS", "link_peers"]
 
 LINK_BLOCKS = ("Ring", "FullyConnected")
 """Building blocks provisioned with link ports; Switch dimensions use NICs and switches."""
+
+
+def link_peers(block: str, npus: int) -> int:
+    """The peers one NPU's point-to-point link ports reach on a dimension of ``npus`` NPUs built as
+    ``block``, so the step of its unit counts: a link port goes to one peer, and the time model
+    (docs/explanation/model.md; :func:`hieropt.model.algorithms.group_links`) gives each
+    FullyConnected NPU one link to each of its n - 1 peers (B / (n - 1) each) and each Ring NPU one
+    to each of its 2 neighbours (1 when n = 2). 1 for a Switch dimension (NICs, any count) and a
+    dimension of one NPU."""
+    if block == "FullyConnected":
+        return max(npus - 1, 1)
+    if block == "Ring":
+        return 2 if npus > 2 else 1
+    return 1
 
 
 UNIT_BW_RANGE = (1e-9, 1e12)

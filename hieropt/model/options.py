@@ -1,9 +1,11 @@
 """Every way to provision one dimension from a parts catalog: its bandwidth, bill of materials, cost
 and power.
 
-- **Ring / FullyConnected** dimensions: one option per link part and unit count n (1 .. its limit):
-  n ports per NPU (or per node of s NPUs) give each NPU n x unit GB/s (/ s); the cluster has N x n
-  (N / s x n) ports.
+- **Ring / FullyConnected** dimensions: one option per link part and unit count n (1 .. its limit,
+  in whole multiples of the peers a port can reach, :func:`hieropt.model.catalog.link_peers`: n =
+  k x (n_d - 1) on a FullyConnected dimension of n_d NPUs, k x 2 on a Ring of 3 or more): n ports
+  per NPU (or per node of s NPUs) give each NPU n x unit GB/s (/ s); the cluster has N x n (N / s
+  x n) ports.
 - **Switch** dimensions of p NPUs: one option per NIC part x unit count x switch model x fabric
   choice. The NICs need (NICs in the cluster) x (ports per NIC) switch ports (``ceil(NIC / port
   speed)`` each), ``ceil(ports / G)`` for each of the G = N / p groups; the fabric is built as
@@ -28,11 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec import Network
-from .catalog import LINK_BLOCKS, Catalog, Part, PartClass, Switch
+from .catalog import LINK_BLOCKS, Catalog, Part, PartClass, Switch, link_peers
 from .fabric import SwitchFabric, design_fat_tree, switch_fabric
 from .optics import link_levels
 
-__all__ = ["BomLine", "Option", "dimension_options", "fabric"]
+__all__ = ["BomLine", "Option", "dimension_options", "fabric", "link_notes"]
 
 
 def fabric(ports: int, radix: int) -> tuple[int, int]:
@@ -285,6 +287,20 @@ def _optic_watts(pc: PartClass, name: str) -> float | None:
     return next(o.watts for o in pc.optics if o.name == name)
 
 
+def link_notes(network: Network) -> list[str]:
+    """One line per Ring / FullyConnected dimension whose link ports come in whole multiples of its
+    peers (:func:`hieropt.model.catalog.link_peers` > 1), saying so."""
+    out = []
+    for d, dim in enumerate(network.dims):
+        k = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
+        if k > 1:
+            peers = "peers" if dim.block == "FullyConnected" else "ring neighbours"
+            out.append(f"dimension {d} ({dim.block} {dim.npus}): link ports are bought in "
+                       f"multiples of {k} per NPU (or per node), one to each of its {k} {peers} "
+                       "(a port is a point-to-point link to one peer)")
+    return out
+
+
 def dimension_options(catalog: Catalog, network: Network, d: int,
                       within: tuple[float, float] = (0.0, math.inf)) -> list[Option]:
     """Every way to provision dimension ``d`` from ``catalog`` (module docstring) whose per-NPU
@@ -302,8 +318,9 @@ def dimension_options(catalog: Catalog, network: Network, d: int,
     if dim.block not in LINK_BLOCKS:
         return _switch_options(pc, network, d, within)
     out: list[Option] = []
+    step = link_peers(dim.block, dim.npus)  # (one port per peer: whole multiples of the peers)
     for part in pc.links:
-        for n in range(1, part.max_units + 1):
+        for n in range(step, part.max_units + 1, step):
             total = N // part.share * n
             bom = (BomLine(d, "link", part.name, total, part.usd, part.watts),)
             out.append(Option(d, "link", part, n, part.bw_gbps(n), total, None, 0, 0, 0, 0, bom))

@@ -287,7 +287,12 @@ def procurement_alternatives(
                             front.best_per_cost, "performance_per_cost", cap, budget))
     else:
         attempt("performance_per_cost", "performance_per_cost")
-    if front is not None and front.points:
+    if front is not None and front.points and cap is not None and any(
+            a.key == "min_cost" for a in alts):  # (the front starts at the target: min_cost's)
+        missing.append(Missing("cheapest", "cheapest network", (
+            "the same design as the column 'cheapest network meeting the time target': the Pareto "
+            "front starts at the time target, every point meeting it")))
+    elif front is not None and front.points:
         p = front.points[0]
         alts.append(
             alternative(

@@ -228,7 +228,8 @@ def codesign_alternatives(
             fig(best),
             npus,
             _search_gap(data),
-            data.get("status"),
+            # (the search's: a file whose provisioning failed says infeasible in status)
+            data.get("search_status", data.get("status")),
         )
     ]
     # (rows within the gap target of the least time are equally fast: the cheapest of them, as
@@ -507,7 +508,7 @@ def _settled_words(data: dict[str, Any]) -> str:
 def _limit_words(data: dict[str, Any]) -> str:
     """``""`` for a search whose best is proven (JSON ``status`` optimal or absent), else that it
     is not: LIMIT, with the search's honest gap and least lower bound (``codesign`` exits 3)."""
-    if data.get("status") != "limit":
+    if data.get("search_status", data.get("status")) != "limit":
         return ""
     gap, bound = data.get("gap"), data.get("lower_bound")
     gap_words = f" {gap:.2e}" if isinstance(gap, int | float) else ""

@@ -268,6 +268,16 @@ def tradeoff_dict(tr: Any) -> dict[str, Any]:
     return tr.to_dict()
 
 
+def _moved_why(r: Any, d: int) -> str:
+    """Why rounding ``r`` moved dimension ``d`` against its name: held at the unit limit (up), or
+    raised to one unit, or to the fewest link ports, one to each peer (down)."""
+    if r.name == "up":
+        return "above the part's unit limit: held at the limit"
+    n = r.design[d].units
+    return ("below one unit of the part: raised to one unit" if n == 1 else
+            f"below the part's fewest units, {n} (one link port to each peer): raised to them")
+
+
 def rounding_lines(p: Provisioning) -> list[str]:
     """One line per rounding: how it was made, which dimensions went the other way and why
     (:func:`against_the_rounding`, with the continuous and the rounded GB/s per NPU), and whether
@@ -280,10 +290,8 @@ def rounding_lines(p: Provisioning) -> list[str]:
             else "no feasible rounding (constraints, time target or budget violated)"
         )
         dims = against_the_rounding(p, r)
-        why = "below one unit of the part: raised to one unit" if r.name == "down" else (
-            "above the part's unit limit: held at the limit")
         moved = "".join(
-            f"; dimension {d}: {p.continuous.bw_gbps[d]:,.4g} GB/s per NPU is {why}, "
+            f"; dimension {d}: {p.continuous.bw_gbps[d]:,.4g} GB/s per NPU is {_moved_why(r, d)}, "
             f"{r.bw_gbps[d]:,.4g} GB/s"
             for d in dims
         )

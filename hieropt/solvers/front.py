@@ -24,7 +24,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
-from .cost_range import cheapest_vertex
+from .cost_range import below_cheapest, cheapest_vertex
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK
 from .objectives import SolveOptions, solve
@@ -159,9 +159,12 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
                          f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
     instance, hours_note = hours_weighted(instance, time_limit_s)  # (as solve)
-    with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
-        front, notes = _points(core, points, SUB_GAP, spacing, progress)
     options = SolveOptions(time_limit_s=time_limit_s)
+    floor = None  # (the cheapest network that meets the instance's time target, $)
+    if instance.max_iteration_time_ns is not None:
+        floor = solve(instance, "min_cost", options=options).raise_for_status().network_cost_usd
+    with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
+        front, notes = _points(core, points, SUB_GAP, spacing, progress, floor)
     try:  # (the design solve prints: the cheapest of the equally fast ones)
         fastest = solve(instance, "performance",
                         options=replace(options, cheapest_design=True)).raise_for_status()
@@ -178,7 +181,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
                                min(fastest.objective_bound, fastest.iteration_time_ns),
                                fastest.gap, fastest.status, last.usd_per_ms)
     for p in front:  # (as a solve's design: the rows, its budget, its time)
-        cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
+        cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd,
+                      target_ns=instance.max_iteration_time_ns)
         if not cert.ok:
             raise SolverError("independent verification of a front point failed: "
                               + "; ".join(cert.problems))
@@ -193,32 +197,22 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
 
 
 def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
-            progress: Callable[[int, int], None] | None) -> tuple[list[FrontPoint], list[str]]:
-    """The front's points (budget ascending) and notes on how its ends were chosen."""
+            progress: Callable[[int, int], None] | None,
+            floor: float | None = None) -> tuple[list[FrontPoint], list[str]]:
+    """The front's points (budget ascending) and notes on how its ends were chosen: within the
+    instance's ``max_network_cost_usd`` (the last budget at most it) and, with its time target,
+    from ``floor`` ($, the cheapest network that meets the target; each point meets it)."""
     notes: list[str] = []
     core.cost_range()  # (infeasible rows are reported as such)
     vertex = cheapest_vertex(core.instance, core.solver.time_limit_s)
     k_min, cheapest = vertex.cost_usd, vertex.bw_gbps
-    try:
-        fastest = core.min_time(rel_gap)
-    except NoSolutionError as e:
-        if e.kind != "unbounded":
-            raise
-        k_hi = _tail_budget(core, k_min, rel_gap)
-        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at "
-                     f"${usd_cents(k_hi, up=False)}, where 4 x the budget saves less than "
-                     f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
-                     "network)")
-    else:
-        target = tie_break_target_ns(fastest.upper, fastest.lower, REL_GAP,
-                                     core.instance.max_iteration_time_ns)
-        k_hi = core.min_cost(target, fastest.bw, rel_gap).upper
-        least = (fmt_relative(fastest.upper) if core.instance.relative_time
-                 else f"{fastest.upper:,.1f} ns")
-        notes.append(f"the fastest point is the cheapest of the networks "
-                     f"{equally_fast('the minimum time ' + least)}")
+    cap, target_ns = core.instance.max_network_cost_usd, core.instance.max_iteration_time_ns
+    if cap is not None and cap < k_min * (1 - 1e-9):
+        raise below_cheapest(cap, k_min)  # (as solve says)
+    k_hi = _fastest_end(core, k_min, rel_gap, cap, notes)
     k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
-    if not np.isfinite(core.tm.time_ns(cheapest)):
+    starts_starved = not np.isfinite(core.tm.time_ns(cheapest))
+    if starts_starved:
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
         starved = (f"the cheapest feasible network (${usd_cents(k_min, up=True)}) leaves a "
                    "dimension that carries "
@@ -232,6 +226,18 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
             notes.insert(0, f"{starved}, and no budget up to {NEAR_SLACK:g} above it has a "
                          "certified optimum; the front starts at 1% of the way to the fastest "
                          f"network (${usd_cents(k_lo, up=False)})")
+    if floor is not None and floor * (1 + CHEAPEST_SLACK) > k_lo:  # (slower points miss it)
+        if starts_starved:
+            notes.pop(0)  # (the starved start's note: the front no longer starts there)
+        k_lo, first = min(floor * (1 + CHEAPEST_SLACK), k_hi), None
+        t = (fmt_relative(target_ns) if core.instance.relative_time
+             else f"{target_ns:,.1f} ns")
+        notes.insert(0, f"the front starts at the cheapest network that meets the instance's "
+                     f"time target {t} (max_iteration_time_ns; ${usd_cents(floor, up=True)}): "
+                     f"{CHEAPEST_SLACK:.0e} above it (${usd_cents(k_lo, up=False)}); every "
+                     "point meets the target")
+    if cap is not None and k_lo > cap:  # (a budget a hair above the cheapest network)
+        k_lo, first = cap, None
     k_hi = max(k_hi, k_lo)  # (the constraints may fix the cost: the ends differ by round-off)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "
@@ -252,6 +258,44 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
         if progress is not None:
             progress(i + 1, len(budgets))
     return out, notes
+
+
+def _fastest_end(core: TimeLP, k_min: float, rel_gap: float, cap: float | None,
+                 notes: list[str]) -> float:
+    """The front's last budget ($): the cheapest of the fastest networks, the instance's budget
+    ``cap`` when lower, or without an upper limit on bandwidth ``cap`` or :func:`_tail_budget`; its
+    note appended to ``notes``."""
+    try:
+        fastest = core.min_time(rel_gap)
+    except NoSolutionError as e:
+        if e.kind != "unbounded":
+            raise
+        if cap is not None:  # (the budget ends the front)
+            k_hi = cap
+            notes.append(f"no upper limit on bandwidth: the front ends at the instance's budget "
+                         f"${usd_cents(cap, up=False)} (max_network_cost_usd)")
+        else:
+            k_hi = _tail_budget(core, k_min, rel_gap)
+            notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut "
+                         f"at ${usd_cents(k_hi, up=False)}, where 4 x the budget saves less than "
+                         f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
+                         "network)")
+    else:
+        target = tie_break_target_ns(fastest.upper, fastest.lower, REL_GAP,
+                                     core.instance.max_iteration_time_ns)
+        k_hi = core.min_cost(target, fastest.bw, rel_gap).upper
+        least = (fmt_relative(fastest.upper) if core.instance.relative_time
+                 else f"{fastest.upper:,.1f} ns")
+        if cap is not None and cap < k_hi:
+            notes.append(f"the front ends at the instance's budget ${usd_cents(cap, up=False)} "
+                         "(max_network_cost_usd): its last point is the fastest network within "
+                         f"it; without the budget the fastest takes {least} at "
+                         f"${usd_cents(k_hi, up=True)}")
+            k_hi = cap
+        else:
+            notes.append(f"the fastest point is the cheapest of the networks "
+                         f"{equally_fast('the minimum time ' + least)}")
+    return k_hi
 
 
 def _starved_start(core: TimeLP, k_min: float, k_hi: float,

@@ -21,24 +21,23 @@ from ..errors import (
     NoSolutionError,
     SolverError,
     limit_reached,
-    number_problem,
 )
-from ..formulation.milp import KW, MUSD, ProvisionMILP
-from ..formulation.scale import MS_NS
+from ..formulation.milp import KW, ProvisionMILP
 from ..io.nic_bound import nic_bounded, nic_error
-from ..model.capex import TotalCapex, total_capex
-from ..model.catalog import Catalog
-from ..model.options import BomLine, Option, dimension_options
+from ..model.capex import TotalCapex
+from ..model.catalog import LINK_BLOCKS, Catalog, link_peers
+from ..model.options import BomLine, Option, dimension_options, link_notes
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES, with_flag
 from ..result import Solution, Status, freeze_arrays, results_equal
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
-from ..units import OBJECTIVE_UNITS, objective_unit, time_unit_hint
+from ..units import objective_unit, time_unit_hint
 from .objectives import solve
 from .outcome import relative_gap
 from .portfolio import hours_weighted
+from .provision_limits import add_caps, checked_limits, power_limit, total_capex_cap
 from .provision_milp import (
     MILP_REL_GAP,
     PRIMARY,
@@ -182,17 +181,6 @@ class Provisioning:
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
-def _total_capex(instance: Instance, cap_usd: float | None):
-    """:func:`hieropt.model.capex.total_capex` of ``cap_usd`` (None: None), its errors naming
-    ``max_total_capex_usd (--total-budget)``."""
-    if cap_usd is None:
-        return None
-    try:
-        return total_capex(instance, cap_usd)
-    except InputError as e:
-        raise e.with_source(with_flag("max_total_capex_usd")) from None
-
-
 @scoped
 def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
               max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
@@ -239,9 +227,9 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
             design."""
     time_limit_s = check_time_limit(time_limit_s)
     start = time.perf_counter()
-    objective, max_iteration_time_ns, max_cost_usd = _limits(
+    objective, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
-    total = _total_capex(instance, max_total_capex_usd)
+    total = total_capex_cap(instance, max_total_capex_usd)
     given = instance
     instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     try:
@@ -275,7 +263,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     milp = options_milp(instance, tm, options, product=objective == "performance_per_cost")
     m = milp.model
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
-    _add_caps(m, tm, *limits)
+    add_caps(m, tm, *limits)
     if site is not None:
         m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
     if total is not None:
@@ -287,7 +275,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         # (the bound is why when the fastest design misses the target or no part meets a row)
         raise nic_error(why, given) if str(why).startswith(
             ("infeasible: time target", "infeasible: no combination")) else why
-    limits = (max_iteration_time_ns, max_cost_usd, _power_limit(max_power_w, site))
+    limits = (max_iteration_time_ns, max_cost_usd, power_limit(max_power_w, site))
     if run.choice is None and run.status is Status.LIMIT:
         raise limit_reached("the catalog's MILP", time_limit_s)
     if run.choice is None:
@@ -303,7 +291,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = relative_gap(value, bound)
-    notes = [*nic_notes] + [
+    notes = [*nic_notes, *link_notes(instance.network)] + [
         f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
         for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
     notes += total_note(total, design)
@@ -330,69 +318,6 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         method=_method(objective), notes=tuple(notes),
         extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(),
                "columns": m.nvariables()}, total=total, nic_bounds=nic_notes)
-
-
-def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,
-            max_cost_usd: float | None, max_power_w: float | None
-            ) -> tuple[str, float | None, float | None]:
-    """The objective, time target (ns) and budget ($) of :func:`provision`: the arguments, else the
-    instance's; checked with the power budget (W).
-
-    Raises:
-        InputError: an unknown objective, a target or budget not finite and > 0, min_cost or
-            min_power without a time target."""
-    given = objective is not None
-    objective = objective or instance.objective
-    if objective not in PROVISION_OBJECTIVES:
-        also = (" (codesign --catalog provisions a min_run_cost search's shortlist for "
-                "performance: --objective performance gives its figures)"
-                if objective == "min_run_cost" else "")
-        if not given:  # (the instance file's: not an option the user gave)
-            raise InputError(f"{instance.name}: objective", None,
-                             f"{objective!r} has no integer provisioning",
-                             f"give an objective (objective=..., --objective), one of "
-                             f"{', '.join(PROVISION_OBJECTIVES)}{also}")
-        if objective in OBJECTIVE_UNITS:  # (an objective of solve's, not of provisioning)
-            raise InputError("objective", None,
-                             f"{objective!r} has no integer provisioning: provision supports "
-                             f"{', '.join(PROVISION_OBJECTIVES)}",
-                             f"use one of them; 'hieropt solve --objective {objective}' gives its "
-                             f"continuous design{also}")
-        raise InputError("objective", None, f"unknown objective {objective!r}",
-                         f"use one of {', '.join(PROVISION_OBJECTIVES)}")
-    if max_iteration_time_ns is None:
-        max_iteration_time_ns = instance.max_iteration_time_ns
-    if max_cost_usd is None:
-        max_cost_usd = instance.max_network_cost_usd
-    limits = (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
-              ("max_power_w", max_power_w))
-    for flag, value in limits:
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(flag, None, number_problem(value), "give a finite value > 0")
-    if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
-        raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
-                         "give the iteration-time target (--max-time 1.3s, or "
-                         "max_iteration_time_ns in ns)")
-    return objective, max_iteration_time_ns, max_cost_usd
-
-
-def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | None,
-              max_power_w: float | None) -> None:
-    """Add the given time target (ns), budget ($) and power budget (W) to the MILP ``m``, in its
-    units."""
-    if max_iteration_time_ns is not None:
-        m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
-    if max_cost_usd is not None:
-        m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
-    if max_power_w is not None:
-        m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
-
-
-def _power_limit(max_power_w: float | None, site: SitePower | None) -> float | None:
-    """The tighter of the power budget and the network's share of the site's cap (W), for the
-    re-check."""
-    caps = [w for w in (max_power_w, None if site is None else site.network_cap_w) if w is not None]
-    return min(caps) if caps else None
 
 
 def _site_note(site: SitePower | None, design: tuple[Option, ...]) -> list[str]:
@@ -451,13 +376,17 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
     up: list[set[int]] = [set() for _ in options]
     for d in range(len(options)):
         lines = {o.line: o.part for o in dimension_options(catalog, instance.network, d)}
+        dim = instance.network.dims[d]
+        # (link ports come in whole multiples of the peers they reach: the options' steps)
+        step = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
         for part in lines.values():  # (a product line's options differ in unit count only)
-            exact_units = bw_cont[d] * part.share / part.unit_gbps
+            exact_units = bw_cont[d] * part.share / part.unit_gbps / step
             # (the continuous optimum is known to ~1e-4 where it is flat: a value that close to a
             # whole number of units is that number)
             slack = 1e-4 * max(exact_units, 1.0)
-            n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
-            n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)
+            most = part.max_units // step
+            n_down = step * min(max(math.floor(exact_units + slack), 1), most)
+            n_up = step * min(max(math.ceil(exact_units - slack), 1), most)
             for n, target in ((n_down, down[d]), (n_up, up[d])):
                 i = index[d].get(option_key(part.bw_gbps(n)))
                 if i is not None:  # None: outside the instance's bounds

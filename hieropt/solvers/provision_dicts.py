@@ -30,12 +30,16 @@ def against_the_rounding(p: Any, r: Any) -> list[int]:
 
 def rounding_label(p: Any, r: Any) -> str:
     """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, with the
-    dimensions that went the other way (``round down, dim 3 up to 1 unit``)."""
+    dimensions that went the other way (``round down, dim 3 up to 1 unit``; ``up to 7 units``: the
+    fewest link ports of a FullyConnected 8, one per peer)."""
     dims = against_the_rounding(p, r)
     if not dims:
         return f"round {r.name}"
     which = f"dim{'s' if len(dims) > 1 else ''} {', '.join(map(str, dims))}"
-    how = "up to 1 unit" if r.name == "down" else "down to the unit limit"
+    fewest = {r.design[d].units for d in dims}  # (link ports: one per peer at the fewest)
+    units = (f"{min(fewest)} unit{'s' if min(fewest) > 1 else ''}" if len(fewest) == 1
+             else "the fewest units")
+    how = f"up to {units}" if r.name == "down" else "down to the unit limit"
     return f"round {r.name}, {which} {how}"
 
 

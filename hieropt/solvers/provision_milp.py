@@ -23,7 +23,7 @@ from ..formulation.scale import MS_NS
 from ..io.nic_bound import nic_bounded
 from ..model.capex import TotalCapex
 from ..model.catalog import Catalog
-from ..model.options import Option, dimension_options
+from ..model.options import Option, dimension_options, link_notes
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.terms import TimeModel
 from ..model.timing import Breakdown, build_time_model, evaluate
@@ -33,6 +33,7 @@ from ..spec.overrides import check_time_limit
 from ..units import power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
+from .provision_limits import add_caps, checked_limits, limit_notes, power_limit, total_capex_cap
 
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
@@ -299,10 +300,58 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                        site: SitePower | None = None,
                        total: TotalCapex | None = None) -> NoSolutionError:
     """Why no design exists (to raise): the time target (ns), budget ($), power budget (W), site cap
-    (``site``) or total cap (``total``), each with the best a design achieves without it; else the
-    design constraints with the bandwidths the parts give."""
+    (``site``) or total cap (``total``), each with the best a design achieves without it; when two
+    or more leave no design each, the first that leaves none alone, with the best a design achieves
+    under no limit; when only all together do, their names; else the design constraints with the
+    bandwidths the parts give."""
+    m = solver.milp.model
+    rows = [getattr(m, n) for n in LIMIT_ROWS if hasattr(m, n)]
+
+    def cause() -> NoSolutionError | None:
+        return _limit_cause(solver, tm, max_time, max_cost, max_power, site, total)
+
+    if (why := cause()) is not None:
+        return why
+    # two limits or more leave no design each: every one that does alone, with the others off
+    for row in rows:
+        row.deactivate()
+    try:
+        causes = []
+        for row in rows:
+            row.activate()
+            alone = solver.solve("obj_cost").status is Status.INFEASIBLE
+            causes += [str(why).removeprefix("infeasible: ")] if alone and (why := cause()) else []
+            row.deactivate()
+        if causes:
+            return NoSolutionError("infeasible", "; also ".join(causes))
+        if rows and solver.solve("obj_cost").choice is not None:
+            named = _limit_words(m, max_time, max_cost, max_power, site, total)
+            return NoSolutionError("infeasible", (
+                f"no design from the catalog meets {named} together, though each alone is met "
+                "by one; relax one of them"))
+    finally:
+        for row in rows:
+            row.activate()
+    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
+    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
+    return NoSolutionError("infeasible", (
+        f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
+        f"give {ranges} GB/s per NPU; change the constraints or the parts"))
+
+
+LIMIT_ROWS = ("time_cap", "budget", "power_cap", "site_cap", "total_cap")
+"""The MILP rows of the limits :func:`explain_infeasible` names, in the order it tries them."""
+
+
+def _limit_cause(solver: ProvisionSolver, tm: TimeModel, max_time: float | None,
+                 max_cost: float | None, max_power: float | None, site: SitePower | None,
+                 total: TotalCapex | None) -> NoSolutionError | None:
+    """The first active limit row without which a design exists, as the error naming it with the
+    best a design achieves without it (the other active rows kept); None when there is none."""
+    m = solver.milp.model
     budget = usd_cents(max_cost, up=False) if max_cost else ""
-    m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
+    on = {n for n in LIMIT_ROWS if hasattr(m, n) and getattr(m, n).active}
+    within = f" within the budget ${budget}" if "budget" in on else ""
     for name, objective, why in (
             ("time_cap", "performance", "time target {max_time:,.1f} ns: the fastest design from "
              "the catalog{within} takes {best:,.1f} ns; raise the target or add faster parts"),
@@ -316,7 +365,7 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
              "lowest-power design from the catalog that meets the other limits (its parts draw "
              "{best:,.0f} W) the cluster draws {mw:,.6g} MW with PUE; fewer NPUs, lower-power "
              "parts or a higher cap")):
-        if not hasattr(m, name):
+        if name not in on:
             continue
         getattr(m, name).deactivate()
         run = solver.solve(PRIMARY[objective])
@@ -330,18 +379,28 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
                 power_hint=power_unit_hint(max_power, best) if max_power else "",
                 power_text=(f"{max_power:,.0f}" if max_power and max_power >= 100
                             else f"{max_power or 0:g}")))
-    if total is not None and hasattr(m, "total_cap"):
+    if total is not None and "total_cap" in on:
         m.total_cap.deactivate()
         run = solver.solve("obj_total")
         m.total_cap.activate()
         if run.choice is not None:
             return NoSolutionError("infeasible", total_cap_words(
                 total, solver.milp.cost(run.choice), solver.milp.power(run.choice)))
-    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
-    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
-    return NoSolutionError("infeasible", (
-        f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
-        f"give {ranges} GB/s per NPU; change the constraints or the parts"))
+    return None
+
+
+def _limit_words(m: pyo.ConcreteModel, max_time: float | None, max_cost: float | None,
+                 max_power: float | None, site: SitePower | None,
+                 total: TotalCapex | None) -> str:
+    """The limits of ``m`` named in words (time target ns, budget $, power budget W, the site's cap
+    MW, the total budget $)."""
+    words = {"time_cap": f"the time target {max_time or 0:,.1f} ns",
+             "budget": f"the budget ${usd_cents(max_cost or 0, up=False)}",
+             "power_cap": f"the power budget {max_power or 0:,.0f} W",
+             "site_cap": f"the site's power cap of {site.cap_mw if site else 0:,.6g} MW",
+             "total_cap": f"the total budget ${usd_cents(total.cap_usd if total else 0, up=False)}"}
+    named = [words[n] for n in LIMIT_ROWS if hasattr(m, n)]
+    return ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else "".join(named)
 
 
 def add_total_cap(m: pyo.ConcreteModel, total: TotalCapex) -> None:
@@ -422,9 +481,23 @@ class Tradeoff:
                             "design": [o.to_dict() for o in q.design]} for q in self.points]}
 
 
+def check_levels(levels: Any) -> None:
+    """Refuse a trade-off's ``levels`` (levels per axis) that is not a whole number >= 2.
+
+    Raises:
+        InputError: naming ``levels`` and the fix."""
+    if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
+        raise InputError("levels", None, f"{levels!r} is not a whole number",
+                         "ask for at least 2 levels per axis")
+    if levels < 2:
+        raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
+
+
 @scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
-                       time_limit_s: float = 60.0,
+                       time_limit_s: float = 60.0, *, max_iteration_time_ns: float | None = None,
+                       max_cost_usd: float | None = None, max_power_w: float | None = None,
+                       max_total_capex_usd: float | None = None,
                        progress: Callable[[int, int], None] | None = None) -> Tradeoff:
     """The exact time-cost-power front of whole-part designs by epsilon-constraint (Haimes, Lasdon
     and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's
@@ -433,48 +506,66 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     the points not dominated in (time, cost, power). ``progress(done, total)``: called after
     each cost level's row of the grid, with the grid points settled of ``levels`` ** 2.
 
+    The limits are rows of every point's MILP, as in :func:`hieropt.solvers.provision.provision`
+    (the ends of the grid are the fastest, cheapest and lowest-power designs within them):
+    ``max_iteration_time_ns`` (ns; default the instance's), ``max_cost_usd`` (the parts' $;
+    default the instance's ``max_network_cost_usd``), ``max_power_w`` (the parts' W) and
+    ``max_total_capex_usd`` (the whole cluster's capex, $: :class:`TotalCapex`); one note says
+    which were applied.
+
     Raises:
-        InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
-        NoSolutionError: no catalog design meets the constraints or the site's power cap.
+        InputError: fewer than 2 levels, a bad catalog, a part without a power figure, a limit
+            not finite and > 0, a total cap without the ``[cluster]`` capex.
+        NoSolutionError: no catalog design meets the constraints, the limits or the site's power
+            cap (the cause named as :func:`explain_infeasible` names it).
         SolverError: HiGHS failed, or a design failed verification
             (:class:`hieropt.errors.LimitReached` at a point's time limit)."""
     start = time.perf_counter()
     time_limit_s = check_time_limit(time_limit_s)
-    if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
-        raise InputError("levels", None, f"{levels!r} is not a whole number",
-                         "ask for at least 2 levels per axis")
-    if levels < 2:
-        raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
+    check_levels(levels)
+    _, max_iteration_time_ns, max_cost_usd = checked_limits(
+        instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
+    total = total_capex_cap(instance, max_total_capex_usd)
     instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
     if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
         raise NoSolutionError("infeasible", over)
     tm = build_time_model(instance)
+    if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
+        raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the "
+                              f"compute alone takes {tm.compute_ns:,.1f} ns; raise the target")
     options = instance_options(catalog, instance, power=True)
     milp = options_milp(instance, tm, options)
     m = milp.model
+    limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
+    add_caps(m, tm, *limits)  # (rows of every point, as in provision)
     if (site := site_power(instance)) is not None:
         m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
+    if total is not None:
+        add_total_cap(m, total)
     solver = ProvisionSolver(milp, time_limit_s)
-    ends = []  # the fastest, the cheapest and the lowest-power design
+    ends = []  # the fastest, the cheapest and the lowest-power design within the limits
     for objective in ("obj_time", "obj_cost", "obj_power"):
         if (choice := solver.solve(objective).choice) is None:
-            raise explain_infeasible(solver, instance, tm, options, None, None, site=site)
+            raise explain_infeasible(solver, instance, tm, options, *limits, site=site,
+                                     total=total)
         ends.append(choice)
+    notes = (*notes, *link_notes(instance.network), *limit_notes(limits, total))
+    max_power_w = power_limit(max_power_w, site)
     c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
     c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])
-    m.cost_cap = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
-    m.power_cap = pyo.Constraint(expr=m.power <= p_hi / KW)
+    m.cost_level = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
+    m.power_level = pyo.Constraint(expr=m.power <= p_hi / KW)
     found: dict[tuple[int, ...], TradeoffPoint] = {}
     for row, c in enumerate(np.linspace(c_lo, c_hi, levels), start=1):
         if progress is not None and row > 1:
             progress((row - 1) * levels, levels * levels)
         for p in np.linspace(p_lo, p_hi, levels):
-            m.del_component(m.cost_cap)
-            m.del_component(m.power_cap)
-            m.cost_cap = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
-            m.power_cap = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
+            m.del_component(m.cost_level)
+            m.del_component(m.power_level)
+            m.cost_level = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
+            m.power_level = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
             run = solver.solve("obj_time")
             if run.choice is None and run.status is Status.LIMIT:  # (not "no design": unknown)
                 raise limit_reached(f"the trade-off point at ${c:,.0f} and {p:,.0f} W",
@@ -484,8 +575,10 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             if run.status is not Status.OPTIMAL:
                 raise SolverError(f"a trade-off point stopped at '{run.termination}'")
             design, _, value = verify_design(instance, tm, milp, "performance", options, run,
-                                             "obj_time", None, float(c) * (1 + 1e-9),
-                                             float(p) * (1 + 1e-9) + 1e-9)
+                                             "obj_time", max_iteration_time_ns,
+                                             min(float(c) * (1 + 1e-9), max_cost_usd or math.inf),
+                                             min(float(p) * (1 + 1e-9) + 1e-9,
+                                                 max_power_w or math.inf), total=total)
             bound = native("obj_time", run.bound if run.bound is not None else run.incumbent, tm)
             point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice),
                                   milp.power(run.choice),

@@ -106,6 +106,8 @@ def _capped_codesign(tmp_path: Path, cap_mw: float, *options: str, code: int = 0
         assert data["provision_error"] == error_line(r).removeprefix("error: ")
         assert data["provision_error"].startswith(
             "no shortlisted design could be provisioned from the catalog: ")
+        # (the exit's cause in status, as every exit 3; the search itself found its optimum)
+        assert (data["status"], data["search_status"]) == ("infeasible", "optimal")
     return data["provisioned"]
 
 

@@ -119,10 +119,11 @@ def test_committee_knee_is_solve_knee_of_the_written_instance(tmp_path):
 
 def test_catalog_shortlist_ranks_equally_fast_designs_cheapest_first(result, tmp_path):
     """The four tied candidates in whole parts (25 GB/s links at $40 on class A; 50 GB/s NICs at
-    $2,000 and 16-port switches at $10,000 on class B): all reach 100 + 100 GB/s per NPU and the
-    same time, so the bill of materials ranks them cheapest first: 8 NPUs x 8 links x $40 = $2,560
-    on the two chiplet levels, $2,560 / 2 + 16 NICs x $2,000 + 2 or 4 switches on a switch level (by
-    id the dear a:FC2 b:SW4 came before the cheap a:FC4 a:FC2)."""
+    $2,000 and 16-port switches at $10,000 on class B). A link port goes to one peer, so a:FC2 (1
+    peer) and a:R4 (2 neighbours) take 4 ports, 100 GB/s, but a:FC4 (3 peers) takes 3 or 6: 75 GB/s
+    under bw[0] <= 100, slower. Each pair of equal times is ranked cheapest first: 8 NPUs x 8 links
+    x $40 = $2,560 against $2,560 / 2 + 16 NICs x $2,000 + 2 switches = $53,280; with a:FC4, 8 x 3
+    x $40 + 8 x 4 x $40 = $2,240 against $960 + $32,000 + 4 switches = $72,960."""
     from hieropt.studies.codesign.export import provision_codesign
     from tests.explore.util import CATALOG
 
@@ -130,10 +131,13 @@ def test_catalog_shortlist_ranks_equally_fast_designs_cheapest_first(result, tmp
     cat.write_text(CATALOG, encoding="utf-8")
     rows = provision_codesign(result, cat, top=4)
     assert [r["bom_rank"] for r in rows] == [1, 2, 3, 4]
-    assert len({r["objective_value"] for r in rows}) == 1
-    assert [r["network_cost_usd"] for r in rows] == [2560.0, 2560.0, 53280.0, 73280.0]
-    assert [r["id"].split(" | ")[1] for r in rows] == ["a:FC2 a:R4", "a:FC4 a:FC2",
-                                                      "a:FC2 b:SW4", "a:FC4 b:SW2"]
+    values = [r["objective_value"] for r in rows]
+    assert values[0] == values[1] < values[2] == values[3]
+    assert [r["bw_gbps"] for r in rows] == [[100.0, 100.0], [100.0, 100.0], [75.0, 100.0],
+                                            [75.0, 100.0]]
+    assert [r["network_cost_usd"] for r in rows] == [2560.0, 53280.0, 2240.0, 72960.0]
+    assert [r["id"].split(" | ")[1] for r in rows] == ["a:FC2 a:R4", "a:FC2 b:SW4",
+                                                      "a:FC4 a:FC2", "a:FC4 b:SW2"]
 
 
 def test_a_network_of_fixed_bandwidths_has_no_tie_to_break():

@@ -60,23 +60,31 @@ def test_default_instance_report():
     assert "status: optimal" in out and "relative gap" in out and "proven lower bound" in out
     # NIC count per NPU and in the cluster, switches, bill of materials, continuous bound and
     # roundings
+    # link ports come one per peer (2 per NPU on the rings, 7 on the FullyConnected 8): the
+    # fastest design with sum(bw) == 500 is 4 x d2d-50 (200), 7 x serdes-200G (175), 2 x
+    # node-link-400G (100) and one 800G NIC per node of 4 (25): 4,096 x (4 x 100 + 7 x 160 + 2 x
+    # 600) + 1,024 x 2,600 + 128 switches x 45,000 = $19,563,520 (every design with the sum
+    # enumerated: 38, none faster; the three of equal bandwidths cost more)
     assert (
-        "dimension 3 (Switch 32, InterPod) NICs: 2 x nic-800G-per-node per node of 4 NPUs "
-        "(0.5 per NPU), 2,048 in "
+        "dimension 3 (Switch 32, InterPod) NICs: 1 x nic-800G-per-node per node of 4 NPUs "
+        "(0.25 per NPU), 1,024 in "
         "the cluster; switches: 128 x switch-64x400G" in out
     )
-    assert "Bill of materials" in out and "total" in out and "21,488,640" in out
+    assert "Bill of materials" in out and "total" in out and "19,563,520" in out
     assert "continuous optimum" in out and "lower bound on every integer design's time" in out
     assert "round best" in out and "round down" in out and "none feasible" in out
-    # "round down" raised dimension 3 (33.43 GB/s, below one 50 GB/s unit) to one unit: the label
-    # says so, and the line under the table gives both figures
+    assert ("note: dimension 1 (FullyConnected 8): link ports are bought in multiples of 7 per NPU "
+            "(or per node), one to each of its 7 peers (a port is a point-to-point link to one "
+            "peer)") in out.splitlines()
+    # "round down" raised dimension 1 (138 GB/s, below 7 x 25 GB/s) to the fewest ports, one per
+    # peer: the label says so, and the line under the table gives both figures
     rows = [[c.strip() for c in x.split("│")[1:-1]] for x in out.splitlines() if "│" in x]
-    assert ["round down, dim 3 up to 1 unit", "225, 125, 100, 50", "1,182.9437", "21,488,640",
-            "1,182.9437 ms", "0.00%"] in rows
+    assert ["round down, dim 1 up to 7 units", "200, 175, 100, 25", "1,235.7439", "19,563,520",
+            "1,235.7439 ms", "0.00%"] in rows
     assert (
         "round down: every dimension rounded down to whole units (at least 1) of each part; "
-        "dimension 3: 33.43 GB/s per NPU is below one unit of the part: raised to one unit, 50 "
-        "GB/s: feasible"
+        "dimension 1: 138 GB/s per NPU is below the part's fewest units, 7 (one link port to each "
+        "peer): raised to them, 175 GB/s: feasible"
     ) in out.splitlines()
     assert wall < 10  # measured ~0.2 s; generous for slow CI machines
 
@@ -86,10 +94,11 @@ def test_default_instance_json():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # nothing but JSON on stdout (HiGHS's banner kept off it)
     assert data["status"] == "optimal" and data["gap"] <= 1e-8
-    assert data["bw_gbps_per_dim"] == [225.0, 125.0, 100.0, 50.0]
+    assert data["bw_gbps_per_dim"] == [200.0, 175.0, 100.0, 25.0]  # (as the report's test)
     assert sum(data["bw_gbps_per_dim"]) == 500.0  # the instance's sum(bw) == 500, met exactly
     assert [r["label"] for r in data["roundings"]] == [
-        "round down, dim 3 up to 1 unit", "round up", "round best"]
+        "round down, dim 1 up to 7 units", "round up", "round best"]
+    assert [o["units"] for o in data["design"][:3]] == [4, 7, 2]  # (multiples of 2, 7, 2)
     nic = data["design"][3]
     assert (
         nic["kind"],
@@ -97,12 +106,14 @@ def test_default_instance_json():
         nic["units_per"],
         nic["units_per_npu"],
         nic["units_total"],
-    ) == ("nic", 2, "node", 0.5, 2048)
+    ) == ("nic", 1, "node", 0.25, 1024)
     assert (nic["switches_total"], nic["switch_tiers"]) == (128, 1)
-    assert sum(line["cost_usd"] for line in data["bom"]) == data["network_cost_usd"] == 21_488_640
+    assert sum(line["cost_usd"] for line in data["bom"]) == data["network_cost_usd"] == 19_563_520
     cont = data["continuous"]
     assert cont["iteration_time_ns"] <= data["iteration_time_ns"]
-    assert 0 < cont["integer_premium"] < 0.05
+    # (1,235,743,863.0 ns against the continuous 1,166,511,725.3 ns)
+    assert cont["integer_premium"] == pytest.approx(1 - 1_166_511_725.3 / 1_235_743_863.0,
+                                                    rel=1e-8)
     assert data["solve_seconds"] < 5
 
 
@@ -234,8 +245,11 @@ def test_part_that_never_meets_a_constraint(tmp_path: Path):
         'workload = "../models/gpt3-175b.toml"',
         f'workload = "{REPO / "models" / "gpt3-175b.toml"}"',
     )
+    # (sum 525, not 500: link ports come one per peer, so dimensions 0 and 2 take multiples of 50
+    # GB/s, dimension 1 87.5, 175, 262.5 or 350, and dimension 3 150 or 200 here: only bw[1] = 175
+    # leaves the others a multiple of 50, so a sum of 500 has no design and 525 has)
     text = text.replace(
-        'constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[3] >= 150"]'
+        'constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 525", "bw[3] >= 150"]'
     )
     inst = tmp_path / "inst.toml"
     inst.write_text(text, encoding="utf-8")
@@ -326,23 +340,27 @@ def test_unreachable_time_target():
         run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost", "--max-time-ns", "1.1e9"),
         3,
         "infeasible: time target 1,100,000,000.0 ns: the fastest design from the catalog takes "
-        "1,182,943,724.8 ns",
+        "1,235,743,863.0 ns",  # (the design of test_default_instance_report)
     )
 
 
 def test_budget_below_the_cheapest_design():
     # the cheapest design is printed to the cent, rounded up: a budget of it is met, a cent less
-    # is not
+    # is not. With link ports one per peer it is 10 x d2d-25 (250 GB/s), 7 x serdes-200G (175), 2 x
+    # node-link-200G (50) and one 800G NIC per node (25): 4,096 x (10 x 60 + 7 x 160 + 2 x 350) +
+    # 2,662,400 + 5,760,000 = $18,334,720 (the least of the 38 designs with sum(bw) == 500)
     assert_error(
         run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"),
         3,
         "infeasible: budget $1,000,000.00: the cheapest design from the catalog that meets the "
-        "constraints costs $14,443,520.00; raise the budget or add cheaper parts",
+        "constraints costs $18,334,720.00; raise the budget or add cheaper parts",
     )
-    assert run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "14443520").exit_code == 0
-    assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "14443519.99"), 3,
-                 "budget $14,443,519.99: the cheapest design from the catalog that meets the "
-                 "constraints costs $14,443,520.00")
+    assert run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "18334720").exit_code == 0
+    # (half a dollar less: 18,334,719.99 is the double 18,334,719.98999..., printed to the cent
+    # below it)
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "18334719.5"), 3,
+                 "budget $18,334,719.50: the cheapest design from the catalog that meets the "
+                 "constraints costs $18,334,720.00")
 
 
 # --------------------------------------------------------------------------------- sourced catalogs
@@ -494,13 +512,19 @@ def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
 
     p = NS(continuous=NS(bw_gbps=np.array([400.0, 30.0, 10.0])))
 
-    def r(name, bw):
-        return NS(name=name, bw_gbps=None if bw is None else np.array(bw))
+    def r(name, bw, units=(1, 1, 1)):
+        return NS(name=name, bw_gbps=None if bw is None else np.array(bw),
+                  design=tuple(NS(units=u) for u in units))
 
     assert rounding_label(p, r("down", [375.0, 25.0, 10.0])) == "round down"
     # (within 1e-4 of the continuous value: rounded to it, not against the rounding)
     assert rounding_label(p, r("down", [375.0, 30.002, 10.0])) == "round down"
     assert rounding_label(p, r("down", [375.0, 50.0, 25.0])) == "round down, dims 1, 2 up to 1 unit"
+    # (link ports of a FullyConnected 8: the fewest is 7, one per peer)
+    assert rounding_label(p, r("down", [375.0, 50.0, 10.0], (2, 7, 1))) == (
+        "round down, dim 1 up to 7 units")
+    assert rounding_label(p, r("down", [375.0, 50.0, 25.0], (2, 7, 1))) == (
+        "round down, dims 1, 2 up to the fewest units")
     assert rounding_label(p, r("up", [300.0, 50.0, 25.0])) == (
         "round up, dim 0 down to the unit limit")
     assert rounding_label(p, r("best", [375.0, 50.0, 25.0])) == "round best"

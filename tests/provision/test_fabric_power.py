@@ -20,6 +20,7 @@ Times: T(50) = 1e6 + 3e8 = 301,000,000 ns; T(25) = 1e6 + 6e8 = 601,000,000 ns.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,45 @@ def test_site_power_cap_in_the_tradeoff(problem):
     inst, cat = problem
     tr = provision_tradeoff(_with_site(inst, 0.0206), cat, levels=3)
     assert [(q.network_cost_usd, q.power_w) for q in tr.points] == [(6840.0, 458.0)]
+
+
+def test_every_limit_is_a_row_of_every_tradeoff_point(problem):
+    # without a limit the front has both fabrics (above); each limit below leaves one of them: a
+    # budget of $7,000 (1:1 costs $7,920), a power budget of 500 W (1:1 draws 524 W), a time target
+    # of 400,000,000 ns (2:1 takes T25 = 601,000,000 ns)
+    from hieropt.solvers.provision_milp import provision_tradeoff
+
+    inst, cat = problem
+    cases = (({"max_cost_usd": 7000.0}, (T25, 6840.0, 458.0), "budget $7,000 on the parts"),
+             ({"max_power_w": 500.0}, (T25, 6840.0, 458.0), "power budget 500 W on the parts"),
+             ({"max_iteration_time_ns": 4e8}, (T50, 7920.0, 524.0),
+              "time target 400,000,000.0 ns"))
+    for limit, point, words in cases:
+        tr = provision_tradeoff(inst, cat, levels=3, **limit)
+        got = [(q.iteration_time_ns, q.network_cost_usd, q.power_w) for q in tr.points]
+        assert got == [(pytest.approx(point[0], rel=1e-12), point[1], point[2])], limit
+        assert tr.notes == (f"every point is within the {words} (rows of each point's MILP; the "
+                            "grid's levels run between the fastest, cheapest and lowest-power "
+                            "designs within them)",)
+    # the file's budget is the default, as in provision
+    tr = provision_tradeoff(inst.model_copy(update={"max_network_cost_usd": 7000.0}), cat, 3)
+    assert [q.network_cost_usd for q in tr.points] == [6840.0]
+    with pytest.raises(NoSolutionError, match=(
+            r"^infeasible: budget \$6,000\.00: the cheapest design from the catalog that meets "
+            r"the constraints costs \$6,840\.00")):
+        provision_tradeoff(inst, cat, levels=3, max_cost_usd=6000.0)
+
+
+def test_the_tradeoff_command_applies_its_limits_and_refuses_an_objective(problem):
+    from tests.provision.test_cli import assert_error, run
+
+    _, cat = problem
+    inst = cat.parent / "inst.toml"
+    r = run(inst, "--catalog", cat, "--tradeoff", "3", "--max-power-w", "0.5kW", "--json", "-")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [(q["network_cost_usd"], q["power_w"]) for q in data["points"]] == [(6840.0, 458.0)]
+    assert data["notes"][0].startswith("every point is within the power budget 500 W on the parts")
+    assert_error(run(inst, "--catalog", cat, "--tradeoff", "3", "--objective", "min_cost",
+                     "--max-time", "400ms"), 2, "--objective: has no meaning with --tradeoff",
+                 "drop --objective")

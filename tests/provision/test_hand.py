@@ -1,9 +1,11 @@
 """Hand-solvable provisioning problems with asserted integer answers.
 
 One dimension, three link options: a Ring of 4 NPUs carries one all-reduce of 4 GB per iteration
-(6e9 bytes per NPU: 2 S (p-1)/p), so T = 1e6 + 6e9 / B ns. Parts: A = 10 GB/s at $1 (<= 4 per NPU),
-B = 25 GB/s at $3 (<= 2), C = 40 GB/s at $10 (<= 1); the cluster has 4 NPUs, so n parts per NPU cost
-4 n x price; constraint bw[0] <= 45.
+(6e9 bytes per NPU: 2 S (p-1)/p), so T = 1e6 + 6e9 / B ns. Each NPU has 2 ring neighbours and a
+link port goes to one of them, so ports come in pairs (2, 4, ...). Parts: A = 10 GB/s at $1 (<= 6
+per NPU: 2, 4 or 6, 20, 40 or 60 GB/s), B = 25 GB/s at $3 (<= 2: 2, 50 GB/s), C = 20 GB/s at $5
+(<= 2: 2, 40 GB/s); the cluster has 4 NPUs, so n parts per NPU cost 4 n x price; constraint
+bw[0] <= 45 (which B's 50 GB/s and 6 x A break).
 
 Two dimensions: Ring 2 x Ring 2; the forward all-reduce (4e9 bytes per NPU) uses dimension 0 only,
 the weight-gradient all-reduce (1e9 bytes) dimension 1 only, so T = 1e6 + 4e9 / B0 + 1e9 / B1 ns.
@@ -27,9 +29,9 @@ ONE_DIM_CATALOG = """\
 name = "three-options"
 [classes.C0]
 links = [
-  { name = "A", gbps = 10, usd = 1, max_per_npu = 4 },
+  { name = "A", gbps = 10, usd = 1, max_per_npu = 6 },
   { name = "B", gbps = 25, usd = 3, max_per_npu = 2 },
-  { name = "C", gbit_per_s = 320, usd = 10, max_per_npu = 1 },
+  { name = "C", gbit_per_s = 160, usd = 5, max_per_npu = 2 },
 ]
 """
 
@@ -47,7 +49,7 @@ def one_dim(tmp_path: Path):
 
 
 def test_one_dimension_performance(one_dim):
-    """Fastest within bw[0] <= 45 is 40 GB/s: 4 x A ($16) or 1 x C ($40); the tie goes to the
+    """Fastest within bw[0] <= 45 is 40 GB/s: 4 x A ($16) or 2 x C ($40); the tie goes to the
     cheaper 4 x A."""
     inst, cat = one_dim
     p = hieropt.provision(inst, cat, objective="performance")
@@ -64,7 +66,8 @@ def test_one_dimension_performance(one_dim):
 
 
 def test_one_dimension_min_cost(one_dim):
-    """Time <= 1e6 + 6e9/20 ns needs B >= 20: 2 x A ($8) beats 1 x B ($12) and 3 x A ($12)."""
+    """Time <= 1e6 + 6e9/20 ns needs B >= 20: 2 x A ($8, the fewest a ring of 4 takes) beats 4 x A
+    ($16) and 2 x C ($40)."""
     inst, cat = one_dim
     p = hieropt.provision(inst, cat, objective="min_cost", max_iteration_time_ns=1e6 + 6e9 / 20)
     o = p.design[0]
@@ -73,15 +76,51 @@ def test_one_dimension_min_cost(one_dim):
 
 
 def test_one_dimension_performance_per_cost(one_dim):
-    """T x C for n x A is (1e6 + 6e8/n) 4n = 4e6 n + 2.4e9: n = 1 (2.404e9) beats B (1.2e6 x 2.4e8
-    ...) and C."""
+    """T x C for n x A (n = 2, 4) is (1e6 + 6e9 / 10n) 4n = 4e6 n + 2.4e9: n = 2 (2.408e9) beats n =
+    4 (2.416e9) and 2 x C ((1e6 + 1.5e8) x 40 = 6.04e9)."""
     inst, cat = one_dim
     p = hieropt.provision(inst, cat, objective="performance_per_cost")
     o = p.design[0]
-    assert (o.part.name, o.units, o.bw_gbps, p.network_cost_usd) == ("A", 1, 10.0, 4.0)
-    assert p.objective_value == pytest.approx((1e6 + 6e8) * 4.0, rel=1e-12)
-    others = {"B": (1e6 + 6e9 / 25) * 12.0, "C": (1e6 + 6e9 / 40) * 40.0}
+    assert (o.part.name, o.units, o.bw_gbps, p.network_cost_usd) == ("A", 2, 20.0, 8.0)
+    assert p.objective_value == pytest.approx((1e6 + 3e8) * 8.0, rel=1e-12)
+    others = {"4 x A": (1e6 + 6e9 / 40) * 16.0, "2 x C": (1e6 + 6e9 / 40) * 40.0}
     assert all(p.objective_value < v for v in others.values())
+
+
+def test_link_ports_come_one_per_peer(tmp_path: Path):
+    """A link port is a point-to-point link to one peer: on a FullyConnected 4 (3 peers) a part of
+    <= 7 ports per NPU is bought as 3 or 6, on a Ring 4 (2 neighbours) as 2, 4 or 6, on a Ring 2
+    (1 neighbour) as 1 to 7; a part of <= 2 ports cannot serve the FullyConnected 4 at all."""
+    from hieropt.model.options import dimension_options
+
+    cat = """\
+[classes.F]
+links = [{ name = "f", gbps = 10, usd = 1, max_per_npu = 7 }]
+[classes.R]
+links = [{ name = "r", gbps = 10, usd = 1, max_per_npu = 7 }]
+[classes.T]
+links = [{ name = "t", gbps = 10, usd = 1, max_per_npu = 7 }]
+"""
+    dims = [("FullyConnected", 4, "F"), ("Ring", 4, "R"), ("Ring", 2, "T")]
+    mapping = {"forward": [4, 1, 1], "input_grad": [1, 4, 1], "weight_grad": [1, 1, 2]}
+    layers = [(1e6, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9)]
+    inst, path = load(tmp_path, dims, mapping, layers, cat)
+    catalog = hieropt.load_catalog(path, inst)
+    units = [[o.units for o in dimension_options(catalog, inst.network, d)] for d in range(3)]
+    assert units == [[3, 6], [2, 4, 6], [1, 2, 3, 4, 5, 6, 7]]
+    p = hieropt.provision(inst, path, compare=False)  # (the fastest: the most ports on each)
+    assert [o.units for o in p.design] == [6, 6, 7]
+    assert ("dimension 0 (FullyConnected 4): link ports are bought in multiples of 3 per NPU (or "
+            "per node), one to each of its 3 peers (a port is a point-to-point link to one peer)"
+            ) in p.notes
+    _, path = load(tmp_path, dims, mapping, layers, cat.replace("max_per_npu = 7 }]\n[classes.R]",
+                                                              "max_per_npu = 2 }]\n[classes.R]"),
+                   name="q")
+    with pytest.raises(hieropt.InputError, match=(
+            r"classes\.F\.links\[0\] \('f'\): at most 2 link ports per NPU cannot reach the 3 "
+            r"peers each NPU has on dimension 0 \(FullyConnected 4\).*fix: raise max_per_npu to "
+            r"at least 3")):
+        hieropt.load_catalog(path, inst)
 
 
 def test_one_dimension_unreachable_time_target(one_dim):

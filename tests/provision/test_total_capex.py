@@ -100,3 +100,31 @@ def test_a_shortlist_keeps_the_total_cap(problem):
                                    "facility for their 458 W)")
     (free,) = provision_ranked([(entry, _priced(inst))], cat, "performance", None, "id")
     assert free["network_cost_usd"] == 7920.0 and "total_budget" not in free
+
+
+def test_the_total_cap_is_a_row_of_every_tradeoff_point(problem):
+    # $188,000 leaves $12,000: only the 2:1 fabric ($6,840 + $4,580 = $11,420) is on the front
+    from hieropt.solvers.provision_milp import provision_tradeoff
+
+    inst, cat = problem
+    tr = provision_tradeoff(_priced(inst), cat, levels=3, max_total_capex_usd=188_000)
+    assert [(q.network_cost_usd, q.power_w) for q in tr.points] == [(6840.0, 458.0)]
+    assert tr.points[0].iteration_time_ns == pytest.approx(T25, rel=1e-12)
+    assert "total budget $188,000 on the cluster's capex" in tr.notes[0]
+
+
+def test_both_budgets_too_low_each_named(problem):
+    # $6,000 of parts is below the cheapest design's $6,840; $180,000 in all leaves $4,000 for the
+    # network, below its $6,840 + $4,580 of facility: each alone leaves no design, so without one
+    # the other still does; the error names both, each with the design that meets it alone
+    inst, cat = problem
+    with pytest.raises(NoSolutionError) as e:
+        hieropt.provision(_priced(inst), cat, max_cost_usd=6000, max_total_capex_usd=180_000,
+                          compare=False)
+    assert str(e.value) == (
+        "infeasible: budget $6,000.00: the cheapest design from the catalog that meets the "
+        "constraints costs $6,840.00; raise the budget or add cheaper parts; also total budget "
+        "$180,000.00: the cluster without its network costs $176,000.00 (accelerators, servers, "
+        "racks and facility), which leaves $4,000.00 for the network; the cheapest design from "
+        "the catalog that meets the other limits costs $6,840.00 in parts and draws 458 W, whose "
+        "facility costs $4,580.00: a total budget of at least $187,420.00 buys it")
