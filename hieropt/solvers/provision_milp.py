@@ -482,10 +482,7 @@ class Tradeoff:
 
 
 def check_levels(levels: Any) -> None:
-    """Refuse a trade-off's ``levels`` (levels per axis) that is not a whole number >= 2.
-
-    Raises:
-        InputError: naming ``levels`` and the fix."""
+    """Refuse a trade-off's ``levels`` (per axis) but a whole number >= 2: InputError (its fix)."""
     if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
         raise InputError("levels", None, f"{levels!r} is not a whole number",
                          "ask for at least 2 levels per axis")
