@@ -248,11 +248,10 @@ def _tokens_for_an_iteration(given: dict[str, Any]) -> None:
 
 
 def _bw_in_gbps(given: dict[str, Any]) -> None:
-    """``evaluate``, ``verify``, ``export_astrasim``, ``simulate``, ``run_figures`` (None: not
-    checked): ``bw_gbps`` is one finite number >= 0 per dimension in GB/s per NPU (``check_bw``); a
-    value above 1e6 (bytes/s for GB/s: ``check_bw_in_gbps``) and values that look like Gb/s or a
-    bidirectional figure for the NPU (``check_bw_for_npus``) are refused unless they meet the
-    instance's design rows and bounds: ``--bw``'s checks (:mod:`hieropt.model.bandwidths`)."""
+    """``bw_gbps`` of ``evaluate``, ``verify``, ``export_astrasim``, ``simulate``, ``run_figures``
+    (None: not checked): ``--bw``'s checks (:mod:`hieropt.model.bandwidths`): one finite number >= 0
+    per dimension in GB/s per NPU; bytes/s (above 1e6), Gb/s or bidirectional figures refused
+    unless they meet the instance's design rows and bounds."""
     from .model.bandwidths import check_bw, check_bw_for_npus, check_bw_in_gbps
 
     inst, bw = given.get("instance"), given.get("bw_gbps")

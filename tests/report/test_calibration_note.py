@@ -187,7 +187,9 @@ def test_solve_prints_it_and_its_json_notes_hold_it(tmp_path):
     r = run("evaluate", PLAN, "--tokens", "300e9", "--bw", bw, "--json", tmp_path / "e.json")
     assert r.exit_code == 0, r.output
     assert f"note: {NOTE}" in r.stdout
-    assert json.loads((tmp_path / "e.json").read_text())["notes"] == [NOTE]
+    notes = json.loads((tmp_path / "e.json").read_text())["notes"]
+    assert notes[1:] == [NOTE]  # (after the violated row: 'sum(bw) == 500' at 196)
+    assert notes[0].startswith("violates design constraint 'sum(bw) == 500' (lhs 196 vs 500)")
 
 
 def test_a_fitted_calibration_gets_no_note(tmp_path):

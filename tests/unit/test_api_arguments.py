@@ -587,10 +587,10 @@ def test_an_unknown_keyword_names_the_function_and_the_valid_names(inst):
     assert str(e.value) == (
         "hieropt.provision_tradeoff: levls: provision_tradeoff() has no argument 'levls'; fix: "
         "did you mean 'levels'? valid arguments: instance, catalog, levels, time_limit_s, "
-        "max_iteration_time_ns, max_cost_usd, max_power_w, max_total_capex_usd")
+        "max_iteration_time_ns, max_cost_usd, max_power_w, max_total_capex_usd, progress")
     with pytest.raises(hieropt.InputError) as e:
         hieropt.provision_tradeoff(inst, REPO / "catalogs" / "example-4d.toml", points=3)
     assert str(e.value) == (
         "hieropt.provision_tradeoff: points: provision_tradeoff() has no argument 'points'; fix: "
         "valid arguments: instance, catalog, levels, time_limit_s, max_iteration_time_ns, "
-        "max_cost_usd, max_power_w, max_total_capex_usd")
+        "max_cost_usd, max_power_w, max_total_capex_usd, progress")
