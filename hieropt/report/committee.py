@@ -538,7 +538,7 @@ def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
 def caveat_notes(alts: tuple[Alternative, ...] | list[Alternative]) -> list[str]:
     """What the validation says of the plans of ``alts`` (:attr:`hieropt.model.run.RunFigures.
     caveats`: ZeRO-3, experts), once per caveat with the alternatives it concerns by plan:
-    "knee, fastest (tp8 pp1 dp2048 ...): ZeRO stage 3 ..."."""
+    "knee, fastest (tp8 cp1 pp1 dp2048 ...): ZeRO stage 3 ..."."""
     by: dict[str, dict[str, list[str]]] = {}
     for a in alts:
         for c in a.run.caveats:

@@ -202,8 +202,8 @@ def test_per_size_rows_equal_the_search_without_pruning(tmp_path):
         assert a["best"]["objective_value"] == pytest.approx(b["best"]["objective_value"],
                                                              rel=1e-12)
     best = {s["npus"]: s["best"] for s in pruned["sizes"]}
-    assert best[512]["plan"].startswith("tp4 pp4 dp32 ")
-    assert best[1024]["plan"].startswith("tp8 pp8 dp16 ")
+    assert best[512]["plan"].startswith("tp4 cp1 pp4 dp32 ")
+    assert best[1024]["plan"].startswith("tp8 cp1 pp8 dp16 ")
     iterations = 2e12 / (512 * 8192)
     for n, usd in ((256, 700_494), (512, 797_762), (1024, 971_526)):
         b = best[n]

@@ -22,9 +22,9 @@ def test_codesign_cli_end_to_end(tmp_path):
     d = json.loads(r.stdout)
     assert d["plans"]["combinations"] == 12
     assert d["candidates"] == d["solved"] + d["settled_without_solve"]
-    assert d["best"]["plan"].startswith("tp2 pp1 dp4")
+    assert d["best"]["plan"].startswith("tp2 cp1 pp1 dp4")
     assert d["best"]["nics"] is not None and d["by_dims"]
-    assert "best: tp2 pp1 dp4" in r.stderr and "Per dimension count" in r.stderr
+    assert "best: tp2 cp1 pp1 dp4" in r.stderr and "Per dimension count" in r.stderr
 
 
 @pytest.mark.parametrize(
@@ -224,7 +224,7 @@ def test_codesign_and_its_report_show_the_status_and_gap(tmp_path):
     assert r.exit_code == 0, r.output
     best = next(line for line in r.stdout.splitlines() if line.startswith("best: "))
     # (the search's best solved to a proven gap of 1e-12; the knee's min_cost solve to 1e-9)
-    assert best == ("best: tp2 pp1 dp4 ep1 z0 nore nosp v1 mb2 | b:SW8 | tp 2 dp 4 pp 1; "
+    assert best == ("best: tp2 cp1 pp1 dp4 ep1 z0 nore nosp v1 mb2 | b:SW8 | tp 2 dp 4 pp 1; "
                     "status: optimal; relative gap 1.00e-12 (proven)")
     rep = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "rep")])
     assert rep.exit_code == 0, rep.output

@@ -7,8 +7,8 @@ pruned), the library's, the JSON's and the console's; a knee that saves nothing 
 recommended over the fastest, as ``hieropt solve``'s knee line says.
 
 The tiny space (:func:`tests.codesign.spaces.space`) on 8 NPUs has 360 candidates of 24 plans;
-solving them all, its best is ``tp2 pp1 dp4 ... z0 nore`` at 1,354,696 ns, rank 2 two rows of
-``tp1 pp1 dp8 ... z0 nore`` at 1,355,049.33 ns."""
+solving them all, its best is ``tp2 cp1 pp1 dp4 ... z0 nore`` at 1,354,696 ns, rank 2 two rows of
+``tp1 cp1 pp1 dp8 ... z0 nore`` at 1,355,049.33 ns."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_one_tally_of_solves_and_settled_candidates(tmp_path):
 
 def _alt(key: str, usd: float) -> Alternative:
     fig = RunFigures(iteration_time_ns=5.4887e9)
-    return Alternative(key, key, "how", "tp8 pp16 dp32", "300, 25 GB/s", 4096, (300.0, 25.0),
+    return Alternative(key, key, "how", "tp8 cp1 pp16 dp32", "300, 25 GB/s", 4096, (300.0, 25.0),
                        5.4887e9, usd, fig)
 
 

@@ -12,7 +12,7 @@ import pytest
 from hieropt.studies.codesign.search import codesign
 from tests.codesign.spaces import space
 
-PLAN = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
+PLAN = "tp2 cp1 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 def _run(rule: str) -> tuple:

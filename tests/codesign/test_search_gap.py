@@ -107,7 +107,7 @@ def test_a_deadline_of_a_day_per_iteration_is_refused(tmp_path):
             "less than 100,000,000 days (one day per iteration), e.g. --deadline 90d") in r.stderr
     r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--deadline", "9e7d"])
     assert r.exit_code == 0, r.output
-    assert "best: tp2 pp1 dp4" in r.stdout
+    assert "best: tp2 cp1 pp1 dp4" in r.stdout
 
 
 @pytest.mark.parametrize("objective", ["min_run_cost", "performance_per_cost"])

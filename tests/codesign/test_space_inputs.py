@@ -204,8 +204,8 @@ def test_set_is_checked_against_the_plans_the_space_searches(tmp_path):
     # 4 sequences over dp x 2: only dp 2 (tp 4, pp 1: 1 micro-batch) and dp 1 (tp 4, pp 2: 2
     # micro-batches for 2 stages) divide it, each with both recompute choices
     assert [c.id for c in plans.fitting] == [
-        "tp4 pp1 dp2 ep1 z0 nore nosp v1 mb2", "tp4 pp1 dp2 ep1 z0 full nosp v1 mb2",
-        "tp4 pp2 dp1 ep1 z0 nore nosp v1 mb2", "tp4 pp2 dp1 ep1 z0 full nosp v1 mb2",
+        "tp4 cp1 pp1 dp2 ep1 z0 nore nosp v1 mb2", "tp4 cp1 pp1 dp2 ep1 z0 full nosp v1 mb2",
+        "tp4 cp1 pp2 dp1 ep1 z0 nore nosp v1 mb2", "tp4 cp1 pp2 dp1 ep1 z0 full nosp v1 mb2",
     ]
     assert plans.combinations == 12 and sum(plans.invalid.values()) == 8
 

@@ -47,7 +47,7 @@ def test_the_table_json_and_instances_show_one_row_per_plan_and_rank(tmp_path):
     assert len({(h["plan"], h["rank"]) for h, _ in shown}) == len(shown)
     head, folded = next((h, f) for h, f in shown if h["rank"] == 2)
     assert (head["plan"], head["shape"], [x["shape"] for x in folded]) == (
-        "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1", "a:FC8", ["b:SW8"])
+        "tp1 cp1 pp1 dp8 ep1 z0 nore nosp v1 mb1", "a:FC8", ["b:SW8"])
     assert head["network_cost_usd"] == pytest.approx(24.0, rel=1e-9)
     assert folded[0]["network_cost_usd"] == pytest.approx(96.0, rel=1e-9)
     assert folded[0]["iteration_time_ns"] == pytest.approx(head["iteration_time_ns"], rel=1e-12)

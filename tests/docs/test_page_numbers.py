@@ -163,8 +163,10 @@ def test_codesign_llama_space_counts():
     # unit of the ranks, 1 + 29 + 39 = 69 rows of rank 1, the next rank 70), every rank exact
     assert "Best 15 of 440 solved candidates with an answer" in out
     assert "nvl:SW16 spine:SW1024 (+29 as fast and as dear; +39 of the same rank)" in out
-    for rank, plan in ((1, "tp8 pp1 dp2048 ep1 z3 nore"), (70, "tp8 pp1 dp2048 ep1 z3 sel"),
-                       (139, "tp8 pp2 dp1024 ep1 z3 nore"), (143, "tp8 pp2 dp1024 ep1 z3 nore")):
+    for rank, plan in ((1, "tp8 cp1 pp1 dp2048 ep1 z3 nore"),
+                       (70, "tp8 cp1 pp1 dp2048 ep1 z3 sel"),
+                       (139, "tp8 cp1 pp2 dp1024 ep1 z3 nore"),
+                       (143, "tp8 cp1 pp2 dp1024 ep1 z3 nore")):
         assert f"│ {rank} │ {plan} sp" in out
     assert "│ >=" not in out
     on_page("codesign.md", "34 networks of the best plan at 5,317.1092 ms and $341,475,318 and 43 "

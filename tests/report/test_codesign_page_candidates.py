@@ -34,7 +34,7 @@ def test_fastest_and_knee_include_each_sizes_best(tmp_path):
     assert {row["npus"] for row in data["ranking"]} == {256}
     committee = codesign_committee(data, None)  # (the JSON's own figures, no space)
     fastest = _alt(committee, "fastest")
-    assert fastest.npus == 1024 and fastest.plan == "tp8 pp8 dp16 ep1 z1 sel sp v1 mb1"
+    assert fastest.npus == 1024 and fastest.plan == "tp8 cp1 pp8 dp16 ep1 z1 sel sp v1 mb1"
     assert fastest.iteration_time_ns / 1e6 == pytest.approx(6354.2401, abs=1e-3)
     assert fastest.run.run_cost_usd == pytest.approx(971_526, abs=1)
     assert "the best of each of the 3 cluster sizes searched (2 not ranked)" in fastest.how

@@ -35,7 +35,7 @@ def test_a_result_of_a_space_whose_set_invalidates_the_model_files_plan(tmp_path
     r = run("codesign", space, "--workers", "1", "--json", result)
     assert r.exit_code == 0, r.output
     best = json.loads(result.read_text())["best"]
-    assert best["plan"] == "tp8 pp4 dp9 ep1 z1 sel sp v1 mb1"
+    assert best["plan"] == "tp8 cp1 pp4 dp9 ep1 z1 sel sp v1 mb1"
     r = run("report", result, "-o", tmp_path / "out", "--json", "-")
     assert r.exit_code == 0, r.output
     page = json.loads(r.stdout)

@@ -32,7 +32,7 @@ def alt(key: str, label: str, usd: float | None, days: float, bw: float) -> Alte
     """A column of Llama 3 70B on 1,024 H100 (450 GB/s NVLink, ``bw`` GB/s of InfiniBand), a
     2T-token run of ``days`` days at ``usd`` $."""
     fig = RunFigures(iteration_time_ns=days * 1e9, time_to_train_days=days, run_cost_usd=usd)
-    return Alternative(key, label, "how", "tp8 pp4 dp32", f"450, {bw} GB/s", 1024, (450.0, bw),
+    return Alternative(key, label, "how", "tp8 cp1 pp4 dp32", f"450, {bw} GB/s", 1024, (450.0, bw),
                        days * 1e9, 1e6, fig)
 
 

@@ -19,12 +19,12 @@ def test_enumeration_classifies_every_combination():
     assert e.invalid == {"plan.npus: tp 3 x pp 1 = 3 does not divide the 8 NPUs": 4,
                          "plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs": 4}
     assert len(e.fitting) == 16 and not e.too_big
-    assert e.fitting[0].id == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1"
+    assert e.fitting[0].id == "tp1 cp1 pp1 dp8 ep1 z0 nore nosp v1 mb1"
     # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2 (a valid 1f1b plan, not
     # searched: (2 - 1) / (1 + 2 - 1) = 50 % of its iteration idle), micro-batch 3 does not divide
     # it
     e = enumerate_plans(base, 8, PlanChoices(tp=(1,), pp=(2,), micro_batch_size=(1, 3, 4)))
-    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"]
+    assert [c.id for c in e.fitting] == ["tp1 cp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"]
     assert e.invalid == {  # (each with its numbers)
         "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = "
         "4 x 3 = 12": 1,
@@ -106,13 +106,13 @@ def test_custom_pipeline_layouts_are_searched_only_when_allowed():
     # 8 layers on pp 2: v 2 gives chunks of 2 (8 / 4), v 3 gives 4 layers per stage in 3 chunks
     # (2, 1, 1): a custom layout
     e = enumerate_plans(base, 8, ch)
-    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v2 mb1"]
+    assert [c.id for c in e.fitting] == ["tp1 cp1 pp2 dp4 ep1 z0 nore nosp v2 mb1"]
     assert e.invalid == {
         "plan.virtual_stages: pp 2 x v 3 = 6 chunks of unequal layer counts (8 layers): a custom "
         "pipeline layout (custom_layouts = true searches it)": 1}
     e = enumerate_plans(base, 8, ch, custom_layouts=True)
-    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v2 mb1",
-                                         "tp1 pp2 dp4 ep1 z0 nore nosp v3 mb1"]
+    assert [c.id for c in e.fitting] == ["tp1 cp1 pp2 dp4 ep1 z0 nore nosp v2 mb1",
+                                         "tp1 cp1 pp2 dp4 ep1 z0 nore nosp v3 mb1"]
     assert not e.invalid
     # 1F1B: 9 layers on 4 stages are balanced 2, 2, 3, 2 (two middle sizes: custom); 10 layers
     # on 4 stages 2, 3, 3, 2 (only the first and the last differ: the standard flags)
@@ -123,4 +123,4 @@ def test_custom_pipeline_layouts_are_searched_only_when_allowed():
         "custom pipeline layout (custom_layouts = true searches it)": 1}
     e = enumerate_plans(params({"layers": 10}, tp=1, pp=1, dp=8, micro_batch_size=1), 8,
                         PlanChoices(pp=(4,)))
-    assert [c.id for c in e.fitting] == ["tp1 pp4 dp2 ep1 z0 nore nosp v1 mb1"]
+    assert [c.id for c in e.fitting] == ["tp1 cp1 pp4 dp2 ep1 z0 nore nosp v1 mb1"]

@@ -34,7 +34,7 @@ def test_pruned_search_equals_brute_force_lowest_rule():
     )
     assert pruned.pruned > pruned.solved  # the bound does work here
     # DP overlap hides its all-reduce
-    assert pruned.best.plan == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
+    assert pruned.best.plan == "tp1 cp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
 
 
 @pytest.mark.heavy
@@ -151,7 +151,7 @@ def test_the_ranking_follows_the_slowest_stage():
     sp = space(base=base, min_dims=2, constraints=("sum(bw) == 0.3",),
                plans=PlanChoices(tp=(1, 2, 4), pp=(2, 4), zero_stage=(0,), recompute=("none",)))
     pruned, brute = check_pruned_equals_brute_force(sp)
-    assert pruned.best.plan == "tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"
+    assert pruned.best.plan == "tp1 cp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"
     assert pruned.best.objective_value == pytest.approx(23416.32, rel=1e-6)
     cands = {c.id: c for c in brute.enumeration.candidates()}
     cons = (constraint_for("sum(bw) == 0.3", 2),)
@@ -163,7 +163,7 @@ def test_the_ranking_follows_the_slowest_stage():
                             stage=bottleneck_stage(build_step(c.params)))
         old[r["id"]] = solve(inst)
     wrong = min(old, key=lambda k: (old[k].objective_value, k))
-    assert wrong.startswith("tp1 pp4 dp2 ep1 z0 nore nosp v1 mb1 | ")
+    assert wrong.startswith("tp1 cp1 pp4 dp2 ep1 z0 nore nosp v1 mb1 | ")
     assert old[wrong].objective_value == pytest.approx(23464.70, rel=1e-6)
     value = {r["id"]: r["objective_value"] for r in brute_rows}
     assert old[wrong].objective_value < value[wrong]  # a claim no design of it reaches

@@ -476,8 +476,8 @@ def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
     ) == 149
     assert r.best.id == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
     assert r.best.objective_value == pytest.approx(24.0, rel=1e-12)
-    # rows without caches
-    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "edbb082fe400f67e"
+    # rows without caches (their ids name cp: "tp1 cp1 pp1 ...")
+    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "fb8bc923f6227f7e"
     out = tmp_path / "rows.csv"
     first: list[dict] = []
     codesign(sp, workers=1, out=out, on_row=first.append)
@@ -504,8 +504,8 @@ ALL = PPC + [
     for d, shapes in (("2x2", TWO["2x4"][:3]), ("4x1", TWO["4x2"][:3]))
     for sh in shapes
 ]
-PLAN1 = "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
-PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
+PLAN1 = "tp1 cp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
+PLAN2 = "tp2 cp1 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 def _concurrent(**kw):

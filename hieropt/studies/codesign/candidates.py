@@ -50,8 +50,8 @@ class CodesignCandidate:
     """One (plan, shape, placement): what one solve is about.
 
     Attributes:
-        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 pp8 dp64 ... | node:R4 pod:SW32 | tp
-            4x2 dp 1x32 ..."``.
+        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 cp1 pp8 dp64 ... | node:R4 pod:SW32 |
+            tp 4x2 dp 1x32 ..."``.
         plan_id, shape_id: the parts of the id.
         params: the plan (model, NPU, precision included).
         network: the shape as a network.

@@ -1,11 +1,12 @@
 """The training plans of a co-design space: every combination of the plan choices for a model on N
 NPUs, the ones that are valid for the model, and of those the ones that fit in memory.
 
-A combination fixes tp, pp (dp = N / (tp pp)), ep, ZeRO stage, recompute, sequence parallelism,
-schedule with its virtual stages, and micro-batch size; everything else (global batch, stage_layers,
-vocabulary padding) comes from the model file's plan. It is **invalid** when
-:class:`hieropt.workloads.llm.LLMParams` rejects it (degrees that do not divide N, heads or layers
-not divisible, experts not divisible by ep, an interleaved plan with fewer micro-batches than
+A combination fixes tp, pp (dp = N / (tp cp pp), cp the model file's), ep, ZeRO stage, recompute,
+sequence parallelism, schedule with its virtual stages, and micro-batch size; everything else
+(global batch, stage_layers, vocabulary padding) comes from the model file's plan.
+It is **invalid** when :class:`hieropt.workloads.llm.LLMParams` rejects it
+(degrees that do not divide N, heads or layers not divisible, experts not divisible by ep,
+an interleaved plan with fewer micro-batches than
 stages, ...), its 1F1B pipeline has fewer micro-batches than stages (valid, but not searched:
 :func:`idle_pipeline_reason`) or its pipeline
 needs a custom layout the space does not allow (:func:`custom_layout_reason`), and **too big**
@@ -86,13 +87,14 @@ class PlanEnumeration:
 
 
 def plan_id(p: LLMParams) -> str:
-    """e.g. ``tp8 pp8 dp64 ep1 z1 sel sp v1 mb1`` (``full5``: full recompute of 5 blocks per
-    chunk, ``recompute_layers``)."""
+    """e.g. ``tp8 cp1 pp8 dp64 ep1 z1 sel sp v1 mb1``: every degree, tp x cp x pp x dp = the NPUs,
+    (``full5``: full recompute of 5 blocks per chunk, ``recompute_layers``; ``ovl``: overlapped
+    gradient reduction)."""
     pl = p.plan
     re = {"none": "nore", "selective": "sel", "full": "full"}[pl.recompute]
     re += "" if pl.recompute_layers is None else str(pl.recompute_layers)
     return (
-        f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} "
+        f"tp{pl.tp} cp{pl.cp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} "
         f"{'sp' if pl.sequence_parallel else 'nosp'}"
         f" v{pl.virtual_stages} mb{pl.micro_batch_size}"
         + (" ovl" if pl.overlap_grad_reduce else "")

@@ -28,6 +28,7 @@ COLUMNS: tuple[tuple[str, type], ...] = (
     ("n_dims", int),
     ("npus", int),
     ("tp", int),
+    ("cp", int),
     ("pp", int),
     ("dp", int),
     ("ep", int),
@@ -72,7 +73,7 @@ the catalog's, TP on a scale-out dimension) (JSON text in a CSV cell or Parquet 
 recomputed per stage (per model chunk when interleaved), the first of each (the model file's
 ``plan.recompute_layers``; empty: every block, or no full recompute)."""
 NAMES = tuple(n for n, _ in COLUMNS)
-ADDED_COLUMNS = ("recompute_layers",)
+ADDED_COLUMNS = ("recompute_layers", "cp")
 """Columns a results file written by an older hieropt lacks: such a file is still resumed (a CSV
 gets them, empty, before rows are appended; its rows read back with them filled in from the plan
 id, :func:`with_added_columns`)."""
@@ -80,12 +81,22 @@ id, :func:`with_added_columns`)."""
 
 def with_added_columns(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` read back from a results file, with what an older file's row lacks
-    (:data:`ADDED_COLUMNS`) filled in from its plan id: ``recompute_layers`` N of a ``fullN``
-    plan (:func:`~hieropt.studies.codesign.plans.plan_id`), else empty (every block, or no full
-    recompute)."""
+    (:data:`ADDED_COLUMNS`) filled in: ``recompute_layers`` N of a ``fullN`` plan id
+    (:func:`~hieropt.studies.codesign.plans.plan_id`), else empty (every block, or no full
+    recompute); ``cp`` = npus / (tp pp dp), and the plan id (and the row's id, which starts with
+    it) without ``cpN`` given it after ``tpN``, as a search names the plan now (so the candidate is
+    known as resumed)."""
     if row.get("recompute_layers") is None:
         m = re.search(r"(?:^| )full([0-9]+)(?: |$)", row.get("plan") or "")
         row["recompute_layers"] = int(m.group(1)) if m else None
+    plan = row.get("plan") or ""
+    if row.get("cp") is None and all(row.get(k) for k in ("npus", "tp", "pp", "dp")):
+        row["cp"] = row["npus"] // (row["tp"] * row["pp"] * row["dp"])
+    if row.get("cp") and not re.search(r"(?:^| )cp[0-9]+ ", plan):
+        new = re.sub(r"^(tp[0-9]+) ", rf"\1 cp{row['cp']} ", plan)
+        if row.get("id", "").startswith(plan + " |"):
+            row["id"] = new + row["id"][len(plan):]
+        row["plan"] = new
     return row
 
 
@@ -101,6 +112,7 @@ def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
         n_dims=cand.network.n_dims,
         npus=pl.npus,
         tp=pl.tp,
+        cp=pl.cp,
         pp=pl.pp,
         dp=pl.dp,
         ep=pl.ep,
@@ -178,6 +190,7 @@ class CodesignRow:
     n_dims: int
     npus: int | None
     tp: int
+    cp: int
     pp: int
     dp: int
     ep: int

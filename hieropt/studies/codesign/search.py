@@ -256,8 +256,9 @@ class _Search:
             return
         keys = array("Q")  # (8 bytes per row read back)
         for row in sink.read_previous():
+            row = with_added_columns(row)  # (an older file's plan ids: as a search names them)
             keys.append(_Seen.key(row["id"]))
-            self._take(with_added_columns(row), write=False)
+            self._take(row, write=False)
         self.resumed = len(keys)
         self.seen = _Seen(keys)
 
