@@ -90,6 +90,7 @@ def summary_lines(result: Codesign) -> list[str]:
         f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, "
         f"{len(pl.fitting):,} fit",
         *invalid_lines(pl.invalid),
+        *too_big_lines(pl.too_big_plans()),
         f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): "
         f"{en.count:,}"
         + (
@@ -202,6 +203,21 @@ def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN, what: str
             f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} {what}; all in --json "
             f"{field})"
         )
+    return lines
+
+
+def too_big_lines(plans: list[dict[str, Any]], shown: int = REASONS_SHOWN) -> list[str]:
+    """The ``shown`` plans that miss the memory by the least (``plans``:
+    :meth:`~hieropt.studies.codesign.plans.PlanEnumeration.too_big_plans`), each with its fullest
+    stage's need, the GB available and by how much it is over (GB = 1e9 bytes), e.g. ``too big: tp4
+    cp1 pp4 dp64 ... sel sp v1 mb1: stage 0 needs 87.41 GB per NPU, 81.60 GB available (5.80 GB
+    over)``, and how many more there are (all in the JSON's ``plans.too_big_plans``)."""
+    lines = [f"  too big: {p['plan']}: stage {p['stage']} needs {p['memory_gb']:,.2f} GB per NPU, "
+             f"{p['available_gb']:,.2f} GB available ({p['over_gb']:,.2f} GB over)"
+             for p in plans[:shown]]
+    if len(plans) > shown:
+        lines.append(f"  ... {len(plans) - shown:,} more plans too big (all in --json "
+                     "plans.too_big_plans)")
     return lines
 
 

@@ -25,7 +25,8 @@ def test_plan_ids_rows_and_console_name_cp(tmp_path):
                  "--out", str(tmp_path / "r.csv"))
     assert r.exit_code == 0, r.output
     d = json.loads((tmp_path / "r.json").read_text())
-    assert d["plans"] == {"combinations": 8, "invalid": {}, "too_big": 0, "fitting": 8}
+    assert d["plans"] == {"combinations": 8, "invalid": {}, "too_big": 0, "fitting": 8,
+                          "too_big_plans": []}
     best = d["best"]
     assert best["plan"] == "tp2 cp2 pp1 dp2 ep1 z0 nore nosp v1 mb2"
     assert (best["tp"], best["cp"], best["pp"], best["dp"], best["npus"]) == (2, 2, 1, 2, 8)

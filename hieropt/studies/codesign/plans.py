@@ -77,6 +77,17 @@ class PlanEnumeration:
             tuple(t for e in parts for t in e.too_big),
         )
 
+    def too_big_plans(self) -> list[dict[str, Any]]:
+        """The valid plans that do not fit, the nearest miss first (least GB over, then id): per
+        plan ``plan`` (its id), ``stage`` (the fullest pipeline stage, 0 first), ``memory_gb`` (that
+        stage's need per NPU), ``available_gb`` (HBM less reserve) and ``over_gb`` (need less
+        available), all in GB (1e9 bytes) from :func:`hieropt.model.memory.memory`."""
+        return [
+            {"plan": pid, "stage": m.peak.stage, "memory_gb": m.peak.total_bytes / 1e9,
+             "available_gb": m.available_bytes / 1e9, "over_gb": m.over_bytes / 1e9}
+            for pid, m in sorted(self.too_big, key=lambda t: (t[1].over_bytes, t[0]))
+        ]
+
     @property
     def smallest_need_bytes(self) -> float | None:
         """The least per-NPU memory any valid plan needs (None without valid plans)."""

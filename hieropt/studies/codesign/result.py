@@ -211,6 +211,7 @@ class Codesign:
                 "invalid": en.plans.invalid,
                 "too_big": len(en.plans.too_big),
                 "fitting": len(en.plans.fitting),
+                "too_big_plans": en.plans.too_big_plans(),
             },
             "shapes": len(en.shapes),
             "sizes_without_shape": [{"npus": n, "reason": why} for n, why in en.no_shape.items()],
