@@ -9,7 +9,7 @@ import hashlib
 import numpy as np
 
 from ...errors import InputError, NoSolutionError
-from ...workloads.llm.space import CodesignSpace
+from ...workloads.llm.space import CodesignSpace, PlanChoices
 from .candidates import CodesignEnumeration
 
 
@@ -51,15 +51,18 @@ def no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
     if need is None:
         reasons, sized = invalid_reasons(plans.invalid)
         batch = space.base.plan.global_batch_size
+        fix = (f"give a cluster size (npus, --sizes) that tp x pp of the choices divides and "
+               f"whose dp = npus / (tp x cp x pp) divides the global batch of {batch:,} sequences "
+               "(with the micro-batch), or widen the plan choices") if sized \
+            else "widen the plan choices"
         raise InputError(
             space.name,
             "plans",
             f"none of the {plans.combinations} plan combinations is valid for "
             f"the model ({reasons})",
-            (f"give a cluster size (npus, --sizes) that tp x pp of the choices divides and "
-             f"whose dp = npus / (tp x cp x pp) divides the global batch of {batch:,} sequences "
-             "(with the micro-batch), or widen the plan choices") if sized
-            else "widen the plan choices",
+            # (a reason of the model's: widening the choices alone cannot help)
+            "; or ".join((*model, *([fix] if sized else []))) if (model := model_fixes(
+                plans.invalid)) else fix,
         )
     avail = space.base.npu.hbm_gib - space.base.npu.hbm_reserve_gib
     raise NoSolutionError(
@@ -68,6 +71,33 @@ def no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
         f"{avail * 2**30 / 1e9:,.2f} GB are available (HBM less reserve); allow more sharding, "
         "recompute or pipeline stages, or more HBM",
     )
+
+
+MODEL_FIXES = {
+    "plan.cp: context parallelism is modelled for dense models only": (
+        "drop context parallelism (cp = 1: the space's set = [\"cp=1\"] or the model file's "
+        "plan) or use a dense model; the plan choices do not vary cp, so widening them cannot help"
+    ),
+}
+"""The fixes of reasons no plan choice can change, by the reason's start."""
+
+
+def model_fixes(invalid: dict[str, int]) -> list[str]:
+    """The fixes of the reasons in ``invalid`` (reason -> combinations) that lie with the model
+    file's plan or architecture, not with the plan choices (:data:`MODEL_FIXES`; any other field the
+    choices do not vary: change it in the model file or the space's ``set``), once each: a space
+    none of whose plans is valid gets them instead of "widen the plan choices"."""
+    fixes: dict[str, None] = {}
+    for reason in invalid:
+        known = [fix for start, fix in MODEL_FIXES.items() if reason.startswith(start)]
+        field = reason.split(": ", 1)[0]
+        if known:
+            fixes.update(dict.fromkeys(known))
+        elif (field.startswith("plan.") and field not in SIZE_FIELDS
+              and field.removeprefix("plan.") not in PlanChoices.model_fields):
+            fixes[f"change {field} in the model file's plan or the space's set (the plan "
+                  "choices do not vary it)"] = None
+    return list(fixes)
 
 
 SIZE_FIELDS = ("plan.npus", "plan.global_batch_size")
@@ -96,4 +126,4 @@ def invalid_reasons(invalid: dict[str, int], most: int = 3) -> tuple[str, bool]:
     return text, any(f in SIZE_FIELDS for f in order)
 
 
-__all__ = ["Seen", "no_plan", "invalid_reasons", "SIZE_FIELDS"]
+__all__ = ["Seen", "no_plan", "invalid_reasons", "model_fixes", "MODEL_FIXES", "SIZE_FIELDS"]
