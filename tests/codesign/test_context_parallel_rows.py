@@ -69,3 +69,14 @@ def test_a_results_file_without_cp_is_resumed(tmp_path):
         back = list(csv.DictReader(f))
     assert list(back[0]) == list(NAMES) and len(back) == len(rows)
     assert [x["cp"] for x in back] == [""] * 5 + ["2"] * (len(rows) - 5)
+
+
+def test_a_degree_product_with_cp_that_does_not_divide_the_npus_is_named(tmp_path):
+    """tp 4 x cp 2 x pp 2 = 16 does not divide 8 NPUs (tp 4 x pp 2 = 8 does): the reason names cp,
+    for recompute none and full (2 combinations); tp 4 x cp 2 x pp 1 = 8 fits (dp 1)."""
+    r = codesign(tmp_path, SPACE.replace("npus = 8\n", 'npus = 8\nset = ["cp=2"]\n'), "--json",
+                 str(tmp_path / "r.json"))
+    assert r.exit_code == 0, r.output
+    plans = json.loads((tmp_path / "r.json").read_text())["plans"]
+    assert plans["invalid"] == {"plan.npus: tp 4 x cp 2 x pp 2 = 16 does not divide the 8 NPUs": 2}
+    assert (plans["combinations"], plans["fitting"]) == (12, 10)

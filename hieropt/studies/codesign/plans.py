@@ -228,7 +228,7 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices,
     Args:
         base: the model, NPU, precision and the plan fields the choices do not set (global batch,
             ...).
-        npus: N; dp = N / (tp pp) (combinations where tp pp does not divide N are invalid).
+        npus: N; dp = N / (tp cp pp) (combinations where tp cp pp does not divide N are invalid).
         choices: the values of the varied plan fields.
         custom_layouts: keep plans that need a custom pipeline layout
             (:func:`custom_layout_reason`); False counts them invalid, with the reason.
@@ -247,12 +247,11 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices,
         if not choices.consistent(upd):
             continue
         n += 1
-        if npus % (upd["tp"] * upd["pp"]):
-            invalid[
-                f"plan.npus: tp {upd['tp']} x pp {upd['pp']} = {upd['tp'] * upd['pp']} does "
-                "not divide the "
-                f"{npus} NPUs"
-            ] += 1
+        cp = base.plan.cp  # (the model file's: dp = N / (tp cp pp))
+        if npus % (deg := upd["tp"] * cp * upd["pp"]):
+            with_cp = f" x cp {cp}" if cp > 1 else ""
+            invalid[f"plan.npus: tp {upd['tp']}{with_cp} x pp {upd['pp']} = {deg} does not divide "
+                    f"the {npus} NPUs"] += 1
             continue
         try:
             p = plan_params(base, npus, upd)
