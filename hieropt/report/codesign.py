@@ -390,7 +390,7 @@ def dims_table(result: Codesign) -> Table:
         b = e["best"]
         t.add_row(
             str(e["n_dims"]),
-            str(e["solved"]),
+            f"{e['solved']:,}",
             _value(b, sp.objective),
             *_time_cells(sp, b),
             "optimal" if e["proven"] else
