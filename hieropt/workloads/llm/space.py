@@ -35,12 +35,12 @@ _Degree = Annotated[int, Field(ge=1)]
 
 class PlanChoices(_Frozen):
     """The values each plan field may take (each a non-empty list of distinct values, degrees >= 1;
-    ``dp`` follows from N / (tp pp)); the model file's plan gives every other field (global batch,
-    vocabulary padding, ...). A co-design space file's ``[plans]`` table takes a field it omits from
-    the model file's plan (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted
-    field takes the default below. ``schedule`` (``1f1b`` and / or ``interleaved``) follows from v
-    (1f1b: v = 1, interleaved: v >= 2); listed, it keeps the combinations of those schedules (None:
-    every value of ``virtual_stages``).
+    ``dp`` follows from N / (tp cp pp), cp the model file's); the model file's plan gives every
+    other field (global batch, vocabulary padding, ...). A co-design space file's ``[plans]`` table
+    takes a field it omits from the model file's plan (:func:`hieropt.io.codesign.load_codesign`);
+    built directly, an omitted field takes the default below. ``schedule`` (``1f1b`` and / or
+    ``interleaved``) follows from v (1f1b: v = 1, interleaved: v >= 2); listed, it keeps the
+    combinations of those schedules (None: every value of ``virtual_stages``).
 
     Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a
     value listed twice (two candidates would share one id and one would hide the other's row)."""
