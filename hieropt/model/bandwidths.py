@@ -141,7 +141,7 @@ def bytes_per_second_slip(values: list[float], write, most: str | None = None
     slip explains it), only the unit. ``most``: what 1e6 is to the caller (``--bw``'s what-if of a
     dimension with no limit), said in the fix; None: nothing. The words of
     :func:`check_bw_in_gbps` (``--bw``, the library's ``bw_gbps``) and of a runs file's
-    ``bw_gbps`` (:func:`hieropt.io.runs.load_runs`), whatever the NPU."""
+    ``bw_gbps`` (:func:`hieropt.io.runs.read_runs`), whatever the NPU."""
     from ..units import GB, MAX_PLAUSIBLE_BW_GBPS
 
     high = [d for d, v in enumerate(values) if v > MAX_PLAUSIBLE_BW_GBPS]

@@ -14,7 +14,7 @@ def simulate_table(study: SimulationStudy) -> Table:
     """Per allocation: the instance's own prediction (what solve optimised) vs simulated, ms, with
     the prediction's error relative to the simulator, (predicted - simulated) / simulated in %
     (the one definition of the caption's largest difference, the tolerance's and the exit-3
-    line's: :attr:`hieropt.studies.simulate.AllocationCheck.own_error`), and hieropt in the
+    line's: :attr:`hieropt.studies.simulate.Simulated.own_error`), and hieropt in the
     simulator's exact mode beside them."""
     t = Table(
         title=f"ASTRA-sim vs hieropt: {study.instance} ({study.solved_text} as solved; "
