@@ -5,6 +5,7 @@ the same rows, each dimension's reach and whether it has an upper limit."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 
@@ -16,20 +17,40 @@ from ..formulation.scale import cost_bounds_usd
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..result import Status
 from ..spec import Instance
+from ..spec.design import DesignMatrix
 from ..units import usd_cents
 from .highs import HighsLP
 from .linalg import INF
 
-__all__ = ["cheapest_vertex", "CheapestVertex",
-           "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
+__all__ = ["cheapest_vertex", "CheapestVertex", "reach_centre_gbps", "unlimited_dimensions",
+           "rows_infeasible", "below_cheapest", "no_design_by_rows", "rows_problem", "FORCED_ZERO",
+           "forced_zero"]
+
+FORCED_ZERO = ("the design constraints force zero bandwidth on every dimension that carries "
+               "traffic")
+"""The reason there is no design when the rows and bounds allow no bandwidth on any dimension that
+carries traffic (each then takes infinitely long)."""
+
+
+def forced_zero(d: int, budget: bool = False) -> str:
+    """The reason there is no design when the rows (and the ``budget``, when it takes part) allow
+    dimension ``d``, which carries traffic, no bandwidth."""
+    return (f"dimension {d} carries traffic but the design constraints "
+            f"{'and the budget ' if budget else ''}force bw[{d}] = 0")
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
     """The error of design constraints and bounds that cannot all hold, listing them (GB/s per
     NPU)."""
-    texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
+    return _rows_infeasible(instance.constraints, instance.bounds_or_default)
+
+
+def _rows_infeasible(constraints: tuple, bounds_of: tuple) -> NoSolutionError:
+    """:func:`rows_infeasible` of ``constraints`` (with ``text``) and ``bounds_of`` (one
+    :class:`hieropt.spec.Bound` per dimension)."""
+    texts = "; ".join(c.text for c in constraints) or "(no constraints)"
     bounds = []
-    for d, b in enumerate(instance.bounds_or_default):
+    for d, b in enumerate(bounds_of):
         low = f"{b.lower_gbps:g} <= " if b.lower_gbps > 0 else ""
         high = f" <= {b.upper_gbps:g}" if b.upper_gbps is not None else ""
         if low or high:
@@ -38,6 +59,69 @@ def rows_infeasible(instance: Instance) -> NoSolutionError:
     return NoSolutionError("infeasible",
                            f"the design constraints and bounds cannot all hold: {texts}{listed}; "
                            "fix: loosen a constraint or widen a bound")
+
+
+def no_design_by_rows(instance: Instance, loaded: Sequence[int] | np.ndarray,
+                      time_limit_s: float = 60.0) -> None:
+    """Refuse ``instance`` when its design rows and bounds alone leave no finite-time design: they
+    cannot all hold, or they force zero bandwidth on a dimension of ``loaded`` (those that carry
+    traffic): :func:`rows_problem` of its constraints and bounds. Every objective's solve runs this
+    first, so that each says the one reason.
+
+    Raises:
+        NoSolutionError: infeasible, :func:`rows_infeasible`'s reason, :data:`FORCED_ZERO` (every
+            loaded dimension at zero) or :func:`forced_zero`'s (the first such dimension)."""
+    err = rows_problem(instance.constraints, instance.bounds_or_default, loaded, time_limit_s,
+                       instance.design_matrix)
+    if err is not None:
+        raise err
+
+
+def rows_problem(constraints: tuple, bounds: tuple, loaded: Sequence[int] | np.ndarray,
+                 time_limit_s: float = 60.0,
+                 dm: DesignMatrix | None = None) -> NoSolutionError | None:
+    """Why design rows ``constraints`` (:class:`hieropt.spec.LinearConstraint`) and ``bounds``
+    (one :class:`hieropt.spec.Bound` per dimension; ``dm``: their
+    :class:`~hieropt.spec.design.DesignMatrix` when known) leave no finite-time design for a
+    workload whose ``loaded`` dimensions carry traffic, or None: one LP over B alone (GB/s, rows
+    divided by their largest coefficient) for max B_d per loaded dimension d, B_d forced to zero
+    when that maximum is at most 1e-9 of the smallest non-zero right-hand side or bound (GB/s; 0
+    when all are 0: the answer is the same at every scale of the rows). A time stays finite only
+    when every loaded dimension has bandwidth (T holds V_d / B_d for each). None too when HiGHS
+    fails or stops at ``time_limit_s`` (s, of each LP): the objective's own solve then
+    decides."""
+    if dm is None:
+        dm = DesignMatrix.of(tuple(constraints), tuple(bounds))
+    top = np.abs(dm.A).max(axis=1, initial=0.0)
+    keep = top > 0
+    if ((dm.lower[~keep] > 0) | (dm.upper[~keep] < 0)).any():  # (a row 0 <= -1)
+        return _rows_infeasible(constraints, bounds)
+    A = dm.A[keep] / top[keep, None]
+    rows, cols = np.nonzero(A)
+    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
+    D = dm.bw_upper.size
+    lp = CostRangeLP(D, np.asarray(dm.bw_lower, dtype=float), np.asarray(dm.bw_upper, dtype=float),
+                     np.zeros(D), dm.lower[keep] / top[keep], dm.upper[keep] / top[keep], start,
+                     cols.astype(np.int32), A[rows, cols], 1.0)
+    # (zero to 1e-9 of the smallest number the rows and bounds state, GB/s: scale-free, and far
+    # below any bandwidth they allow; 0 when they state none)
+    sizes = np.abs(np.concatenate([lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper]))
+    stated = sizes[np.isfinite(sizes) & (sizes > 0)]
+    tol = 1e-9 * float(stated.min()) if stated.size else 0.0
+    zero = []
+    with closing(HighsLP(lp, time_limit_s)) as solver:
+        solver.set_costs(np.zeros(D))  # (first whether the rows hold: no objective to be unbounded)
+        for d in (None, *(int(d) for d in loaded)):
+            res = solver.solve() if d is None else _maximise(solver, D, d)
+            if res.status is Status.INFEASIBLE and d is None:
+                return _rows_infeasible(constraints, bounds)
+            if res.status is Status.OPTIMAL and d is not None and res.objective <= tol:
+                zero.append(d)
+            elif res.status not in (Status.OPTIMAL, Status.UNBOUNDED):
+                return None
+    if zero and len(zero) == len(loaded):
+        return NoSolutionError("infeasible", FORCED_ZERO)
+    return NoSolutionError("infeasible", forced_zero(zero[0])) if zero else None
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:

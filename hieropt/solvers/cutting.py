@@ -20,8 +20,10 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cost_range import (
+    FORCED_ZERO,
     below_cheapest,
     cheapest_vertex,
+    forced_zero,
     reach_centre_gbps,
     rows_infeasible,
     unlimited_dimensions,
@@ -133,11 +135,7 @@ class TimeLP(CutLP):
                 "constraints, --constraint on the command line)",
             )
         if self.loaded and self.reach_gbps <= 0:
-            raise NoSolutionError(
-                "infeasible",
-                "the design constraints force zero bandwidth on every dimension that "
-                "carries traffic",
-            )
+            raise NoSolutionError("infeasible", FORCED_ZERO)
 
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (dearest may be inf), without budget or
@@ -178,11 +176,7 @@ class TimeLP(CutLP):
         top = float(bw.max(initial=0.0))
         for d in self.loaded:
             if bw[d] <= 1e-9 * top and self._forced_zero(d):
-                raise NoSolutionError(
-                    "infeasible",
-                    f"dimension {d} carries traffic but the design constraints "
-                    f"{'and the budget ' if self._budget is not None else ''}force bw[{d}] = 0",
-                )
+                raise NoSolutionError("infeasible", forced_zero(d, self._budget is not None))
         return False
 
     def _forced_zero(self, d: int) -> bool:

@@ -13,6 +13,8 @@ import warnings
 from dataclasses import dataclass, fields, replace
 from functools import partial
 
+import numpy as np
+
 from ..cache import scoped
 from ..errors import HieroptError, InputError, LimitReached, NoSolutionError
 from ..model.cutmodel import cut_model, prefers_cuts
@@ -22,6 +24,7 @@ from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from ..units import objective_unit
+from .cost_range import no_design_by_rows
 from .cutting import REL_GAP
 from .outcome import relative_gap
 from .portfolio import hours_weighted, own_optima, portfolio_of
@@ -217,6 +220,8 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     plain = instance.max_network_cost_usd is None and instance.max_iteration_time_ns is None
     cuts = obj == "performance" and plain and prefers_cuts(instance)  # (a large plain solve)
     tm = cut_model(instance) if cuts else build_time_model(instance)
+    # (one reason for every objective: rows that cannot hold, or no bandwidth where traffic goes)
+    no_design_by_rows(instance, np.flatnonzero(tm.carries_traffic), time_limit_s)
     sensitivity, skipped = o.sensitivity, ()
     if cuts and sensitivity:  # (its re-solves need the dense model, which grows with the layers)
         sensitivity = False

@@ -95,7 +95,8 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
             raise NoSolutionError("unbounded", (
                 "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, "
                 "so time x cost keeps falling as every bandwidth shrinks (the compute share of the "
-                "product goes to 0); add a floor, e.g. 'sum(bw) == 500' or 'bw[3] >= 25'"))
+                "product goes to 0); add a floor, e.g. 'sum(bw) == 500' or "
+                f"'bw[{_floor_dim(tm)}] >= 25'"))
         # (scale-free: no compute, latency or constant time, so T x cost is the same at every scale)
         if not np.isfinite(k_max) and tm.compute_ns <= 0 and not tm.terms_latency_ns.any() and not (
                 any(p.const_ns > 0 for node in tm.nodes for p in node)):
@@ -491,3 +492,10 @@ def fastest_then_cheapest(instance: Instance, tm: TimeModel, time_limit_s: float
         except HieroptError as e:
             cheap = str(e)
     return res, counts, cheap, cost_counts
+
+
+def _floor_dim(tm: TimeModel) -> int:
+    """The dimension an example floor names: the last that carries traffic (the last of the
+    instance when none does)."""
+    loaded = np.flatnonzero(tm.carries_traffic)
+    return int(loaded[-1]) if loaded.size else len(tm.carries_traffic) - 1

@@ -192,14 +192,16 @@ def test_a_space_without_bandwidth_is_infeasible():
     assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
     assert r.infeasible_by_bound == r.settled == r.enumeration.count and r.pruned == 0
     why = (
-        "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
+        "infeasible: the design constraints force zero bandwidth on every dimension that carries "
+        "traffic"
     )
-    assert all(x["message"].startswith(why) for x in rows)
+    assert {x["message"] for x in rows} == {why}
     c = next(r.enumeration.candidates())
     inst = instance_for(c.params, c.network, sp.cost, c.placement,
                         constraints=(constraint_for("sum(bw) <= 0", c.network.n_dims),))
-    with pytest.raises(NoSolutionError, match="infeasible"):
+    with pytest.raises(NoSolutionError) as err:
         solve(inst).raise_for_status()
+    assert str(err.value) == why
 
 
 def test_the_settled_tail_is_counted_as_its_rows_say():

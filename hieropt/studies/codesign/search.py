@@ -73,7 +73,7 @@ from .rows import (
 from .seen import Seen as _Seen
 from .seen import no_plan as _no_plan
 from .shown import ShownRows
-from .solve import issued_by_group_ns, solve_codesign_candidate
+from .solve import issued_by_group_ns, rows_reason, solve_codesign_candidate
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
 """The message of a candidate settled infeasible without a solve (time bound above the target)."""
@@ -81,8 +81,9 @@ NO_BANDWIDTH = (
     "infeasible: its time bound is infinite: the constraints {} leave no bandwidth for its "
     "communication"
 )
-"""The message of a candidate settled infeasible because the space's constraints (``{}``) allow no
-bandwidth."""
+"""The message of a candidate settled infeasible by an infinite time bound when ``solve``'s reason
+(:func:`~hieropt.studies.codesign.solve.rows_reason`) does not apply; ``{}``: the space's
+constraints."""
 
 
 def codesign_fingerprint(space: CodesignSpace) -> str:
@@ -246,7 +247,9 @@ class _Search:
         self.unsolved = UnsolvedRows(space, digest)
         # where the settled tail starts
         self.tail: tuple[int, list[CodesignCandidate]] | None = None
-        self.no_bandwidth = NO_BANDWIDTH.format(", ".join(f"'{t}'" for t in space.constraints))
+        self._no_bandwidth = NO_BANDWIDTH.format(", ".join(f"'{t}'" for t in space.constraints))
+        # dimension count -> why its candidates settled by an infinite time bound have no design
+        self._why_endless: dict[int, str] = {}
         self._bound_text: dict[float, str] = {}
 
     def resume(self, sink: ResultSink | None) -> None:
@@ -338,6 +341,23 @@ class _Search:
             t = self._bound_text[x] = f"{x:.10g}"
         return t
 
+    def no_bandwidth(self, n_dims: int | None = None) -> str:
+        """Why a candidate on ``n_dims`` dimensions (None: on any count of the space, when they
+        all agree) settled by an infinite time bound has no design: as ``solve`` says it of its
+        instance (:func:`rows_reason`: rows that cannot all hold, or no bandwidth where its traffic
+        goes), else :data:`NO_BANDWIDTH`."""
+        if n_dims is None:
+            s = self.space
+            counts = ((s.network.n_dims,) if s.network is not None
+                      else range(s.min_dims, s.max_dims + 1))
+            whys = {self.no_bandwidth(n) for n in counts}
+            return whys.pop() if len(whys) == 1 else self._no_bandwidth
+        why = self._why_endless.get(n_dims)
+        if why is None:
+            why = self._why_endless[n_dims] = (rows_reason(self.space, n_dims)
+                                               or self._no_bandwidth)
+        return why
+
     def unsolved_row(self, cand: CodesignCandidate) -> dict[str, Any]:
         """The row of a candidate settled without a solve."""
         if self.infeasible(cand):
@@ -348,7 +368,7 @@ class _Search:
                 and cand.compute_ns < float("inf")
             )
             why = (INFEASIBLE_BY_BOUND if late else self.over.get(cand.shape_id)
-                   or self.no_bandwidth)
+                   or self.no_bandwidth(cand.network.n_dims))
             return self.unsolved.row(cand, "infeasible", why)
         n = cand.network.npus_total
         of = f" of {n} NPUs" if len(self.space.sizes) > 1 else ""
@@ -399,7 +419,8 @@ class _Search:
         for d, b in self.enum.dims_floor(pos + 1, self.space.max_iteration_time_ns).items():
             self.floor[d] = min(self.floor.get(d, float("inf")), b)
         self.tally.count("infeasible", late, INFEASIBLE_BY_BOUND)
-        self.tally.count("infeasible", endless, self.no_bandwidth)
+        if endless:
+            self.tally.count("infeasible", endless, self.no_bandwidth())
         why = (f"lower bound >= incumbent {self.best:.10g}" if len(self.space.sizes) == 1
                and self.kth <= self.best else
                f"lower bound >= the {_nth(self.top)} shown row's value {self.kth:.10g}"

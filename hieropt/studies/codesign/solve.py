@@ -22,6 +22,8 @@ from ...model.sends import base_group, placed_job
 from ...model.stages import stage_jobs
 from ...model.timing import evaluate
 from ...model.traffic import phase_times
+from ...solvers.cost_range import rows_problem
+from ...spec import Bound
 from ...spec.space import constraint_for, nic_count
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import tie_break_words
@@ -36,6 +38,16 @@ def space_constraints(space: CodesignSpace, n_dims: int):
     texts = tuple(space.constraints)
     return current().memo("space constraints", (texts, n_dims),
                           lambda: tuple(constraint_for(t, n_dims) for t in texts))
+
+
+def rows_reason(space: CodesignSpace, n_dims: int) -> str | None:
+    """Why the space's constraints leave no design on ``n_dims`` dimensions whose every dimension
+    carries traffic, as ``solve`` says it of a candidate's instance ("infeasible: ...",
+    :func:`hieropt.solvers.cost_range.rows_problem` with the default bounds, which the candidates'
+    instances keep); None when they allow bandwidth on every dimension."""
+    err = rows_problem(space_constraints(space, n_dims), (Bound.model_construct(),) * n_dims,
+                       range(n_dims))
+    return None if err is None else str(err)
 
 
 def issued_by_group_ns(inst, bw: np.ndarray, stage: str | None = None) -> dict[str, float]:
@@ -269,6 +281,7 @@ __all__ = [
     "solve_codesign_candidate",
     "issued_by_group_ns",
     "space_constraints",
+    "rows_reason",
     "scale_out_dims",
     "scale_up_notes",
     "SCALE_UP_GROUPS",
