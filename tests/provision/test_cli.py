@@ -74,8 +74,8 @@ def test_default_instance_report():
     assert "continuous optimum" in out and "lower bound on every integer design's time" in out
     assert "round best" in out and "round down" in out and "none feasible" in out
     assert ("note: dimension 1 (FullyConnected 8): link ports are bought in multiples of 7 per NPU "
-            "(or per node), one to each of its 7 peers (a port is a point-to-point link to one "
-            "peer)") in out.splitlines()
+            "(7 x s per node of s NPUs), one to each of its 7 peers (a port is a point-to-point "
+            "link to one peer)") in out.splitlines()
     # "round down" raised dimension 1 (138 GB/s, below 7 x 25 GB/s) to the fewest ports, one per
     # peer: the label says so, and the line under the table gives both figures
     rows = [[c.strip() for c in x.split("│")[1:-1]] for x in out.splitlines() if "│" in x]
