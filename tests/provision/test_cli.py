@@ -514,7 +514,7 @@ def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
 
     def r(name, bw, units=(1, 1, 1)):
         return NS(name=name, bw_gbps=None if bw is None else np.array(bw),
-                  design=tuple(NS(units=u) for u in units))
+                  design=tuple(NS(units=u, kind="link") for u in units))
 
     assert rounding_label(p, r("down", [375.0, 25.0, 10.0])) == "round down"
     # (within 1e-4 of the continuous value: rounded to it, not against the rounding)
