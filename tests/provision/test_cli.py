@@ -503,6 +503,17 @@ def test_a_plain_power_budget_far_below_every_design_names_the_unit_meant(power,
                  f"--max-power-w {meant}, or max_power_w={watts}); raise the power budget")
 
 
+@pytest.mark.parametrize("power", ["300W", "0.3kW"])
+def test_a_power_budget_given_with_its_unit_gets_no_plain_number_hint(power):
+    """300 W written with its unit: the ratio to the least design stays, but no "did you mean
+    300kW" (1,000 times the value given)."""
+    r = run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power, "--no-compare")
+    msg = assert_error(r, 3, "error: infeasible: power budget 300 W: the lowest-power design "
+                       "from the catalog that meets the other limits draws 205,920 W — the budget "
+                       "is 686x below it; raise the power budget")
+    assert "did you mean" not in msg and "plain number" not in msg
+
+
 def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
     from types import SimpleNamespace as NS
 
