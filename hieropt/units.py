@@ -191,6 +191,19 @@ def power_unit_hint(budget_w: float, least_w: float) -> str:
     return ""
 
 
+_PLAIN_POWER_HINT = re.compile(r": a plain number is W; did you mean [^?]*\? \(write [^)]*\)")
+"""The part of :func:`power_unit_hint` that reads the budget as a plain number typed without its
+unit."""
+
+
+def without_plain_power_hint(message: str) -> str:
+    """``message`` without :func:`power_unit_hint`'s reading of the budget as a plain number (``a
+    plain number is W; did you mean 1000kW? (write ...)``), for a budget given with its unit
+    (``--max-power-w 1kW``): suggesting 1,000 times the value given would be wrong; the ratio to
+    the least a design draws stays."""
+    return _PLAIN_POWER_HINT.sub("", message)
+
+
 PLAIN_SLIP_NS = 1e5
 """A time target (ns) below which :func:`time_unit_hint` reads it as a number typed without its unit
 (100 us: shorter than any training iteration)."""

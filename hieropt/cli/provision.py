@@ -51,12 +51,20 @@ def _check_tradeoff(levels: int) -> None:
                          "design, which a coarser grid usually finds")
 
 
-def _named(e, catalog: Path):
+def _named(e, catalog: Path, max_power_w: str | None = None):
     """``e`` with the catalog file as its source where the solver could only say "catalog" (the
     catalog checks that need the instance, e.g. a part without a power figure under a power
-    objective)."""
-    from ..errors import InputError
+    objective); an infeasible power budget given with its unit (``max_power_w``, the text of
+    ``--max-power-w``: ``1kW``) without the hint that reads it as a plain number of W
+    (:func:`hieropt.units.without_plain_power_hint`)."""
+    from ..errors import InputError, NoSolutionError
+    from ..units import PLAIN_NUMBER, without_plain_power_hint
 
+    if (isinstance(e, NoSolutionError) and max_power_w is not None
+            and not PLAIN_NUMBER.fullmatch(max_power_w.strip())):
+        text = str(e).removeprefix(f"{e.kind}: ")
+        if (kept := without_plain_power_hint(text)) != text:
+            return NoSolutionError(e.kind, kept)
     return e.with_source(catalog) if isinstance(e, InputError) and e.source == "catalog" else e
 
 
@@ -79,6 +87,7 @@ def _usable(catalog: Path, inst, err):
 
 
 def provision_command(
+    ctx: typer.Context,
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
     catalog: Annotated[
         Path,
@@ -162,7 +171,7 @@ def provision_command(
     if tradeoff is not None:
         try:
             _check_tradeoff(tradeoff)
-            _tradeoff_alone(objective, tokens)
+            _tradeoff_alone(objective, tokens, within if _given(ctx, "within") else None)
             max_time_ns, max_cost_usd, max_power, total_usd = (
                 parse_time_ns(max_time, "--max-time"),
                 parse_amount(budget, "--budget"),
@@ -185,7 +194,7 @@ def provision_command(
             finally:
                 bar.stop()
         except HieroptError as e:
-            raise fail(err, _named(e, catalog), json_out) from None
+            raise fail(err, _named(e, catalog, max_power_w), json_out) from None
         from ..report import provision as report_provision
 
         # the file first: a stdout closed by its reader (| head) cannot keep it back
@@ -222,7 +231,7 @@ def provision_command(
 
             knee = provision_knee(inst, parts, result, slack)
     except HieroptError as e:
-        raise fail(err, _named(e, catalog), json_out) from None
+        raise fail(err, _named(e, catalog, max_power_w), json_out) from None
     from ..model.run import provisioned_run
     from ..report import provision as report_provision
     from ..report.run import instance_calibration, run_dict, run_lines, run_notes
@@ -255,13 +264,22 @@ def provision_command(
     raise typer.Exit(0 if result.success else 3)
 
 
-def _tradeoff_alone(objective: str | None, tokens: str | None) -> None:
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of parameter ``name`` was given in ``ctx`` (not left at its
+    default)."""
+    source = ctx.get_parameter_source(name)  # (typer may carry its own click: by its name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _tradeoff_alone(objective: str | None, tokens: str | None,
+                    within: str | None = None) -> None:
     """Refuse the options a trade-off has no use for (its limits, --max-time, --budget,
     --max-power-w and --total-budget, are rows of every point).
 
     Raises:
         InputError: naming ``--objective`` (each point is the fastest design within its cost and
-            power level) or ``--tokens`` (no run figures are printed)."""
+            power level), ``--tokens`` (no run figures are printed) or ``--within`` (no knee of
+            one fastest design is searched)."""
     from ..errors import InputError
 
     if objective is not None:
@@ -271,6 +289,11 @@ def _tradeoff_alone(objective: str | None, tokens: str | None) -> None:
     if tokens is not None:
         raise InputError("--tokens", None, "has no meaning with --tradeoff: it prints no run "
                          "figures", "drop --tokens, or drop --tradeoff")
+    if within is not None:
+        raise InputError("--within", None, "has no meaning with --tradeoff: it searches the "
+                         "cheapest design within a slack of one fastest design, and the trade-off "
+                         "already lists the fastest design at each cost and power level",
+                         "drop --within, or drop --tradeoff")
 
 
 def _finite(data: dict, catalog: Path) -> None:

@@ -98,13 +98,28 @@ def attribute_to_file(e: HieroptError, path: Path, name: str | None) -> HieroptE
     return e
 
 
+def _dropped(p: Any, seen: tuple[str, str | None], name: str,
+             value: str | None) -> tuple[str, str | None, str, str | None] | None:
+    """(first name, its value, this name, its value) when option ``p``, first ``seen`` as
+    (name, value), given again as ``name`` (``value``: None for a flag) drops a value: the same
+    name with another value, or a flag with its negation (``secondary_opts``); else None."""
+    if (seen[0] in p.opts) != (name in p.opts):
+        return (seen[0], None, name, None)  # (a flag and its negation)
+    if seen[0] == name and seen[1] != value:
+        return (*seen, name, value)  # (the same name, two values)
+    return None
+
+
 def aliases_given_together(params: Any, args: list[str]) -> None:
     """Refuse an option given under two of its names among raw command-line ``args`` (up to a
     ``--``): ``--budget 1e7 --budget-usd 2e7`` would keep the last value, $20M, silently, where the
     library refuses ``budget_usd`` with ``max_network_cost_usd``. One check for every command's
     every option with several names (``params``: the command's click parameters; ``--budget``,
-    ``--budget-usd``, ``--max-cost-usd``; ``--max-time``, ``--max-time-ns``; ``-o``, ``--out``);
-    the same name given twice and a flag's negation (``--no-sensitivity``) are not aliases.
+    ``--budget-usd``, ``--max-cost-usd``; ``--max-time``, ``--max-time-ns``; ``-o``, ``--out``).
+    Likewise the same option given twice with two values (``--budget 1e7 --budget 9e6``) and a
+    flag given with its negation (``--sensitivity --no-sensitivity``); an option that takes several
+    values (``--set``, ``--constraint``: click's ``multiple``) or counts (``-v -v``) may repeat, and
+    the same value given twice drops nothing.
 
     Raises:
         InputError: the first name given, the other and both values, and the fix.
@@ -116,6 +131,8 @@ def aliases_given_together(params: Any, args: list[str]) -> None:
         if getattr(p, "param_type_name", "") == "option":
             names.update(dict.fromkeys([*p.opts, *p.secondary_opts], p))
     used: dict[Any, dict[str, str | None]] = {}  # (option -> {name given: its value})
+    first: dict[Any, tuple[str, str | None]] = {}  # (option -> the first name given, its value)
+    twice: tuple[str, str | None, str, str | None] | None = None  # (the first repeat dropping one)
     words = iter(args)
     for word in words:
         if word == "--":
@@ -132,9 +149,19 @@ def aliases_given_together(params: Any, args: list[str]) -> None:
             value = next(words, "")
         if name in p.opts:
             used.setdefault(p, {}).setdefault(name, value if takes else None)
+        if twice is None and not (getattr(p, "multiple", False) or getattr(p, "count", False)):
+            twice = _dropped(p, first.setdefault(p, (name, value if takes else None)), name,
+                             value if takes else None)
     for given in used.values():
         if len(given) > 1:
             (a, va), (b, vb) = list(given.items())[:2]
             raise InputError(a, None, f"given together with {b}, another name of the same option "
                              f"({a} {va} and {b} {vb}: one value would be dropped)",
                              f"give one of {a} and {b}")
+    if twice is not None:
+        a, va, b, vb = twice
+        if va is None and vb is None:
+            raise InputError(a, None, f"given together with {b}, its negation (one would be "
+                             "dropped)", f"give one of {a} and {b}")
+        raise InputError(a, None, f"given twice ({a} {va} and {b} {vb}: one value would be "
+                         "dropped)", f"give {a} once")

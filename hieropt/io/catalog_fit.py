@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..model.catalog import LINK_BLOCKS, Catalog, Part, link_peers
+from ..model.catalog import LINK_BLOCKS, Catalog, Part, link_peers, unit_step
 from ..spec import Instance
 
 __all__ = ["check_served", "dimension_parts", "part_label", "usable_catalog"]
@@ -54,9 +54,15 @@ def _reach(part: Part) -> str:
             + (f" per node of {part.share}" if part.share > 1 else "") + f" = {_range(part)[1]:g}")
 
 
-def _units_for(part: Part, need_gbps: float) -> str:
+def _units_needed(part: Part, need_gbps: float, step: int = 1) -> int:
+    """The fewest units of ``part`` (per NPU, or per node) giving ``need_gbps`` GB/s per NPU, in
+    whole multiples of ``step`` (:func:`hieropt.model.catalog.unit_step`)."""
+    return max(1, math.ceil(need_gbps * part.share / part.unit_gbps / step - TOL)) * step
+
+
+def _units_for(part: Part, need_gbps: float, step: int = 1) -> str:
     key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-    return f"'{part.name}' {key} >= {math.ceil(need_gbps * part.share / part.unit_gbps - TOL)}"
+    return f"'{part.name}' {key} >= {_units_needed(part, need_gbps, step)}"
 
 
 def _reach_units(part: Part, units: int, capped: bool = False) -> str:
@@ -70,10 +76,18 @@ def _reach_units(part: Part, units: int, capped: bool = False) -> str:
             + (within if units < part.max_units else ""))
 
 
-def _more_units(part: Part, need_gbps: float) -> str:
-    units = math.ceil(need_gbps * part.share / part.unit_gbps - TOL)
+def _more_units(part: Part, need_gbps: float, step: int = 1) -> str:
+    """The fix of a part too slow for ``need_gbps`` GB/s per NPU: its unit limit raised to the
+    fewest units that give it, a whole multiple of ``step`` (the peers its link ports reach)."""
+    units = _units_needed(part, need_gbps, step)
     key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-    return f"raise {key} to at least {units} or use a faster part"
+    multiple = f" (a multiple of {step}, one port to each peer)" if step > 1 else ""
+    return f"raise {key} to at least {units}{multiple} or use a faster part"
+
+
+def _ports(n: int) -> str:
+    """``1 link port`` / ``2 link ports``."""
+    return f"{n} link port" + ("" if n == 1 else "s")
 
 
 def _lhs(a: tuple[float, ...], ranges: list[tuple[float, float]], dims) -> tuple[float, float]:
@@ -108,6 +122,10 @@ def check_served(catalog: Catalog, instance: Instance, src: str) -> None:
     def where(d: int) -> str:
         return f"dimension {d} (class {instance.network.dims[d].cost_class})"
 
+    def units_for(p: Part, d: int, need_gbps: float) -> str:
+        dim = instance.network.dims[d]
+        return _units_for(p, need_gbps, unit_step(p, dim.block, dim.npus))
+
     for d, ps in enumerate(parts):
         if len(ps) < 2:
             continue  # one part: the per-part check names it
@@ -121,7 +139,7 @@ def check_served(catalog: Catalog, instance: Instance, src: str) -> None:
                 "per NPU, "
                 f"but its parts reach at most {', '.join(_reach(p) for p in ps)} GB/s per NPU",
                 "raise a unit limit "
-                f"({', '.join(_units_for(p, bound.lower_gbps) for p in ps)}), add a "
+                f"({', '.join(units_for(p, d, bound.lower_gbps) for p in ps)}), add a "
                 f"faster part, or lower the bound",
             )
         if bound.upper_gbps is not None and ranges[d][0] > bound.upper_gbps * (1 + TOL):
@@ -157,7 +175,7 @@ def check_served(catalog: Catalog, instance: Instance, src: str) -> None:
                     "per NPU, but its parts reach at most "
                     f"{', '.join(_reach(p) for p in parts[d])} GB/s "
                     "per NPU",
-                    f"raise a unit limit ({', '.join(_units_for(p, bound) for p in parts[d])}),"
+                    f"raise a unit limit ({', '.join(units_for(p, d, bound) for p in parts[d])}),"
                     " add a faster part, or relax the constraint",
                 )
             raise InputError(
@@ -211,15 +229,19 @@ def _bound_misfit(part: Part, d: int, instance: Instance,
     raise_it = ("raise the bound" if cap is None else
                 "give the model file's [params.npu] nic_gbps (a faster host link)")
     dim = instance.network.dims[d]
-    step = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
+    step = unit_step(part, dim.block, dim.npus)
     if part.max_units < step:  # (a link port goes to one peer: whole multiples of the peers)
         key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-        return _Misfit(f"at most {part.max_units} link ports per {part.per} cannot reach the "
-                       f"{step} peers each NPU has on dimension {d} ({dim.block} {dim.npus}): "
-                       f"a link port goes to one peer, so its units come in multiples of {step}",
+        peers = link_peers(dim.block, dim.npus)
+        each = (f"its units come in multiples of {step}" if part.share == 1 else
+                f"a node of {part.share} NPUs needs its units in multiples of {part.share} x "
+                f"{peers} = {step}")
+        return _Misfit(f"at most {_ports(part.max_units)} per {part.per} cannot reach the "
+                       f"{peers} peers each NPU has on dimension {d} ({dim.block} {dim.npus}): "
+                       f"a link port goes to one peer, so {each}",
                        f"raise {key} to at least {step}, or use a part with enough ports")
     lo, most = part.bw_gbps(step), part.max_units // step * step
-    k_lo = max(1, math.ceil(bound.lower_gbps * part.share / part.unit_gbps / step - TOL)) * step
+    k_lo = _units_needed(part, bound.lower_gbps, step)
     k_hi = most
     if bound.upper_gbps is not None:
         k_hi = min(k_hi, math.floor(bound.upper_gbps * part.share / part.unit_gbps / step + TOL)
@@ -228,7 +250,7 @@ def _bound_misfit(part: Part, d: int, instance: Instance,
         return _Misfit(f"reaches at most {_reach_units(part, most)} on dimension {d}, "
                        "below the instance's "
                        f"bound bw[{d}] >= {bound.lower_gbps:g}",
-                       _more_units(part, bound.lower_gbps))
+                       _more_units(part, bound.lower_gbps, step))
     if k_hi < 1:
         least = "one unit gives" if step == 1 else f"{step} units (one per peer) give"
         return _Misfit(f"{least} {lo:g} GB/s per NPU on dimension {d}, above {upper}",
@@ -266,9 +288,12 @@ def _constraint_misfit(part: Part, d: int, span: tuple[float, float],
         if sum(1 for x in a if x != 0) == 1:
             if too_low == (a[d] > 0):
                 units = round(hi * part.share / part.unit_gbps)
+                dim = instance.network.dims[d]
                 return _Misfit(f"reaches at most {_reach_units(part, units, capped)} on "
                                f"dimension {d}, but constraint '{con.text}' needs "
-                               f"{con.rhs / a[d]:g}", _more_units(part, con.rhs / a[d]))
+                               f"{con.rhs / a[d]:g}",
+                               _more_units(part, con.rhs / a[d],
+                                           unit_step(part, dim.block, dim.npus)))
             return _Misfit(f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
                            f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
                            "use a slower part or relax the constraint")

@@ -332,9 +332,28 @@ def _override_of(e: ValidationError, overrides: list[str], source: str) -> str |
         path = override_path(key.strip(), source)
         if ".".join(path) == field and (
             list(map(str, err["loc"])) == path or f"'{value.strip()}'" in msg
+            or _npu_figure_slip(path, value)
         ):
             return item
     return None
+
+
+def _npu_figure_slip(path: list[str], value: str) -> bool:
+    """Whether ``value``, given to the NPU figure at ``path`` (``npu.nic_gbps``), is refused by
+    itself as written in another unit (:func:`hieropt.workloads.llm.accelerators.unit_slip`:
+    ``nic_gbps = 400`` is a NIC's rating in Gb/s; ``peak_slip`` for ``peak_tflops``), a check the
+    NPU's model validator makes on that one field."""
+    from ..workloads.llm.accelerators import peak_slip, unit_slip
+
+    if len(path) != 2 or path[0] != "npu":
+        return False
+    try:
+        v = float(parse_override_value(value.strip()))
+    except (TypeError, ValueError):
+        return False
+    if path[1] == "peak_tflops":
+        return peak_slip(v) is not None
+    return unit_slip(path[1], v) is not None
 
 
 def read_llm(

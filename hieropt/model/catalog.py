@@ -7,7 +7,9 @@ A catalog lists, per cost class of the network, the parts a buyer can choose fro
   B_d, as in LIBRA). The price is per port (one per NPU per unit: its share of the cable included);
   the cluster has ``N
   * n`` of them (N = all NPUs). A port is a point-to-point link to one peer, so ``n`` is a whole
-  multiple of the peers an NPU has on the dimension (:func:`link_peers`).
+  multiple of the peers an NPU has on the dimension (:func:`link_peers`); a link part fitted per
+  node of ``s`` NPUs comes in multiples of ``s`` x peers, one port per NPU to each peer
+  (:func:`unit_step`).
 - ``nics`` (Switch dimensions): a NIC of ``gbps`` GB/s per direction; each NIC takes one switch port
   (or ``ceil(gbps / port_gbps)`` ports when the switch states its port speed and the NIC is faster).
 - ``switches`` (Switch dimensions): a switch of ``radix`` ports, priced per switch
@@ -41,7 +43,7 @@ from ..units import gbit_rating_slip, gbit_to_gbyte
 from .fabric import check_radix
 from .parts import MAX_PART_USD, FabricSpec, OpticPart, Source, check_power, check_sources
 
-__all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS", "link_peers"]
+__all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS", "link_peers", "unit_step"]
 
 LINK_BLOCKS = ("Ring", "FullyConnected")
 """Building blocks provisioned with link ports; Switch dimensions use NICs and switches."""
@@ -59,6 +61,16 @@ def link_peers(block: str, npus: int) -> int:
     if block == "Ring":
         return 2 if npus > 2 else 1
     return 1
+
+
+def unit_step(part: Part, block: str, npus: int) -> int:
+    """The step of ``part``'s unit counts (per NPU, or per node when fitted per node) on a
+    dimension of ``npus`` NPUs built as ``block``: each NPU's link ports are a whole multiple of
+    its peers (:func:`link_peers`), so a link part fitted per node of s NPUs comes in multiples of
+    s x peers (s ports to each peer, one per NPU). 1 for a NIC on a Switch dimension."""
+    if block not in LINK_BLOCKS:
+        return 1
+    return link_peers(block, npus) * part.share
 
 
 UNIT_BW_RANGE = (1e-9, 1e12)

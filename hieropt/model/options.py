@@ -3,7 +3,8 @@ and power.
 
 - **Ring / FullyConnected** dimensions: one option per link part and unit count n (1 .. its limit,
   in whole multiples of the peers a port can reach, :func:`hieropt.model.catalog.link_peers`: n =
-  k x (n_d - 1) on a FullyConnected dimension of n_d NPUs, k x 2 on a Ring of 3 or more): n ports
+  k x (n_d - 1) on a FullyConnected dimension of n_d NPUs, k x 2 on a Ring of 3 or more; per node
+  of s NPUs, s times that, :func:`hieropt.model.catalog.unit_step`): n ports
   per NPU (or per node of s NPUs) give each NPU n x unit GB/s (/ s); the cluster has N x n (N / s
   x n) ports.
 - **Switch** dimensions of p NPUs: one option per NIC part x unit count x switch model x fabric
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec import Network
-from .catalog import LINK_BLOCKS, Catalog, Part, PartClass, Switch, link_peers
+from .catalog import LINK_BLOCKS, Catalog, Part, PartClass, Switch, link_peers, unit_step
 from .fabric import SwitchFabric, design_fat_tree, switch_fabric
 from .optics import link_levels
 
@@ -296,7 +297,8 @@ def link_notes(network: Network) -> list[str]:
         if k > 1:
             peers = "peers" if dim.block == "FullyConnected" else "ring neighbours"
             out.append(f"dimension {d} ({dim.block} {dim.npus}): link ports are bought in "
-                       f"multiples of {k} per NPU (or per node), one to each of its {k} {peers} "
+                       f"multiples of {k} per NPU ({k} x s per node of s NPUs), one to each of "
+                       f"its {k} {peers} "
                        "(a port is a point-to-point link to one peer)")
     return out
 
@@ -318,8 +320,8 @@ def dimension_options(catalog: Catalog, network: Network, d: int,
     if dim.block not in LINK_BLOCKS:
         return _switch_options(pc, network, d, within)
     out: list[Option] = []
-    step = link_peers(dim.block, dim.npus)  # (one port per peer: whole multiples of the peers)
     for part in pc.links:
+        step = unit_step(part, dim.block, dim.npus)  # (one port per NPU to each peer)
         for n in range(step, part.max_units + 1, step):
             total = N // part.share * n
             bom = (BomLine(d, "link", part.name, total, part.usd, part.watts),)

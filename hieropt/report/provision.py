@@ -273,7 +273,15 @@ def _moved_why(r: Any, d: int) -> str:
     raised to one unit, or to the fewest link ports, one to each peer (down)."""
     if r.name == "up":
         return "above the part's unit limit: held at the limit"
-    n = r.design[d].units
+    o = r.design[d]
+    if o.kind == "nic":  # (NICs: any count; some NIC part's one unit is above the bandwidth)
+        bought = ("" if o.units == 1 and o.part.per == "NPU" else
+                  f" (bought as {o.units} x {o.part.name} per {o.part.per}"
+                  + (f" of {o.part.share}" if o.part.per == "node" else "")
+                  + ", the design's parts at that bandwidth)")
+        return ("below one unit of a NIC part (rounding down keeps at least one unit of each "
+                f"part): raised to it{bought}")
+    n = o.units
     return ("below one unit of the part: raised to one unit" if n == 1 else
             f"below the part's fewest units, {n} (one link port to each peer): raised to them")
 

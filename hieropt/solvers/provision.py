@@ -25,7 +25,7 @@ from ..errors import (
 from ..formulation.milp import KW, ProvisionMILP
 from ..io.nic_bound import nic_bounded, nic_error
 from ..model.capex import TotalCapex
-from ..model.catalog import LINK_BLOCKS, Catalog, link_peers
+from ..model.catalog import Catalog, unit_step
 from ..model.options import BomLine, Option, dimension_options, link_notes
 from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
@@ -377,9 +377,9 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
     for d in range(len(options)):
         lines = {o.line: o.part for o in dimension_options(catalog, instance.network, d)}
         dim = instance.network.dims[d]
-        # (link ports come in whole multiples of the peers they reach: the options' steps)
-        step = link_peers(dim.block, dim.npus) if dim.block in LINK_BLOCKS else 1
         for part in lines.values():  # (a product line's options differ in unit count only)
+            # (link ports come in whole multiples of the peers they reach: the options' steps)
+            step = unit_step(part, dim.block, dim.npus)
             exact_units = bw_cont[d] * part.share / part.unit_gbps / step
             # (the continuous optimum is known to ~1e-4 where it is flat: a value that close to a
             # whole number of units is that number)

@@ -31,12 +31,14 @@ def against_the_rounding(p: Any, r: Any) -> list[int]:
 def rounding_label(p: Any, r: Any) -> str:
     """The table's name of rounding ``r``: ``round down``, ``round up``, ``round best``, with the
     dimensions that went the other way (``round down, dim 3 up to 1 unit``; ``up to 7 units``: the
-    fewest link ports of a FullyConnected 8, one per peer)."""
+    fewest link ports of a FullyConnected 8, one per peer; a Switch dimension below one unit of
+    a NIC part reads ``up to 1 unit``, whatever parts buy that bandwidth)."""
     dims = against_the_rounding(p, r)
     if not dims:
         return f"round {r.name}"
     which = f"dim{'s' if len(dims) > 1 else ''} {', '.join(map(str, dims))}"
-    fewest = {r.design[d].units for d in dims}  # (link ports: one per peer at the fewest)
+    # (link ports: one per peer at the fewest; a Switch dimension: one unit of some NIC part)
+    fewest = {1 if r.design[d].kind == "nic" else r.design[d].units for d in dims}
     units = (f"{min(fewest)} unit{'s' if min(fewest) > 1 else ''}" if len(fewest) == 1
              else "the fewest units")
     how = f"up to {units}" if r.name == "down" else "down to the unit limit"

@@ -1,7 +1,7 @@
 """An option given under two of its names is refused, naming both with their values: ``solve
 --budget 1e7 --budget-usd 2e7`` once solved with $20M (the last), where the library refuses
 ``budget_usd`` with ``max_network_cost_usd``. One check for every command's every option with
-several names."""
+several names; so are one option given twice with two values and a flag with its negation."""
 
 from __future__ import annotations
 
@@ -66,10 +66,28 @@ def test_every_aliased_option_of_every_command_is_checked():
 
 
 @pytest.mark.parametrize("args", [
-    ("--budget", "1e7", "--budget", "2e7"),  # (the same name twice: the last, as any option)
-    ("--no-sensitivity", "--sensitivity"),  # (a flag and its negation are not aliases)
+    ("--budget", "2e7", "--budget", "2e7"),  # (the same value twice: nothing dropped)
+    ("--constraint", "bw[0] >= 1", "--constraint", "bw[1] >= 1"),  # (a multi-value option)
     ("--constraint", "--budget", "--budget-usd", "2e7"),  # ("--budget": --constraint's value)
 ])
 def test_no_aliases_no_refusal(args):
     r = run("solve", GPT3, *args, "--json", "-")
-    assert "given together" not in r.output
+    assert "given together" not in r.output and "given twice" not in r.output
+
+
+def test_an_option_given_twice_with_two_values_is_refused():
+    """``--budget 1e7 --budget 9e6`` once solved with $9M (the last) silently; ``--budget=`` counts
+    as the same name; the check runs before the instance is read."""
+    r = run("solve", "missing.toml", "--budget", "1e7", "--budget=9e6")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --budget: given twice (--budget 1e7 and --budget 9e6: one value would be "
+        "dropped); fix: give --budget once")
+
+
+def test_a_flag_with_its_negation_is_refused():
+    r = run("solve", "missing.toml", "--sensitivity", "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --sensitivity: given together with --no-sensitivity, its negation (one would be "
+        "dropped); fix: give one of --sensitivity and --no-sensitivity")

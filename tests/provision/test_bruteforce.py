@@ -29,18 +29,18 @@ SEEDS = range(36)
 MAX_DESIGNS = 4000
 
 
-def _part(rng, name: str, n_npus: int, step: int = 1) -> str:
-    """A random part; its unit limit a multiple of ``step`` (a link port's peers, 1 for a NIC)."""
+def _part(rng, name: str, n_npus: int, step: int = 1, link: bool = False) -> str:
+    """A random part; its unit limit a multiple of ``step`` (a link port's peers, 1 for a NIC),
+    times the node's NPUs for a link part fitted per node (one port per NPU to each peer)."""
     bw = float(rng.choice(UNITS))
     bw_key = f"gbps = {bw:g}" if rng.random() < 0.6 else f"gbit_per_s = {bw * 8:g}"
     usd = int(rng.integers(1, 30))
     divisors = [s for s in (2, 3, 4) if n_npus % s == 0]
     if divisors and rng.random() < 0.25:
-        return (
-            f'{{ name = "{name}", {bw_key}, usd = {usd}, '
-            f"max_per_node = {int(rng.integers(1, 5)) * step}, "
-            f"node_npus = {int(rng.choice(divisors))} }}"
-        )
+        k = int(rng.integers(1, 5)) * step
+        s = int(rng.choice(divisors))
+        return (f'{{ name = "{name}", {bw_key}, usd = {usd}, '
+                f"max_per_node = {k * s if link else k}, node_npus = {s} }}")
     most = int(rng.integers(1, 5)) * step
     return f'{{ name = "{name}", {bw_key}, usd = {usd}, max_per_npu = {most} }}'
 
@@ -84,7 +84,8 @@ def random_problem(seed: int):
     cat = []
     for d, (block, n, c, *_lat) in enumerate(dims):
         step = link_peers(block, n)  # (link ports in whole multiples of the peers)
-        parts = ", ".join(_part(rng, f"p{d}{i}", N, step) for i in range(int(rng.integers(1, 3))))
+        parts = ", ".join(_part(rng, f"p{d}{i}", N, step, block != "Switch")
+                          for i in range(int(rng.integers(1, 3))))
         if block == "Switch":
             sws = ", ".join(_switch(rng, f"s{d}{i}") for i in range(int(rng.integers(1, 3))))
             cat.append(f"[classes.{c}]\nnics = [{parts}]\nswitches = [{sws}]\n")

@@ -74,8 +74,8 @@ def test_default_instance_report():
     assert "continuous optimum" in out and "lower bound on every integer design's time" in out
     assert "round best" in out and "round down" in out and "none feasible" in out
     assert ("note: dimension 1 (FullyConnected 8): link ports are bought in multiples of 7 per NPU "
-            "(or per node), one to each of its 7 peers (a port is a point-to-point link to one "
-            "peer)") in out.splitlines()
+            "(7 x s per node of s NPUs), one to each of its 7 peers (a port is a point-to-point "
+            "link to one peer)") in out.splitlines()
     # "round down" raised dimension 1 (138 GB/s, below 7 x 25 GB/s) to the fewest ports, one per
     # peer: the label says so, and the line under the table gives both figures
     rows = [[c.strip() for c in x.split("│")[1:-1]] for x in out.splitlines() if "│" in x]
@@ -503,6 +503,17 @@ def test_a_plain_power_budget_far_below_every_design_names_the_unit_meant(power,
                  f"--max-power-w {meant}, or max_power_w={watts}); raise the power budget")
 
 
+@pytest.mark.parametrize("power", ["300W", "0.3kW"])
+def test_a_power_budget_given_with_its_unit_gets_no_plain_number_hint(power):
+    """300 W written with its unit: the ratio to the least design stays, but no "did you mean
+    300kW" (1,000 times the value given)."""
+    r = run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power, "--no-compare")
+    msg = assert_error(r, 3, "error: infeasible: power budget 300 W: the lowest-power design "
+                       "from the catalog that meets the other limits draws 205,920 W — the budget "
+                       "is 686x below it; raise the power budget")
+    assert "did you mean" not in msg and "plain number" not in msg
+
+
 def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
     from types import SimpleNamespace as NS
 
@@ -514,7 +525,7 @@ def test_a_rounding_label_names_the_dimensions_that_went_the_other_way():
 
     def r(name, bw, units=(1, 1, 1)):
         return NS(name=name, bw_gbps=None if bw is None else np.array(bw),
-                  design=tuple(NS(units=u) for u in units))
+                  design=tuple(NS(units=u, kind="link") for u in units))
 
     assert rounding_label(p, r("down", [375.0, 25.0, 10.0])) == "round down"
     # (within 1e-4 of the continuous value: rounded to it, not against the rounding)

@@ -223,3 +223,8 @@ def test_the_tradeoff_command_applies_its_limits_and_refuses_an_objective(proble
     assert_error(run(inst, "--catalog", cat, "--tradeoff", "3", "--objective", "min_cost",
                      "--max-time", "400ms"), 2, "--objective: has no meaning with --tradeoff",
                  "drop --objective")
+    assert_error(run(inst, "--catalog", cat, "--tradeoff", "3", "--within", "2%"), 2,
+                 "error: --within: has no meaning with --tradeoff: it searches the cheapest design "
+                 "within a slack of one fastest design, and the trade-off already lists the "
+                 "fastest design at each cost and power level; fix: drop --within, or drop "
+                 "--tradeoff")

@@ -110,9 +110,9 @@ links = [{ name = "t", gbps = 10, usd = 1, max_per_npu = 7 }]
     assert units == [[3, 6], [2, 4, 6], [1, 2, 3, 4, 5, 6, 7]]
     p = hieropt.provision(inst, path, compare=False)  # (the fastest: the most ports on each)
     assert [o.units for o in p.design] == [6, 6, 7]
-    assert ("dimension 0 (FullyConnected 4): link ports are bought in multiples of 3 per NPU (or "
-            "per node), one to each of its 3 peers (a port is a point-to-point link to one peer)"
-            ) in p.notes
+    assert ("dimension 0 (FullyConnected 4): link ports are bought in multiples of 3 per NPU (3 x "
+            "s per node of s NPUs), one to each of its 3 peers (a port is a point-to-point link to "
+            "one peer)") in p.notes
     _, path = load(tmp_path, dims, mapping, layers, cat.replace("max_per_npu = 7 }]\n[classes.R]",
                                                               "max_per_npu = 2 }]\n[classes.R]"),
                    name="q")
@@ -246,3 +246,52 @@ def test_units_and_sharing():
     assert nic.unit_gbps == 100.0 and nic.bw_gbps(2) == 25.0 and nic.per == "node"
     sw = Switch(name="s", radix=64, usd_per_port=10, port_gbit_per_s=400)
     assert sw.price_usd == 640 and sw.ports_per_nic(100.0) == 2 and sw.ports_per_nic(25.0) == 1
+
+
+def test_too_few_link_ports_name_the_next_multiple_of_the_peers(tmp_path: Path):
+    """A part of <= 7 ports per NPU on a Ring 4 (ports in pairs) reaches 6 x 50 = 300 GB/s; the
+    constraint bw[0] >= 320 needs 7 ports, bought as 8 (8 x 50 = 400): the fix names 8, not 7 (the
+    limit it already has); a part of <= 1 port says "1 link port" and names 2."""
+    cat = """\
+[classes.R]
+links = [{ name = "one", gbps = 25, usd = 1, max_per_npu = 1 },
+         { name = "fifty", gbps = 50, usd = 1, max_per_npu = 7 }]
+"""
+    dims = [("Ring", 4, "R")]
+    mapping = {"forward": [4], "input_grad": [4], "weight_grad": [4]}
+    layers = [(1e6, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9)]
+    inst, path = load(tmp_path, dims, mapping, layers, cat, constraints=["bw[0] >= 320"])
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.load_catalog(path, inst)
+    msg = str(e.value)
+    assert ("'one' at most 1 link port per NPU cannot reach the 2 peers each NPU has on "
+            "dimension 0 (Ring 4)") in msg
+    assert "'fifty' reaches at most 6 x 50 GB/s = 300 GB/s per NPU" in msg
+    assert ("'one': raise max_per_npu to at least 2, or use a part with enough ports; 'fifty': "
+            "raise max_per_npu to at least 8 (a multiple of 2, one port to each peer) or use a "
+            "faster part") in msg
+
+
+def test_link_parts_per_node_come_one_per_npu_and_peer(tmp_path: Path):
+    """A link part fitted per node of 2 NPUs on a FullyConnected 4 (3 peers): each NPU needs one
+    port to each peer, so a node buys 2 x 3 = 6 ports (3 per NPU, 3 x 10 = 30 GB/s) or 12 (60
+    GB/s), never 3 (1.5 per NPU); a limit of 5 per node cannot serve it."""
+    from hieropt.model.options import dimension_options
+
+    cat = ('[classes.F]\nlinks = [{ name = "f", gbps = 10, usd = 1, max_per_node = 13, '
+           'node_npus = 2 }]\n')
+    dims = [("FullyConnected", 4, "F")]
+    mapping = {"forward": [4], "input_grad": [4], "weight_grad": [4]}
+    layers = [(1e6, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9, 0, "ALLREDUCE", 1e9)]
+    inst, path = load(tmp_path, dims, mapping, layers, cat)
+    catalog = hieropt.load_catalog(path, inst)
+    opts = dimension_options(catalog, inst.network, 0)
+    assert [(o.units, o.bw_gbps, o.units_total) for o in opts] == [(6, 30.0, 12), (12, 60.0, 24)]
+    p = hieropt.provision(inst, path, compare=False)
+    assert (p.design[0].units, p.design[0].bw_gbps) == (12, 60.0)
+    _, path = load(tmp_path, dims, mapping, layers, cat.replace("13", "5"), name="q")
+    with pytest.raises(hieropt.InputError, match=(
+            r"at most 5 link ports per node cannot reach the 3 peers each NPU has on dimension 0 "
+            r"\(FullyConnected 4\): a link port goes to one peer, so a node of 2 NPUs needs its "
+            r"units in multiples of 2 x 3 = 6; fix: raise max_per_node to at least 6")):
+        hieropt.load_catalog(path, inst)

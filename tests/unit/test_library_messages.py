@@ -38,10 +38,10 @@ def test_a_bandwidth_out_of_range_in_any_unit_gets_no_reading():
 
 
 def test_an_hbm_capacity_out_of_range_in_bytes_too_gets_no_reading():
-    assert _message(lambda: hieropt.load_llm(LLM, "npu.hbm_gib=1e30")).endswith(
-        "hbm_gib: 1e+30 GiB of HBM per NPU is 953,674,316,406,250,018,963,456 PiB, and 9.313e+20 "
-        "GiB read as bytes, still above 16 TiB; fix: give GiB (2^30 bytes), e.g. 80 for an 80 GiB "
-        "part")
+    assert _message(lambda: hieropt.load_llm(LLM, "npu.hbm_gib=1e30")) == (
+        "overrides: npu.hbm_gib=1e30: 1e+30 GiB of HBM per NPU is "
+        "953,674,316,406,250,018,963,456 PiB, and 9.313e+20 GiB read as bytes, still above 16 "
+        "TiB; fix: give GiB (2^30 bytes), e.g. 80 for an 80 GiB part")
     assert _message(lambda: hieropt.load_llm(LLM, "npu.hbm_gib=80e9")).endswith(
         "fix: give GiB (2^30 bytes), e.g. 74.51 for 8e+10 bytes")
 

@@ -169,6 +169,13 @@ def test_bad_plans_are_one_line_errors(overrides, message):
             "'hbm_gib')",
         ),
         ("model.layers=0", "model.layers=0: 0 is below 1; fix: use an integer >= 1"),
+        # (a validator of [params.npu] naming the field and opening with the value)
+        (
+            "npu.nic_gbps=400",
+            "npu.nic_gbps=400: 400 GB/s per direction is a 3.2 Tb/s NIC, and 400 is a NIC's "
+            "rating in Gb/s; fix: write nic_gbps = 50 (GB/s per direction: the 400 Gb/s rating "
+            "/ 8)",
+        ),
         # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
         (
             f"model.layers={10**60}",

@@ -64,7 +64,14 @@ def test_npu_figures_in_the_wrong_unit_are_refused(override: str, message: str) 
 
     with pytest.raises(InputError) as e:
         read_llm(MODEL, [override])
-    assert str(e.value) == f"{MODEL}: {message}"
+    # (the value is the override's, so the error names it, not the model file: "params.npu:
+    # nic_gbps: 400 GB/s ..." -> "--set: nic_gbps=400: 400 GB/s ...")
+    field, figure, problem = message.split(": ", 2)
+    assert (field, figure) == ("params.npu", override.split("=")[0])
+    assert str(e.value) == f"--set: {override}: {problem}"
+    with pytest.raises(InputError) as e:
+        read_llm(MODEL, [override], "space.toml: set")
+    assert str(e.value) == f"space.toml: set: {override}: {problem}"
 
 
 @pytest.mark.parametrize("peak", [1e-4, 0.1, 1.0, 156.0, 989.4, 4500.0, 1e6])
