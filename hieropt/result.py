@@ -101,7 +101,7 @@ class Solution:
             else None.
         gap: relative gap (objective_value - objective_bound) / objective_value, >= 0.
         iterations: LPs solved (all sub-solves included).
-        solve_seconds: wall time of build + solve + verify, s.
+        solve_seconds: wall time of build + solve + verify, s (not compared by ``==``).
         breakdown: the evaluator's breakdown at ``bw_gbps``; None without a design (status
             infeasible, unbounded or undecided: then ``bw_gbps`` is empty and the numbers are NaN).
         method: the algorithm used.
@@ -110,8 +110,9 @@ class Solution:
             per cost): the network costs searched, $, lowest and highest; the highest is ``inf``
             when no constraint caps bandwidth (written ``null`` by :meth:`to_dict`).
 
-    Two solutions are ``==`` when every field is, ``bw_gbps`` element-wise (the instance is not
-    compared; :func:`results_equal`), so ``in`` and ``list.index`` work; unhashable.
+    Two solutions are ``==`` when every field is, ``bw_gbps`` element-wise (the instance and the
+    wall time ``solve_seconds`` are not compared: two solves of one instance are equal;
+    :func:`results_equal`), so ``in`` and ``list.index`` work; unhashable.
     """
 
     status: Status
@@ -126,7 +127,7 @@ class Solution:
     lower_bound_ns: float | None
     gap: float
     iterations: int
-    solve_seconds: float
+    solve_seconds: float = field(compare=False)
     breakdown: Breakdown | None
     method: str
     notes: tuple[str, ...] = ()
@@ -403,7 +404,8 @@ class Sensitivity:
             exact time-cost front at this point; None when not defined (e.g. performance_per_cost).
         usd_per_ms_note: how ``usd_per_ms`` was obtained.
         method: how the values were computed.
-        seconds: wall time of the analysis.
+        seconds: wall time of the analysis (not compared by ``==``: two analyses of one optimum
+            are equal).
     """
 
     objective: str
@@ -412,7 +414,7 @@ class Sensitivity:
     usd_per_ms: float | None
     usd_per_ms_note: str
     method: str
-    seconds: float
+    seconds: float = field(compare=False)
 
     def point_gbps(self) -> list[float] | None:
         """The bandwidths (GB/s per NPU per dimension, innermost first) of the design the marginals

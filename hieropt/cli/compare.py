@@ -27,6 +27,7 @@ from .common import (
 )
 from .options import BudgetOpt, TokensOpt
 from .outputs import answer_outputs, check_not_input, inputs_read
+from .usage import input_error
 
 if TYPE_CHECKING:
     from ..spec import Instance
@@ -312,6 +313,7 @@ def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None
     from ..errors import InputError
     from ..io.codesign import load_codesign
     from ..io.common import read_text
+    from ..studies.codesign.rows import result_with_added_columns
 
     if path.suffix.lower() != ".json":
         from ..studies.codesign import codesign
@@ -333,11 +335,11 @@ def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None
         )
     if not isinstance(data, dict) or "ranking" not in data or "best" not in data:
         raise InputError(
-            path,
-            None,
+            path, None,
             "not a co-design result (no 'best' and 'ranking')",
             "give the JSON that 'hieropt codesign SPACE --json FILE' wrote, or an instance TOML",
         )
+    result_with_added_columns(data)  # (an older result's rows: cp and plan ids as now)
     if space is not None:
         return data, load_codesign(space)
     from ..io.codesign import result_space
@@ -508,8 +510,8 @@ def report_command(
                                                   "the objective asked (--objective)")
         check_min_cost_target(inst, compared, instance)
         comp = compare(inst, objective=compared)
-    except HieroptError as e:
-        raise fail(err, e, json_out) from None
+    except Exception as e:  # (a model's ValidationError too: the input's error, no traceback)
+        raise fail(err, input_error(e, instance), json_out) from None
     from .. import api
     from ..report import html
     from ..report.committee_answers import procurement_committee

@@ -393,7 +393,10 @@ def evaluate_command(
     solver).
 
     A pipelined LLM plan: every distinct stage's time as if every stage were it, the iteration time
-    (the schedule's composition of the stages) and the breakdown of the slowest stage.
+    (the schedule's composition of the stages) and the breakdown of the slowest stage. A warning
+    (and a --json note) for every limit of the instance the design breaks: a design constraint or
+    bound, the network budget (max_network_cost_usd, $ over) and the time target
+    (max_iteration_time_ns, ns over).
     """
     from ..errors import HieroptError
 

@@ -1,6 +1,7 @@
 """Command-line input errors in the project's one-line form: click's (typer's) usage errors
 (:func:`usage_error_line`), the ``--json`` file named on a command line click could not parse
-(:func:`json_option`), and a study's error named after the input file (:func:`attribute_to_file`).
+(:func:`json_option`), a study's error named after the input file (:func:`attribute_to_file`), and
+a model's refusal of an input as its error (:func:`input_error`).
 The error line and the ``--json`` document of a usage error are written by
 :func:`hieropt.cli.common.usage_exit`."""
 
@@ -165,3 +166,27 @@ def aliases_given_together(params: Any, args: list[str]) -> None:
                              "dropped)", f"give one of {a} and {b}")
         raise InputError(a, None, f"given twice ({a} {va} and {b} {vb}: one value would be "
                          "dropped)", f"give {a} once")
+
+
+def input_error(e: Exception, source: Path | None) -> HieroptError:
+    """``e`` as the command's error: a :class:`~hieropt.errors.HieroptError` as it is; a pydantic
+    ``ValidationError`` (a model refusing what the input ``source`` gave, e.g. a co-design result's
+    row its space cannot rebuild) as an :class:`~hieropt.errors.InputError` naming ``source``
+    (:func:`hieropt.io.common.validation_error`; its fix ends "or give a file this hieropt
+    wrote"), never a traceback.
+
+    Raises:
+        Exception: ``e`` itself when it is neither."""
+    from pydantic import ValidationError
+
+    from ..errors import HieroptError, InputError
+    from ..io.common import validation_error
+
+    if isinstance(e, HieroptError):
+        return e
+    if not isinstance(e, ValidationError):
+        raise e
+    found = validation_error(e, source if source is not None else "the input")
+    rerun = "give a file this hieropt wrote (rerun the command that wrote it)"
+    return InputError(found.source, found.field, found.problem,
+                      f"{found.fix}; or {rerun}" if found.fix else rerun)

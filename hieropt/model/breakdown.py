@@ -91,9 +91,11 @@ class Breakdown:
             figures (``communication_by_phase_ns`` ... ``bottleneck_ns_per_dim``) are the slowest
             stage's.
         violations: one text per design constraint or bound of the instance that ``bw_gbps``
-            violates (:func:`hieropt.model.violations.constraint_notes`), empty when it meets
-            them all: an allocation given to ``hieropt.evaluate`` is evaluated as given, and this
-            says which of the instance's limits it breaks (what ``evaluate`` warns of).
+            violates, then per limit its time and cost break (the time target
+            ``max_iteration_time_ns``, the network budget ``max_network_cost_usd``, with the
+            figures: :func:`hieropt.model.violations.design_notes`), empty when it meets them
+            all: an allocation given to ``hieropt.evaluate`` is evaluated as given, and this says
+            which of the instance's limits it breaks (what ``evaluate`` warns of).
     """
 
     bw_gbps: np.ndarray

@@ -117,7 +117,7 @@ from .traffic import (
     phase_sums,
     phase_traffic,
 )
-from .violations import constraint_notes
+from .violations import design_notes
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -378,7 +378,7 @@ def _evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdow
         network_cost_usd=cost,
         iteration_time_by_workload_ns=by_workload,
         stage_times_ns=stage_times,
-        violations=constraint_notes(instance, bw),
+        violations=design_notes(instance, bw, total, cost),
         source=(total, instance, bw.copy(), slowest, execs, p2p_count, p2p),
     )
     if sum(r.per_dim.size for _, r in slowest) > LAZY_FIGURES:

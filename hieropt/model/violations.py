@@ -1,8 +1,9 @@
-"""The design constraints and bounds of an instance that a bandwidth allocation violates: the check
-of :func:`hieropt.verify.verify` (which re-exports it) and of every evaluation's breakdown
+"""The design constraints and bounds of an instance that a bandwidth allocation violates, and its
+network budget and time target that the design's cost and time break: the check of
+:func:`hieropt.verify.verify` (which re-exports the first) and of every evaluation's breakdown
 (:attr:`hieropt.model.breakdown.Breakdown.violations`, made by
-:func:`hieropt.model.timing.evaluate`): one mechanism behind ``evaluate``'s warnings, its
-``--json`` notes and the library's result."""
+:func:`hieropt.model.timing.evaluate` with :func:`design_notes`): one mechanism behind
+``evaluate``'s warnings, its ``--json`` notes and the library's result."""
 
 from __future__ import annotations
 
@@ -61,4 +62,40 @@ def constraint_notes(instance: Instance, bw_gbps: np.ndarray) -> tuple[str, ...]
                  for text, v in constraint_violations(instance, bw_gbps))
 
 
-__all__ = ["FEAS_TOL", "constraint_violations", "constraint_notes"]
+def limit_notes(instance: Instance, iteration_time_ns: float,
+                network_cost_usd: float) -> tuple[str, ...]:
+    """One text per limit of ``instance`` that a design of ``iteration_time_ns`` (ns; the weighted
+    sum of its workloads' times, as the solvers cap it) and ``network_cost_usd`` ($) breaks, with
+    the figures: its network budget ``max_network_cost_usd`` (``exceeds the network budget
+    max_network_cost_usd = $10,000,000: the network costs $17,489,920, $7,489,920 over``) and its
+    time target ``max_iteration_time_ns`` (``... 1,500,000,000 ns: the iteration takes
+    1,600,000,000 ns, 100,000,000 ns over``; not checked on a relative, dimensionless time). A
+    figure within :data:`FEAS_TOL` (relative) of its limit meets it (a solver's optimum on the
+    limit). Empty when the design meets both, or the instance has neither."""
+    out = []
+    budget = instance.max_network_cost_usd
+    if budget is not None and not network_cost_usd <= budget * (1 + FEAS_TOL):
+        out.append(f"exceeds the network budget max_network_cost_usd = ${budget:,.0f}: the network "
+                   f"costs ${network_cost_usd:,.0f}, ${network_cost_usd - budget:,.0f} over")
+    target = instance.max_iteration_time_ns
+    if (target is not None and not instance.relative_time
+            and not iteration_time_ns <= target * (1 + FEAS_TOL)):
+        out.append(f"exceeds the time target max_iteration_time_ns = {target:,.0f} ns: the "
+                   f"iteration takes {iteration_time_ns:,.0f} ns, "
+                   f"{iteration_time_ns - target:,.0f} ns over")
+    return tuple(out)
+
+
+def design_notes(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float,
+                 network_cost_usd: float) -> tuple[str, ...]:
+    """Every limit of ``instance`` that a design breaks: its bandwidths ``bw_gbps`` (GB/s per NPU,
+    one per dimension) against the design constraints and bounds (:func:`constraint_notes`), then
+    its ``iteration_time_ns`` (ns) and ``network_cost_usd`` ($) against the time target and the
+    network budget (:func:`limit_notes`): what :attr:`~hieropt.model.breakdown.Breakdown.
+    violations` hold, so ``evaluate``'s warnings and ``--json`` notes."""
+    return constraint_notes(instance, bw_gbps) + limit_notes(instance, iteration_time_ns,
+                                                             network_cost_usd)
+
+
+__all__ = ["FEAS_TOL", "constraint_violations", "constraint_notes", "limit_notes",
+           "design_notes"]

@@ -12,7 +12,7 @@ from ..model.options import Option
 from ..solvers.provision import Provisioning
 from ..solvers.provision_dicts import against_the_rounding, provision_dict, rounding_label
 from ..spec import Instance
-from ..units import RELATIVE_UNIT, fmt_relative
+from ..units import RELATIVE_UNIT, fmt_relative, plural
 from .common import fmt_time
 
 
@@ -243,7 +243,7 @@ def tradeoff_table(tr: Any) -> Table:
     t = Table(
         title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x "
         "power levels; "
-        f"{len(tr.points)} non-dominated designs)",
+        f"{plural(len(tr.points), 'non-dominated design')})",
         title_justify="left",
     )
     for col in ("time ms", "cost $", "power W", "GB/s per NPU", "design"):

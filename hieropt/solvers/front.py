@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -76,14 +76,15 @@ class Front:
     (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost
     optimum (None without a bandwidth floor); ``notes``; ``solve_seconds`` (s) and ``lps``;
     ``time_unit`` of the points' times: ``"ns"``, or :data:`hieropt.units.RELATIVE_UNIT` for
-    shares of hours. ``==`` compares every field, the points' and optima's arrays
-    element-wise (:func:`hieropt.result.results_equal`); unhashable."""
+    shares of hours. ``==`` compares every field but the wall time ``solve_seconds`` (two
+    computations of one front are equal), the points' and optima's arrays element-wise
+    (:func:`hieropt.result.results_equal`); unhashable."""
 
     points: tuple[FrontPoint, ...]
     fastest: Solution | None
     best_per_cost: Solution | None
     notes: tuple[str, ...]
-    solve_seconds: float
+    solve_seconds: float = field(compare=False)
     lps: int
     time_unit: str = "ns"
 

@@ -120,8 +120,9 @@ class Provisioning:
         nic_bounds: the notes of the dimensions bounded at the accelerator's ``nic_gbps``
             (:func:`hieropt.io.nic_bound.nic_bounded`).
 
-    ``==`` compares every field, ``bw_gbps`` element-wise (:func:`hieropt.result.results_equal`);
-    unhashable."""
+    ``==`` compares every field but the wall times ``milp_seconds`` and ``solve_seconds`` (two
+    provisionings of one instance are equal), ``bw_gbps`` element-wise
+    (:func:`hieropt.result.results_equal`); unhashable."""
 
     status: Status
     message: str
@@ -146,8 +147,8 @@ class Provisioning:
     catalog: str
     options: tuple[int, ...]
     milp_solves: int
-    milp_seconds: float
-    solve_seconds: float
+    milp_seconds: float = field(compare=False)
+    solve_seconds: float = field(compare=False)
     method: str
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)

@@ -30,7 +30,7 @@ from ..model.timing import Breakdown, build_time_model, evaluate
 from ..result import Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
-from ..units import power_unit_hint, usd_cents
+from ..units import plural, power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
 from .provision_limits import add_caps, checked_limits, limit_notes, power_limit, total_capex_cap
@@ -487,7 +487,8 @@ def check_levels(levels: Any) -> None:
         raise InputError("levels", None, f"{levels!r} is not a whole number",
                          "ask for at least 2 levels per axis")
     if levels < 2:
-        raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
+        raise InputError("levels", None, plural(levels, "level"),
+                         "ask for at least 2 levels per axis")
 
 
 @scoped

@@ -174,6 +174,39 @@ def test_an_evaluation_says_which_constraints_its_allocation_breaks(tmp_path):
     assert not any("violates" in n for n in json.loads(ok.read_text())["notes"])
 
 
+def limited(tmp_path: Path, budget: str, target: str) -> Path:
+    """instances/gpt3-4d.toml with a network budget and a time target (the file's keys)."""
+    text = GPT3.read_text().replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "limited.toml"
+    limits = f"max_network_cost_usd = {budget}\nmax_iteration_time_ns = {target}\n"
+    line = 'constraints = ["sum(bw) == 500"]\n'
+    path.write_text(text.replace(line, line + limits))
+    return path
+
+
+def test_an_evaluation_says_which_budget_and_time_target_its_design_breaks(tmp_path):
+    """200, 200, 50, 50 GB/s (sum 500: no constraint broken) cost $17,489,920 and take
+    1,351,262,045.4 ns: over a $10M budget by $7,489,920 and a 1e9 ns target by 351,262,045 ns;
+    the evaluation says both (library, console, --json), and nothing under $2e7 and 1.5e9 ns."""
+    import hieropt
+
+    bw = [200, 200, 50, 50]
+    bd = hieropt.evaluate(GPT3, bw)
+    assert bd.network_cost_usd == pytest.approx(17_489_920, rel=1e-12)
+    assert bd.iteration_time_ns == pytest.approx(1_351_262_045.4, abs=0.1)
+    said = ("exceeds the network budget max_network_cost_usd = $10,000,000: the network costs "
+            "$17,489,920, $7,489,920 over",
+            "exceeds the time target max_iteration_time_ns = 1,000,000,000 ns: the iteration "
+            "takes 1,351,262,045 ns, 351,262,045 ns over")
+    over = limited(tmp_path, "10e6", "1e9")
+    assert hieropt.evaluate(over, bw).violations == said
+    out = tmp_path / "e.json"
+    r = run("evaluate", over, "--bw", "200,200,50,50", "--json", out)
+    assert r.exit_code == 0 and all(f"warning: {s}" in r.stdout for s in said)
+    assert json.loads(out.read_text())["notes"][:2] == list(said)
+    assert hieropt.evaluate(limited(tmp_path, "2e7", "1.5e9"), bw).violations == ()
+
+
 # --------------------------------------------------------------------- a co-design space's set list
 
 def space(tmp_path: Path, old: str, new: str) -> Path:

@@ -42,8 +42,9 @@ def test_plan_ids_rows_and_console_name_cp(tmp_path):
 @pytest.mark.heavy
 def test_a_results_file_without_cp_is_resumed(tmp_path):
     """The file of a search cut short by an older hieropt (no ``cp`` column, plan ids and row ids
-    without ``cp2``, its last rows dropped): the resumed search knows its 5 rows as solved, adds the
-    column and appends the rest; it ends with the best of a fresh search."""
+    without ``cp2``, placements without cp, its last rows dropped): the resumed search knows its 5
+    rows as solved, rewrites them as a search writes them now (cp 2, the ids, plans and placements
+    of the fresh file) and appends the rest; it ends with the best of a fresh search."""
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     r = codesign(fresh, CP_SPACE, "--json", str(fresh / "r.json"), "--out",
@@ -56,7 +57,10 @@ def test_a_results_file_without_cp_is_resumed(tmp_path):
         w = csv.DictWriter(f, old, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         w.writerows({**x, "id": x["id"].replace(" cp2 ", " ", 1),
-                     "plan": x["plan"].replace(" cp2 ", " ", 1)} for x in rows[:5])
+                     "plan": x["plan"].replace(" cp2 ", " ", 1),
+                     "placement": json.dumps({k: v for k, v in json.loads(x["placement"]).items()
+                                              if k != "cp"}, separators=(",", ":"))}
+                    for x in rows[:5])
     r = codesign(tmp_path, CP_SPACE, "--json", str(tmp_path / "r.json"), "--out",
                  str(tmp_path / "r.csv"), "--no-prune")
     assert r.exit_code == 0, r.output
@@ -68,7 +72,11 @@ def test_a_results_file_without_cp_is_resumed(tmp_path):
     with (tmp_path / "r.csv").open(newline="") as f:
         back = list(csv.DictReader(f))
     assert list(back[0]) == list(NAMES) and len(back) == len(rows)
-    assert [x["cp"] for x in back] == [""] * 5 + ["2"] * (len(rows) - 5)
+    assert [x["cp"] for x in back] == ["2"] * len(rows)
+    assert [x["plan"].split()[1] for x in back] == ["cp2"] * len(rows)
+    cols = ("id", "plan", "cp", "placement")
+    assert [[x[c] for c in cols] for x in back[:5]] == [[x[c] for c in cols] for x in rows[:5]]
+    assert all('"cp":[' in x["placement"] for x in back)
 
 
 def test_a_degree_product_with_cp_that_does_not_divide_the_npus_is_named(tmp_path):

@@ -66,8 +66,9 @@ def test_rows_carry_recompute_layers_and_the_instance_resolves_to_the_same_time(
 
 def test_a_results_file_without_the_column_is_resumed(tmp_path):
     """The file of a search cut short by an older hieropt (no ``recompute_layers`` column, its
-    last rows dropped): the resumed search reads its rows back, with N from their plan ids, adds
-    the column to the file and appends the rest; it ends with the rows of a fresh search."""
+    last rows dropped): the resumed search reads its rows back, with N from their plan ids, writes
+    the column with N into the file's old rows and appends the rest; it ends with the rows of a
+    fresh search."""
     out = tmp_path / "rows.csv"
     fresh = codesign(_space(), workers=1, out=tmp_path / "fresh.csv", prune=False)
     with (tmp_path / "fresh.csv").open(newline="") as f:
@@ -84,6 +85,6 @@ def test_a_results_file_without_the_column_is_resumed(tmp_path):
     with out.open(newline="") as f:
         back = list(csv.DictReader(f))
     assert list(back[0]) == list(NAMES) and len(back) == len(rows)
-    assert [x["recompute_layers"] for x in back] == [""] * 5 + ["1"] * (len(rows) - 5)
+    assert [x["recompute_layers"] for x in back] == ["1"] * len(rows)
     assert r.best.id == fresh.best.id and r.best.recompute_layers == 1
     assert r.best.objective_value == pytest.approx(fresh.best.objective_value, rel=1e-12)

@@ -491,3 +491,15 @@ def test_nvidia_fp8_delayed_scaling_rows_quoted_in_validation():
             "GPUs −5.5, −5.9, −13.7 % (measured 11,240, 11,310, 12,350 ms;",
             "predicted 10,627, 10,644,",
             "(405B 10,795 ms on", "576 GPUs, −4.0 %; 70B 9,500 ms on 64, −13.7 %)")
+
+
+def test_the_plans_the_codesign_console_names():
+    """The too big plans (and the invalid plans' reasons) the console names: as many as the
+    report prints (its constant), as docs/codesign.md says."""
+    from hieropt.report.codesign import REASONS_SHOWN, invalid_lines, too_big_lines
+
+    plan = {"plan": "p", "stage": 0, "memory_gb": 2.0, "available_gb": 1.0, "over_gb": 1.0}
+    assert len(too_big_lines([plan] * 20)) == REASONS_SHOWN + 1 == 9  # (+ "... 12 more")
+    assert len(invalid_lines({f"r{i}": 1 for i in range(20)})) == REASONS_SHOWN + 1
+    on_page("codesign.md", f"The console prints the {REASONS_SHOWN} commonest reasons",
+            f"over)` on `codesign-gpt3-4096-run-cost`), {REASONS_SHOWN} in the console")

@@ -79,8 +79,26 @@ def test_solutions_compare_by_value():
     assert sol == same and sol in [same]
     moved = dataclasses.replace(sol, bw_gbps=sol.bw_gbps * 2)
     assert sol != moved and [moved, same].index(sol) == 1
-    # two solves differ in their wall time only: not equal, and comparing them does not raise
+    # two solves differ in their wall time only, which == does not compare: equal
     again = hieropt.solve(INSTANCE)
-    assert np.array_equal(again.bw_gbps, sol.bw_gbps)
-    assert (again == sol) is (again.solve_seconds == sol.solve_seconds)
-    assert dataclasses.replace(again, solve_seconds=sol.solve_seconds, extra=sol.extra) == sol
+    assert np.array_equal(again.bw_gbps, sol.bw_gbps) and again == sol and sol in [again]
+    assert dataclasses.replace(sol, solve_seconds=sol.solve_seconds + 1.0) == sol
+    assert dataclasses.replace(sol, iterations=sol.iterations + 1) != sol
+
+
+def test_two_fronts_and_provisionings_of_one_instance_are_equal():
+    """Their wall times (``solve_seconds``, ``milp_seconds``; a sensitivity's ``seconds``) are
+    not compared; another field is."""
+    inst = hieropt.load_instance(INSTANCE)
+    front = hieropt.pareto(inst, 3)
+    assert front == hieropt.pareto(inst, 3)
+    assert dataclasses.replace(front, solve_seconds=front.solve_seconds + 1.0) == front
+    assert dataclasses.replace(front, lps=front.lps + 1) != front
+    catalog = REPO / "catalogs" / "example-4d.toml"
+    bought = hieropt.provision(inst, catalog)
+    assert bought == hieropt.provision(inst, catalog)
+    assert dataclasses.replace(bought, milp_seconds=bought.milp_seconds + 1.0,
+                               solve_seconds=bought.solve_seconds + 1.0) == bought
+    assert dataclasses.replace(bought, milp_solves=bought.milp_solves + 1) != bought
+    assert [f.name for f in dataclasses.fields(hieropt.Sensitivity) if not f.compare] == [
+        "seconds"]

@@ -19,8 +19,12 @@ def row_params(space: CodesignSpace, row: dict[str, Any]) -> LLMParams:
     """The plan of a row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): the space's model with
     the row's plan fields, built as the search built it
     (:func:`~hieropt.studies.codesign.plans.plan_params`), its ``recompute_layers`` the row's when
-    it gives one (a row of an older results file or JSON has none: the space's)."""
+    it gives one (a row of an older results file or JSON has none: the space's), and its ``cp``
+    the row's when it gives one (an older result's space holds no ``cp``: its rows' is npus / (tp
+    pp dp), :func:`~hieropt.studies.codesign.rows.with_added_columns`)."""
     choice = {k: row[k] for k in PlanChoices.model_fields if k in row and row[k] is not None}
+    if row.get("cp"):
+        choice["cp"] = row["cp"]
     if row.get("recompute_layers") is not None and row.get("recompute") == "full":
         choice["recompute_layers"] = row["recompute_layers"]
     for k in ("sequence_parallel", "overlap_grad_reduce"):

@@ -74,9 +74,10 @@ recomputed per stage (per model chunk when interleaved), the first of each (the 
 ``plan.recompute_layers``; empty: every block, or no full recompute)."""
 NAMES = tuple(n for n, _ in COLUMNS)
 ADDED_COLUMNS = ("recompute_layers", "cp")
-"""Columns a results file written by an older hieropt lacks: such a file is still resumed (a CSV
-gets them, empty, before rows are appended; its rows read back with them filled in from the plan
-id, :func:`with_added_columns`)."""
+"""Columns a results file written by an older hieropt lacks: such a file is still resumed, its
+rows read back with them filled in (:func:`with_added_columns`), and a CSV is rewritten so before
+rows are appended: each old row with its cp, plan id, row id and placement as a search writes them
+now (as ``hieropt report`` reads an older JSON, :func:`result_with_added_columns`)."""
 
 
 def with_added_columns(row: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +86,8 @@ def with_added_columns(row: dict[str, Any]) -> dict[str, Any]:
     (:func:`~hieropt.studies.codesign.plans.plan_id`), else empty (every block, or no full
     recompute); ``cp`` = npus / (tp pp dp), and the plan id (and the row's id, which starts with
     it) without ``cpN`` given it after ``tpN``, as a search names the plan now (so the candidate is
-    known as resumed)."""
+    known as resumed); a ``placement`` without ``cp`` gets the cp group's size per dimension from
+    the id's placement (``... | tp 8x1 cp 1x2 dp 9x8 pp 1x2``: cp [1, 2])."""
     if row.get("recompute_layers") is None:
         m = re.search(r"(?:^| )full([0-9]+)(?: |$)", row.get("plan") or "")
         row["recompute_layers"] = int(m.group(1)) if m else None
@@ -94,10 +96,47 @@ def with_added_columns(row: dict[str, Any]) -> dict[str, Any]:
         row["cp"] = row["npus"] // (row["tp"] * row["pp"] * row["dp"])
     if row.get("cp") and not re.search(r"(?:^| )cp[0-9]+ ", plan):
         new = re.sub(r"^(tp[0-9]+) ", rf"\1 cp{row['cp']} ", plan)
-        if row.get("id", "").startswith(plan + " |"):
+        if (row.get("id") or "").startswith(plan + " |"):
             row["id"] = new + row["id"][len(plan):]
         row["plan"] = new
+    sizes = re.search(r"\| [^|]*(?:^| )cp ([0-9]+(?:x[0-9]+)*)(?: |$)", row.get("id") or "")
+    if sizes and isinstance(row.get("placement"), dict) and "cp" not in row["placement"]:
+        cp = [int(x) for x in sizes.group(1).split("x")]
+        row["placement"] = {**{k: v for k, v in row["placement"].items() if k == "tp"},
+                            "cp": cp,
+                            **{k: v for k, v in row["placement"].items() if k != "tp"}}
     return row
+
+
+def result_with_added_columns(data: dict[str, Any]) -> dict[str, Any]:
+    """A co-design result's JSON (``codesign --json``) read back with its rows as
+    :func:`with_added_columns` gives them (``best``, ``ranking``, each size's ``best``: an older
+    result's rows get ``cp`` = npus / (tp pp dp) and plan ids naming it, as a resumed results
+    file's rows do), and the ids that refer to them (``tie_of``, ``by_dims`` and ``by_npus``'s
+    ``best``, ``provisioned``'s ``id``) renamed alike. ``data`` is changed in place and
+    returned."""
+    renamed: dict[str, str] = {}
+
+    def fill(row: Any) -> None:
+        if isinstance(row, dict) and isinstance(row.get("plan"), str):
+            old = row.get("id")
+            with_added_columns(row)
+            if isinstance(old, str) and row.get("id") != old:
+                renamed[old] = row["id"]
+
+    fill(data.get("best"))
+    for row in data.get("ranking") or ():
+        fill(row)
+    for size in data.get("sizes") or ():
+        if isinstance(size, dict):
+            fill(size.get("best"))
+    refs = [(r, "tie_of") for r in data.get("ranking") or ()]
+    refs += [(e, "best") for k in ("by_dims", "by_npus") for e in data.get(k) or ()]
+    refs += [(p, "id") for p in data.get("provisioned") or ()]
+    for entry, key in refs:
+        if isinstance(entry, dict) and isinstance(entry.get(key), str):
+            entry[key] = renamed.get(entry[key], entry[key])
+    return data
 
 
 def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
@@ -436,6 +475,7 @@ __all__ = [
     "NAMES",
     "ADDED_COLUMNS",
     "with_added_columns",
+    "result_with_added_columns",
     "OWN_COLUMNS",
     "CodesignRow",
     "UnsolvedRows",

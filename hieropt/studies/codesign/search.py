@@ -176,7 +176,8 @@ def codesign(
     search = _Search(space, codesign_fingerprint(space), enum, keep, on_row, progress, over,
                      top)
     sink = (
-        ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False, added=ADDED_COLUMNS)
+        ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False, added=ADDED_COLUMNS,
+                   upgrade=with_added_columns)
         if out is not None
         else None
     )
@@ -259,7 +260,6 @@ class _Search:
             return
         keys = array("Q")  # (8 bytes per row read back)
         for row in sink.read_previous():
-            row = with_added_columns(row)  # (an older file's plan ids: as a search names them)
             keys.append(_Seen.key(row["id"]))
             self._take(row, write=False)
         self.resumed = len(keys)

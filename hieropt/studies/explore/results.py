@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,15 +148,18 @@ def _iter_csv(
             )
 
 
-def _upgrade_csv(path: Path, names: tuple[str, ...], added: tuple[str, ...],
-                 space_hash: str) -> None:
+def _upgrade_csv(path: Path, columns: tuple[tuple[str, type], ...], added: tuple[str, ...],
+                 space_hash: str, upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+                 ) -> None:
     """Rewrite the results CSV ``path`` whose header lacks some of the columns ``added``
-    (:func:`older_header`) with every column of ``names``, those cells empty (the other cells
-    copied as they are), so that rows appended after it have the file's columns. A file with
-    another header, or whose first row is of another ``space_hash``, is left as it is (the reader
-    refuses it)."""
+    (:func:`older_header`) with every column of ``columns``, so that rows appended after it have
+    the file's columns: each row as ``upgrade`` gives it (its typed row in, the row as this
+    hieropt writes it out: the cells it changes written anew, the others copied as they are);
+    without ``upgrade`` the added cells empty. A file with another header, or whose first row is
+    of another ``space_hash``, is left as it is (the reader refuses it)."""
     from ...io.files import replacing
 
+    names = tuple(n for n, _ in columns)
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         header = tuple(next(reader, ()))
@@ -170,6 +174,10 @@ def _upgrade_csv(path: Path, names: tuple[str, ...], added: tuple[str, ...],
         writer.writerow(names)
         for values in reader:
             cells = dict(zip(header, values, strict=False))
+            if upgrade is not None:
+                was = typed_row(cells, columns)
+                now = upgrade(dict(was))
+                cells.update((n, _text(now[n])) for n in names if now[n] != was[n])
             writer.writerow([cells.get(n, "") for n in names])
 
 
@@ -255,11 +263,13 @@ class ResultSink:
     ``previous`` holds the rows of an earlier run (a resume); with ``keep_previous=False`` it stays
     empty and :meth:`read_previous` yields them one at a time instead (a sweep of millions of
     rows). ``added``: columns a file written by an older hieropt may lack (:func:`older_header`):
-    its rows read back with them empty, and a CSV is rewritten with them (:func:`_upgrade_csv`)
-    before rows are appended."""
+    its rows read back with them empty, or as ``upgrade`` fills them in (a typed row in, the row
+    as this hieropt writes it out), and a CSV is rewritten with them, its rows as read back
+    (:func:`_upgrade_csv`), before rows are appended."""
 
     def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS,
-                 keep_previous: bool = True, added: tuple[str, ...] = ()):
+                 keep_previous: bool = True, added: tuple[str, ...] = (),
+                 upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
         if out.suffix.lower() not in (".csv", ".parquet"):
             raise InputError(
                 "out",
@@ -272,7 +282,7 @@ class ResultSink:
                              "create it first, or name a file in an existing folder")
         self.out = out
         self.hash = space_hash
-        self.columns, self.added = columns, added
+        self.columns, self.added, self.upgrade = columns, added, upgrade
         self.names = tuple(n for n, _ in columns)
         self.parquet = out.suffix.lower() == ".parquet"
         self.journal = out.with_name(out.name + ".partial.csv") if self.parquet else out
@@ -289,7 +299,7 @@ class ResultSink:
         if self.journal.exists() and self.journal.stat().st_size:
             _cut_last_line(self.journal, True)  # (a line cut off by an interruption)
             if added:  # (an older file's rows get the columns added since, empty)
-                _upgrade_csv(self.journal, self.names, added, space_hash)
+                _upgrade_csv(self.journal, columns, added, space_hash, upgrade)
         self.previous: list[dict[str, Any]] = list(self.read_previous()) if keep_previous else []
         fresh = not self.journal.exists() or self.journal.stat().st_size == 0
         self.file = self.journal.open("a", encoding="utf-8", newline="")
@@ -298,16 +308,18 @@ class ResultSink:
             self._append(self.names)
 
     def read_previous(self):
-        """The rows of the earlier run, typed, one at a time (Parquet file first, then the
-        journal)."""
+        """The rows of the earlier run, typed (and as ``upgrade`` gives them), one at a time
+        (Parquet file first, then the journal)."""
+        fill = self.upgrade or (lambda row: row)
         if self.parquet and self.out.exists():
             pq = _pyarrow(self.out)
             i = 0
             for batch in pq.ParquetFile(self.out).iter_batches(batch_size=4096):
                 for r in batch.to_pylist():
                     i += 1
-                    yield _check_hash(typed_row(r, self.columns), self.out, i, self.hash)
-        yield from _iter_csv(self.journal, self.hash, False, self.columns, self.added)
+                    yield fill(_check_hash(typed_row(r, self.columns), self.out, i, self.hash))
+        for row in _iter_csv(self.journal, self.hash, False, self.columns, self.added):
+            yield fill(row)
 
     def _append(self, values: Any) -> None:
         """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full
