@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from ..cache import scoped
-from ..errors import HieroptError, InputError, LimitReached, NoSolutionError
+from ..errors import HieroptError, InputError, LimitReached, NoSolutionError, SolverError
 from ..model.cutmodel import cut_model, prefers_cuts
 from ..model.run import power_cap_problem
 from ..model.timing import build_time_model, evaluate
@@ -220,14 +220,18 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     plain = instance.max_network_cost_usd is None and instance.max_iteration_time_ns is None
     cuts = obj == "performance" and plain and prefers_cuts(instance)  # (a large plain solve)
     tm = cut_model(instance) if cuts else build_time_model(instance)
-    # (one reason for every objective: rows that cannot hold, or no bandwidth where traffic goes)
-    no_design_by_rows(instance, np.flatnonzero(tm.carries_traffic), time_limit_s)
     sensitivity, skipped = o.sensitivity, ()
     if cuts and sensitivity:  # (its re-solves need the dense model, which grows with the layers)
         sensitivity = False
         skipped = ("sensitivity: not computed for a large workload solved by cutting planes on T "
                    "(the re-solves need the dense model, which grows with the distinct layers)",)
-    route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
+    try:
+        route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
+    except (NoSolutionError, SolverError):
+        # (one reason for every objective: rows that cannot hold, or no bandwidth where traffic
+        # goes; asked only when a route found no design, so a solve that finds one never pays it)
+        no_design_by_rows(instance, np.flatnonzero(tm.carries_traffic), time_limit_s)
+        raise
     if route.complete:
         return sol
     routed = sol.notes
