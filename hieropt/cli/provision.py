@@ -76,11 +76,16 @@ def _usable(catalog: Path, inst, err):
 
     Raises:
         InputError: a bad catalog, or one that cannot serve the instance.
+        NoSolutionError: the design rows alone cannot hold, or force zero bandwidth on a
+            dimension that carries traffic (first, in the words of ``hieropt solve``).
     """
     from ..io.catalog import read_catalog
     from ..io.nic_bound import nic_checked_catalog
+    from ..solvers.cost_range import no_design_by_rows_of
 
-    usable, notes = nic_checked_catalog(read_catalog(catalog), inst, catalog)
+    parts = read_catalog(catalog)
+    no_design_by_rows_of(inst)  # (the rows' own reason before any part's misfit, as solve)
+    usable, notes = nic_checked_catalog(parts, inst, catalog)
     for note in notes:
         error_line(err, note, label="note:", style="yellow")
     return usable

@@ -462,9 +462,10 @@ def pareto_command(
         Path | None,
         typer.Option(
             "--csv", metavar="FILE",
-            help="Write the points as CSV to FILE ('-' for stdout): budget, cost, time, gap and "
-            "bandwidths, then the JSON's usd_per_ms, time_to_train_days and run_cost_usd (units "
-            "in the header; empty where a point has no such figure).",
+            help="Write the points as CSV to FILE ('-' for stdout): budget, cost, time, gap, "
+            "status (as the JSON's) and bandwidths, then the JSON's usd_per_ms, "
+            "time_to_train_days and run_cost_usd (units in the header; empty where a point has "
+            "no such figure).",
         ),
     ] = None,
     plot: Annotated[

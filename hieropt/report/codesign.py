@@ -144,8 +144,8 @@ STATUS_ORDER = ("optimal", "limit", "infeasible", "unbounded", "error")
 def counts_line(result: Codesign) -> str:
     """How the search settled the candidates, from :meth:`Codesign.counts` (the JSON's counts):
     e.g. "solved 31 (6 optimal, 25 infeasible), settled without a solve 329 (329 infeasible by
-    their time bound: above the target, or no bandwidth; 0 pruned: proven bound >= incumbent),
-    resumed 0"."""
+    their time bound or their rows: above the target, no bandwidth, or rows that cannot all hold;
+    0 pruned: proven bound >= incumbent), resumed 0"."""
     c = result.counts()
     by = c["solved_statuses"]
     order = [k for k in STATUS_ORDER if by.get(k)] + sorted(set(by) - set(STATUS_ORDER))
@@ -160,14 +160,18 @@ def counts_line(result: Codesign) -> str:
 
 
 def _infeasible_words(result: Codesign) -> str:
-    """The count of candidates settled infeasible by their bounds, with why: a time bound above
-    the target or no bandwidth, and with a network budget a shape whose cheapest network is over
-    it (:mod:`hieropt.studies.codesign.budget`)."""
+    """The count of candidates settled infeasible by their bounds, with the causes it may have,
+    none claimed for all (each row's message names its own): a time bound above the target, or
+    infinite (the rows allow no bandwidth where traffic goes, or cannot all hold), and with a
+    network budget a shape whose cheapest network is over it
+    (:mod:`hieropt.studies.codesign.budget`)."""
     sp, n = result.space, result.infeasible_by_bound
     if sp.max_network_cost_usd is None and sp.max_total_capex_usd is None:
-        return f"{n:,} infeasible by their time bound: above the target, or no bandwidth"
-    return (f"{n:,} infeasible by their bounds: time above the target, no bandwidth, or the "
-            "shape's cheapest network over the budget")
+        return (f"{n:,} infeasible by their time bound or their rows: above the target, no "
+                "bandwidth, or rows that cannot all hold")
+    return (f"{n:,} infeasible by their bounds or their rows: time above the target, no "
+            "bandwidth, rows that cannot all hold, or the shape's cheapest network over the "
+            "budget")
 
 
 def limit_lines(result: Codesign) -> list[str]:

@@ -3,6 +3,7 @@ values; never writes."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..model.run import run_figures
@@ -78,13 +79,14 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
 def front_csv(instance: Instance, front: Any) -> str:
     """The front as CSV text (one row per budget; units in the header: the time columns are
     ``hours_weighted_ratio`` and ``lower_bound_hours_weighted_ratio`` for workloads weighted by
-    shares of hours), ending with the buyer's columns of ``pareto``'s table and JSON, named and
-    in the units of the JSON: ``usd_per_ms`` (the budget row's dual, $ per ms of iteration time;
-    the point's ``usd_per_ms``), ``time_to_train_days`` (days of the token budget) and
-    ``run_cost_usd`` ($ of the run; both the point's ``run`` figures,
-    :func:`hieropt.model.run.run_figures`). A figure the point does not have (the budget does
-    not bind; no token budget, no ``[cluster]``; shares of hours: no $ per ms) is an empty cell,
-    as the JSON's null.
+    shares of hours; ``gap`` and ``status`` as each point's in the JSON: the proven relative gap,
+    empty when it is not finite, and ``optimal`` or ``limit``), ending with the buyer's columns
+    of ``pareto``'s table and JSON, named and in the units of the JSON: ``usd_per_ms`` (the
+    budget row's dual, $ per ms of iteration time; the point's ``usd_per_ms``),
+    ``time_to_train_days`` (days of the token budget) and ``run_cost_usd`` ($ of the run; both
+    the point's ``run`` figures, :func:`hieropt.model.run.run_figures`). A figure the point does
+    not have (the budget does not bind; no token budget, no ``[cluster]``; shares of hours: no $
+    per ms) is an empty cell, as the JSON's null.
 
     Raises:
         InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row
@@ -96,10 +98,11 @@ def front_csv(instance: Instance, front: Any) -> str:
     # (shares of hours: the time columns hold the hour-weighted ratio, not ns)
     time = ([RELATIVE_UNIT, f"lower_bound_{RELATIVE_UNIT}"] if instance.relative_time
             else ["iteration_time_ns", "lower_bound_ns"])
-    head = ["budget_usd", "network_cost_usd", *time, "gap"]
-    head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
+    first = ["budget_usd", "network_cost_usd", *time, "gap"]  # (then the text column "status")
+    head = [*first, *(f"bw{d}_gbps" for d in range(instance.network.n_dims))]
     head += ["usd_per_ms", "time_to_train_days", "run_cost_usd"]
-    rows = [",".join(head)]
+    at = len(first)
+    rows = [",".join([*head[:at], "status", *head[at:]])]
     for i, p in enumerate(front.points, start=1):
         run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd, bw_gbps=p.bw)
         vals = [
@@ -109,7 +112,7 @@ def front_csv(instance: Instance, front: Any) -> str:
                 p.network_cost_usd,
                 p.iteration_time_ns,
                 p.lower_bound_ns,
-                p.gap,
+                p.gap if p.gap is not None and math.isfinite(p.gap) else None,  # (as the JSON's)
                 *p.bw,
                 None if instance.relative_time else p.usd_per_ms,  # (as the JSON's)
                 run.time_to_train_days,
@@ -120,5 +123,6 @@ def front_csv(instance: Instance, front: Any) -> str:
         if bad is not None:
             raise InputError("--csv", f"row {i}, column {bad}", "the result is not a finite number",
                              "bring the inputs that produce it into range; nothing was written")
-        rows.append(",".join("" if v is None else repr(v) for v in vals))
+        cells = ["" if v is None else repr(v) for v in vals]
+        rows.append(",".join([*cells[:at], p.status.value, *cells[at:]]))
     return "\n".join(rows) + "\n"

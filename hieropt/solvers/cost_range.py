@@ -23,8 +23,8 @@ from .highs import HighsLP
 from .linalg import INF
 
 __all__ = ["cheapest_vertex", "CheapestVertex", "reach_centre_gbps", "unlimited_dimensions",
-           "rows_infeasible", "below_cheapest", "no_design_by_rows", "rows_problem", "FORCED_ZERO",
-           "forced_zero"]
+           "rows_infeasible", "below_cheapest", "no_design_by_rows", "no_design_by_rows_of",
+           "rows_problem", "FORCED_ZERO", "forced_zero"]
 
 FORCED_ZERO = ("the design constraints force zero bandwidth on every dimension that carries "
                "traffic")
@@ -75,6 +75,20 @@ def no_design_by_rows(instance: Instance, loaded: Sequence[int] | np.ndarray,
                        instance.design_matrix)
     if err is not None:
         raise err
+
+
+def no_design_by_rows_of(instance: Instance, time_limit_s: float = 60.0) -> None:
+    """:func:`no_design_by_rows` of ``instance`` with the dimensions that carry traffic in its time
+    model (:func:`hieropt.model.timing.build_time_model`): the check :func:`hieropt.solve` makes
+    first, for the entry points that do not go through it (the Pareto front, provisioning), so
+    that each says the same reason; ``time_limit_s``: s, of each LP.
+
+    Raises:
+        NoSolutionError: infeasible, as :func:`no_design_by_rows`."""
+    from ..model.timing import build_time_model
+
+    loaded = np.flatnonzero(build_time_model(instance).carries_traffic)
+    no_design_by_rows(instance, loaded, time_limit_s)
 
 
 def rows_problem(constraints: tuple, bounds: tuple, loaded: Sequence[int] | np.ndarray,

@@ -24,7 +24,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
-from .cost_range import below_cheapest, cheapest_vertex
+from .cost_range import below_cheapest, cheapest_vertex, no_design_by_rows
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK
 from .objectives import SolveOptions, solve
@@ -141,7 +141,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
     Raises:
         InputError: ``points`` not a whole number from 2 to :data:`MAX_POINTS`, or an unknown
             ``spacing``.
-        NoSolutionError: infeasible constraints.
+        NoSolutionError: infeasible constraints, or rows that force zero bandwidth on a
+            dimension that carries traffic (the reason :func:`hieropt.solve` gives).
         SolverError: a point failed verification (:class:`hieropt.errors.LimitReached`: an LP's
             time limit before any design or bound)."""
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
@@ -160,11 +161,14 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
                          f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
     instance, hours_note = hours_weighted(instance, time_limit_s)  # (as solve)
+    tm = build_time_model(instance)
+    # (as solve: rows that cannot hold, or no bandwidth where traffic goes, before any budget)
+    no_design_by_rows(instance, np.flatnonzero(tm.carries_traffic), time_limit_s)
     options = SolveOptions(time_limit_s=time_limit_s)
     floor = None  # (the cheapest network that meets the instance's time target, $)
     if instance.max_iteration_time_ns is not None:
         floor = solve(instance, "min_cost", options=options).raise_for_status().network_cost_usd
-    with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
+    with closing(TimeLP(instance, tm, time_limit_s)) as core:
         front, notes = _points(core, points, SUB_GAP, spacing, progress, floor)
     try:  # (the design solve prints: the cheapest of the equally fast ones)
         fastest = solve(instance, "performance",

@@ -34,6 +34,7 @@ from ..result import Solution, Status, freeze_arrays, results_equal
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from ..units import objective_unit, time_unit_hint
+from .cost_range import no_design_by_rows_of
 from .objectives import solve
 from .outcome import relative_gap
 from .portfolio import hours_weighted
@@ -222,7 +223,8 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
             a part without a power figure, a total cap without the ``[cluster]`` capex, a
             ``lower_gbps`` above the NIC limit beyond the scale-up domain.
         NoSolutionError: no catalog design meets the constraints, target, budget, power budget,
-            site cap or total cap (exit code 3).
+            site cap or total cap (exit code 3); the rows alone cannot hold or force zero
+            bandwidth where traffic goes: first, in :func:`hieropt.solve`'s words.
         SolverError: HiGHS failed, or the evaluator disagrees with the MILP (exit code 3);
             :class:`hieropt.errors.LimitReached` when the MILP's time limit came before any
             design."""
@@ -231,6 +233,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     objective, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
     total = total_capex_cap(instance, max_total_capex_usd)
+    no_design_by_rows_of(instance, time_limit_s)  # (as solve: the rows' own reason, first)
     given = instance
     instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     try:

@@ -32,6 +32,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import plural, power_unit_hint, usd_cents
 from ..verify import constraint_violations
+from .cost_range import no_design_by_rows_of
 from .highs import quiet_stdout
 from .provision_limits import add_caps, checked_limits, limit_notes, power_limit, total_capex_cap
 
@@ -112,10 +113,8 @@ class ProvisionSolver:
             status = Status.ERROR if status is Status.OPTIMAL else status
             return MilpRun(status, tc.name, None, None, res.objective_bound)
         res.solution_loader.load_vars()
-        choice = tuple(
-            int(np.argmax([m.z[d, o].value or 0.0 for o in range(len(self.milp.bw_gbps[d]))]))
-            for d in range(len(self.milp.bw_gbps))
-        )
+        choice = tuple(int(np.argmax([m.z[d, o].value or 0.0 for o in range(len(bw))]))
+                       for d, bw in enumerate(self.milp.bw_gbps))
         return MilpRun(status, tc.name, choice, float(res.incumbent_objective),
                     None if res.objective_bound is None else float(res.objective_bound))
 
@@ -515,7 +514,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
         InputError: fewer than 2 levels, a bad catalog, a part without a power figure, a limit
             not finite and > 0, a total cap without the ``[cluster]`` capex.
         NoSolutionError: no catalog design meets the constraints, the limits or the site's power
-            cap (the cause named as :func:`explain_infeasible` names it).
+            cap (as :func:`explain_infeasible` names it; first the rows' own, as solve does).
         SolverError: HiGHS failed, or a design failed verification
             (:class:`hieropt.errors.LimitReached` at a point's time limit)."""
     start = time.perf_counter()
@@ -524,6 +523,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     _, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
     total = total_capex_cap(instance, max_total_capex_usd)
+    no_design_by_rows_of(instance, time_limit_s)  # (as solve: the rows' own reason, first)
     instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")

@@ -58,7 +58,8 @@ def test_json_pruned_is_the_consoles(tmp_path):
     r = codesign(tmp_path, SPACE, "--max-time", "2ms", "--top", "1", "--json", str(out))
     assert r.exit_code == 0, r.output
     assert ("solved 15 (15 optimal), settled without a solve 165 (60 infeasible by their time "
-            "bound: above the target, or no bandwidth; 105 pruned: proven bound >= incumbent)") \
+            "bound or their rows: above the target, no bandwidth, or rows that cannot all hold; "
+            "105 pruned: proven bound >= incumbent)") \
         in r.stdout
     d = json.loads(out.read_text())
     assert (d["solved"], d["pruned"], d["infeasible_by_bound"], d["settled_without_solve"]) == (

@@ -105,8 +105,8 @@ def test_one_tally_of_solves_and_settled_candidates(tmp_path):
     r = run_command(tmp_path, SPACE, "--max-time", "1.36ms", "--top", "1", "--json", str(out))
     assert r.exit_code == 0, r.output
     assert ("solved 15 (1 optimal, 14 infeasible), settled without a solve 165 (150 infeasible "
-            "by their time bound: above the target, or no bandwidth; 15 pruned: proven bound >= "
-            "incumbent), resumed 0;") in r.stdout
+            "by their time bound or their rows: above the target, no bandwidth, or rows that "
+            "cannot all hold; 15 pruned: proven bound >= incumbent), resumed 0;") in r.stdout
     d = json.loads(out.read_text())
     assert (d["solved"], d["solved_statuses"], d["settled_without_solve"],
             d["infeasible_by_bound"], d["pruned"], d["resumed"]) == (

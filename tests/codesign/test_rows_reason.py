@@ -44,3 +44,19 @@ def test_rows_that_allow_bandwidth_have_no_reason():
     zero = space(constraints=("sum(bw) <= 0",))
     assert rows_reason(zero, 2) == ("infeasible: the design constraints force zero bandwidth on "
                                     "every dimension that carries traffic")
+
+
+def test_the_summary_claims_no_cause_the_rows_reason_contradicts(tmp_path):
+    """Every candidate of the tiny space (180) settles by its infinite time bound under rows that
+    cannot all hold: the counts line names the rows among the causes (it said "above the target,
+    or no bandwidth" alone), and the error line gives the candidates' own reason."""
+    from tests.codesign.spaces import SPACE, codesign
+
+    r = codesign(tmp_path, SPACE.replace('constraints = ["sum(bw) == 3"]',
+                                         'constraints = ["sum(bw) <= 1", "sum(bw) >= 2"]'))
+    assert r.exit_code == 3, r.output
+    assert ("settled without a solve 180 (180 infeasible by their time bound or their rows: above "
+            "the target, no bandwidth, or rows that cannot all hold; 0 pruned") in r.stdout
+    assert "or no bandwidth;" not in r.stdout
+    assert r.stderr.strip() == ("error: no candidate has a certified answer: 180 infeasible (e.g. "
+                                + WHY + ")")

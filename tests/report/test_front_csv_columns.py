@@ -43,3 +43,27 @@ def test_figures_a_point_lacks_are_empty_cells():
     assert [r["run_cost_usd"] for r in rows] == ["", ""]
     assert rows[0]["usd_per_ms"] == "" and float(rows[1]["usd_per_ms"]) > 0
     assert text.splitlines()[1].endswith(",,,")
+
+
+def test_status_and_gap_are_the_jsons():
+    """Each row carries its point's ``gap`` and ``status`` as the JSON does, after ``gap``; a gap
+    that is not finite (a point stopped at a limit before any bound) is an empty cell, as the
+    JSON's null, not a refusal to write."""
+    from dataclasses import replace
+
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    front = hieropt.pareto(inst, points=2)
+    text = front_csv(inst, front)
+    assert text.splitlines()[0] == (
+        "budget_usd,network_cost_usd,iteration_time_ns,lower_bound_ns,gap,status,bw0_gbps,"
+        "bw1_gbps,bw2_gbps,bw3_gbps,usd_per_ms,time_to_train_days,run_cost_usd")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    js = front_dict(inst, front)["points"]
+    assert [r["status"] for r in rows] == [p["status"] for p in js] == ["optimal", "optimal"]
+    for row, point in zip(rows, js, strict=True):
+        assert float(row["gap"]) == point["gap"] <= 1e-8
+    stopped = replace(front, points=(replace(front.points[0], gap=float("inf"),
+                                             status=hieropt.Status.LIMIT),))
+    row = list(csv.DictReader(io.StringIO(front_csv(inst, stopped))))[0]
+    assert (row["gap"], row["status"]) == ("", "limit")
+    assert front_dict(inst, stopped)["points"][0]["gap"] is None

@@ -100,3 +100,15 @@ def test_the_example_floor_names_a_dimension_of_the_instance():
     sol = hieropt.solve(_instance(), "performance_per_cost")
     assert sol.status is hieropt.Status.UNBOUNDED
     assert sol.message.endswith("add a floor, e.g. 'sum(bw) == 500' or 'bw[2] >= 25'")
+
+
+@pytest.mark.parametrize("rows, reason", CASES)
+def test_the_front_gives_the_rows_reason(rows, reason):
+    """The Pareto front does not go through solve before its budgets: it makes the same check
+    first (rows ``bw[1] <= 0`` said "the budget $... leaves a dimension that carries traffic
+    (almost) without bandwidth")."""
+    from hieropt.solvers.front import pareto
+
+    with pytest.raises(hieropt.NoSolutionError) as err:
+        pareto(_instance(*rows), points=3)
+    assert (err.value.kind, str(err.value)) == ("infeasible", "infeasible: " + reason)
