@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..model.catalog import Catalog
 from ..spec import Instance
+from ..workloads.llm.links import training_figure_source
 
 __all__ = ["scaleup_notes"]
 
@@ -49,7 +50,8 @@ def scaleup_notes(catalog: Catalog, instance: Instance, source: str) -> tuple[st
             f"{source}: classes.{cname}.{kind}[{i}] ('{top.name}'): {top.max_units} units "
             f"{per} give {most:,.4g} GB/s per NPU, {most / tr.scaleup_gbps:.3g} x the "
             f"{tr.npu}'s scale-up of {tr.scaleup_gbps:,.4g} GB/s per direction (source: "
-            f"{tr.scaleup_source}): parts of a faster scale-up than the accelerator has; the bill "
-            "of materials counts this class's parts as the catalog gives them (use a catalog of "
+            f"{training_figure_source(tr, 'scaleup_gbps')}): parts of a faster scale-up than the "
+            "accelerator has; the bill of materials counts this class's parts as the catalog "
+            "gives them (use a catalog of "
             f"the {tr.npu}'s own scale-up parts, or read the bill as a what-if)")
     return tuple(notes)

@@ -280,7 +280,7 @@ def design_caveats(training: Training | None, bw_gbps: Sequence[float] | None,
         domain = (tuple(dims_npus), tr.scaleup_npus, tr.nic_gbps)
     sources = (training_figure_source(tr, "scaleup_npus"), training_figure_source(tr, "nic_gbps"))
     return bandwidth_caveats(bw_gbps, tr.scaleup_gbps, tr.npu, tr.scaleup_source, scaleout_gbps,
-                             space, domain, sources)
+                             space, domain, sources, training_figure_source(tr, "scaleup_gbps"))
 
 
 def figures(

@@ -52,9 +52,9 @@ class Training(Frozen):
             :func:`hieropt.workloads.llm.links.figure_source` words it).
         npu_catalog: with ``scaleup_source`` ``catalog``, the model file's own accelerator
             catalog the NPU's entry is in (its ``npu_catalog`` path); None: the shipped one.
-        given_figures: with ``scaleup_source`` ``catalog``, which of ``scaleup_npus`` and
-            ``nic_gbps`` the model file's ``[params.npu]`` gives in place of the catalog
-            entry's (:attr:`hieropt.workloads.llm.NPU.given_figures`).
+        given_figures: with ``scaleup_source`` ``catalog``, which of ``scaleup_gbps``,
+            ``scaleup_npus`` and ``nic_gbps`` the model file's ``[params.npu]`` gives in place of
+            the catalog entry's (:attr:`hieropt.workloads.llm.NPU.given_figures`).
     """
 
     model: str

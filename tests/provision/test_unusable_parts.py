@@ -89,9 +89,9 @@ def _nvlink5_note(path: Path) -> str:
     return (
         f"note: {path}: classes.NVLink.nics[0] ('NVLink 5 link (GPU side)'): 18 units per NPU "
         "give 900 GB/s per NPU, 2 x the H100-SXM's scale-up of 450 GB/s per direction (source: "
-        "catalog): parts of a faster scale-up than the accelerator has; the bill of materials "
-        "counts this class's parts as the catalog gives them (use a catalog of the H100-SXM's "
-        "own scale-up parts, or read the bill as a what-if)\n")
+        "catalog scaleup_gbps of the H100-SXM): parts of a faster scale-up than the accelerator "
+        "has; the bill of materials counts this class's parts as the catalog gives them (use a "
+        "catalog of the H100-SXM's own scale-up parts, or read the bill as a what-if)\n")
 
 
 def test_ethernet_bill_by_hand(tmp_path: Path):

@@ -283,7 +283,8 @@ def test_a_zero3_plan_carries_its_caveat_beside_the_recommendation(tmp_path):
     # NPU) where the page shows one: its designs put 213 GB/s on dimension 0, the A100's limit is
     # not reached (a group on part of the FullyConnected dimension 1 reaches only its links there)
     assert "Caveat: ZeRO" not in page
-    beyond = "scale-up bandwidth of 300 GB/s per direction (catalog): no such NPU exists"
+    beyond = ("scale-up bandwidth of 300 GB/s per direction (catalog scaleup_gbps of the "
+              "A100-SXM-80GB): no such NPU exists")
     notes = json.loads((tmp_path / "r1.json").read_text())["notes"]
     assert (beyond in page) == any(beyond in n for n in notes)
 

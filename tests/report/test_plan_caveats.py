@@ -17,7 +17,8 @@ A100 = calibration_note("A100-SXM-80GB")
 H100 = calibration_note("H100-SXM")
 BEYOND_A100 = (
     "GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 GB/s per direction "
-    "(catalog): no such NPU exists; bound it (bounds upper_gbps = 300) or name another accelerator"
+    "(catalog scaleup_gbps of the A100-SXM-80GB): no such NPU exists; bound it (bounds "
+    "upper_gbps = 300) or name another accelerator"
 )
 """The caveat on the step instance's designs (sum(bw) == 500 on A100s: more than NVLink's 300 GB/s
 per direction on dimension 0), after its dimension and bandwidth."""

@@ -17,8 +17,8 @@ from tests.cli.util import error_line, run
 
 H100_DIM0 = (
     "dimension 0: 900 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 GB/s per "
-    "direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or name another "
-    "accelerator"
+    "direction (catalog scaleup_gbps of the H100-SXM): no such NPU exists; bound it (bounds "
+    "upper_gbps = 450) or name another accelerator"
 )
 H100_DIM1 = (
     "dimension 1 (scale-out): 400 GB/s per NPU is more scale-out per NPU than two 800 Gb/s NICs "
@@ -57,8 +57,8 @@ def test_the_caveats_in_words():
     # NICs of 100 GB/s, its outermost dimension's other caveat left out
     assert bandwidth_caveats([301], 300, "A100-SXM-80GB", "model file") == (
         "dimension 0: 301 GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 "
-        "GB/s per direction (model file): no such NPU exists; bound it (bounds upper_gbps = 300) "
-        "or name another accelerator",
+        "GB/s per direction ([params.npu] scaleup_gbps of the model file): no such NPU exists; "
+        "bound it (bounds upper_gbps = 300) or name another accelerator",
     )
     (only,) = bandwidth_caveats([250, 319.7], 300, "A100-SXM-80GB", scaleout_gbps=319.7)
     assert only.startswith("scale-out: 319.7 GB/s per NPU is more scale-out per NPU than two 800 "
@@ -110,8 +110,8 @@ def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
     assert r.exit_code == 0, r.output
     assert (
         "note: dimension 0: 600 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 "
-        "GB/s per direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or "
-        "name another accelerator"
+        "GB/s per direction (catalog scaleup_gbps of the H100-SXM): no such NPU exists; bound it "
+        "(bounds upper_gbps = 450) or name another accelerator"
     ) in r.stdout.splitlines()
     assert "800 Gb/s NICs" not in r.stdout
     # 1e6 GB/s per NPU (the most --bw takes) is no link's figure in another unit but the what-if
@@ -120,8 +120,8 @@ def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
     assert r.exit_code == 0, r.output
     assert (
         "note: dimension 0: 1e+06 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 450 "
-        "GB/s per direction (catalog): no such NPU exists; bound it (bounds upper_gbps = 450) or "
-        "name another accelerator"
+        "GB/s per direction (catalog scaleup_gbps of the H100-SXM): no such NPU exists; bound it "
+        "(bounds upper_gbps = 450) or name another accelerator"
     ) in r.stdout.splitlines()
     assert "implausible" not in r.stdout
     # above it: bytes/s, refused (as a design row or a bound above 1e6 GB/s is)
@@ -133,6 +133,26 @@ def test_evaluate_refuses_unit_slips_and_notes_the_rest(tmp_path):
         "bytes): 1e+09 bytes/s = 1 GB/s: write --bw 1,1 (1e6 is the most --bw takes: a dimension "
         "with no limit)"
     )
+
+
+def test_a_scaleup_given_in_place_of_the_catalogs_is_named_so(tmp_path):
+    # the H100-SXM of the catalog (450 GB/s) with the model file's scaleup_gbps = 400: the caveat
+    # names the model file's figure, as the NIC cap's words do (figure_source)
+    model = tmp_path / "llama3-405b.toml"
+    model.write_text((REPO / "models" / "llama3-405b.toml").read_text(encoding="utf-8").replace(
+        'accelerator = "H100-SXM"', 'accelerator = "H100-SXM"\nscaleup_gbps = 400'),
+        encoding="utf-8")
+    p = tmp_path / "llama.toml"
+    p.write_text((REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text(encoding="utf-8")
+                 .replace('"../models/llama3-405b.toml"', f'"{model}"'), encoding="utf-8")
+    r = run("evaluate", p, "--bw", "420,50")
+    assert r.exit_code == 0, r.output
+    assert (
+        "note: dimension 0: 420 GB/s per NPU is above the H100-SXM's scale-up bandwidth of 400 "
+        "GB/s per direction ([params.npu] scaleup_gbps of the model file, given in place of the "
+        "catalog's): no such NPU exists; bound it (bounds upper_gbps = 400) or name another "
+        "accelerator"
+    ) in r.stdout.splitlines()
 
 
 def test_evaluate_takes_the_design_solve_returned(tmp_path):
@@ -161,8 +181,8 @@ def test_a_codesign_space_beyond_the_a100_gets_the_caveat():
     assert note.startswith("note: dimension 0: 439 GB/s")
     assert note.endswith(
         "GB/s per NPU is above the A100-SXM-80GB's scale-up bandwidth of 300 GB/s per direction "
-        "(catalog): no such NPU exists; bound it (the space's constraints = [\"bw[0] <= 300\"]) "
-        "or name another accelerator"
+        "(catalog scaleup_gbps of the A100-SXM-80GB): no such NPU exists; bound it (the space's "
+        "constraints = [\"bw[0] <= 300\"]) or name another accelerator"
     )
 
 

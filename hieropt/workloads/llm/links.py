@@ -70,6 +70,7 @@ def bandwidth_caveats(
     space: bool = False,
     domain: tuple[Sequence[int], int, float] | None = None,
     domain_sources: tuple[str, str] | None = None,
+    scaleup_words: str | None = None,
 ) -> tuple[str, ...]:
     """Caveats on a design's bandwidths ``bw_gbps`` (GB/s per NPU per direction, one per dimension,
     innermost first) for an NPU ``npu`` whose scale-up bandwidth is ``scaleup`` (GB/s per
@@ -86,7 +87,10 @@ def bandwidth_caveats(
     NPU's scale-up domain, ``scaleup_npus``; its NIC limit, ``nic_gbps``, GB/s per direction,
     both from ``source``, or as ``domain_sources`` words them: :func:`training_figure_source`)
     also every dimension reaching beyond that domain faster than the NIC limit
-    (:func:`domain_caveats`; not the outermost when it has the scale-out caveat)."""
+    (:func:`domain_caveats`; not the outermost when it has the scale-out caveat).
+    ``scaleup_words``: where ``scaleup`` comes from as the NIC cap words it
+    (:func:`training_figure_source` of ``scaleup_gbps``; None: :func:`figure_source` of
+    ``source``)."""
     if scaleup is None:
         return ()
     bw = [float(b) for b in bw_gbps]
@@ -113,7 +117,9 @@ def bandwidth_caveats(
         if _above(b, scaleup):
             out.append(
                 f"dimension {d}: {b:.4g} GB/s per NPU is above the {npu}'s scale-up bandwidth of "
-                f"{scaleup:g} GB/s per direction ({source}): no such NPU exists; bound it "
+                f"{scaleup:g} GB/s per direction "
+                f"({scaleup_words or figure_source('scaleup_gbps', npu, source)}): no such NPU "
+                f"exists; bound it "
                 f"({_bound_text(d, len(bw), scaleup, space)}) or name another accelerator"
             )
     beyond = () if domain is None else domain_caveats(bw, *domain, npu, space, source,
@@ -126,7 +132,8 @@ def bandwidth_caveats(
 
 def figure_source(field: str, npu: str, source: str = "catalog", given: bool = False,
                   catalog: str | None = None) -> str:
-    """Where the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU ``npu`` comes from, in
+    """Where the figure ``field`` (``scaleup_gbps``, ``scaleup_npus``, ``nic_gbps``) of the NPU
+    ``npu`` comes from, in
     the words of the scale-up domain's caveat (:func:`domain_caveats`), of the NIC cap's notes
     (:mod:`hieropt.io.nic_bound`) and of a measured run's check
     (:func:`hieropt.io.run_units.check_nic_bandwidth`): ``[params.npu] FIELD of the model file``
@@ -146,7 +153,8 @@ def figure_source(field: str, npu: str, source: str = "catalog", given: bool = F
 
 
 def training_figure_source(training: Any, field: str) -> str:
-    """:func:`figure_source` of the figure ``field`` (``scaleup_npus``, ``nic_gbps``) of the NPU of
+    """:func:`figure_source` of the figure ``field`` (``scaleup_gbps``, ``scaleup_npus``,
+    ``nic_gbps``) of the NPU of
     ``training`` (a :class:`hieropt.spec.Training`: its NPU's name, ``scaleup_source``,
     ``given_figures`` and ``npu_catalog``)."""
     tr = training

@@ -32,9 +32,10 @@ MIB_HBM_GIB = 2.0**14
 ``catalogs/npus.toml``, the MI300X's 192 GiB, so a what-if capacity stays below it)."""
 
 
-SOURCED_FIGURES = ("scaleup_npus", "nic_gbps")
+SOURCED_FIGURES = ("scaleup_gbps", "scaleup_npus", "nic_gbps")
 """The NPU figures whose source the NIC cap and the design caveats name
-(:func:`hieropt.workloads.llm.links.figure_source`): the scale-up domain and the NIC limit."""
+(:func:`hieropt.workloads.llm.links.figure_source`): the scale-up bandwidth, the scale-up domain
+and the NIC limit."""
 
 
 class NPU(StrictModel):
