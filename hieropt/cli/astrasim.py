@@ -147,6 +147,7 @@ def export_command(
         inst = load_instance(instance)
         inputs_read()
         # loaded once the input is valid (a bad input is reported fast)
+        from .. import api
         from ..io.astrasim_bundle import write_bundle
         from ..io.astrasim_network import network_yml, sim_network
         from ..io.astrasim_trace import check_traceable
@@ -154,12 +155,13 @@ def export_command(
         if not alone:
             # before solving: refuse what the bundle cannot state
             check_traceable(inst, str(instance))
-            from .. import api
-
             # (shares of hours -> weights, as solve: the bundle combines the workloads with them)
             inst, _ = api.hours_weighted(inst)
         values, what = _allocation(inst, bw, gap)
         simnet = sim_network(inst, values, f"{instance}: ASTRA-sim export")
+        # a given allocation: evaluate's warnings, every limit it breaks (rows and bounds, budget,
+        # time target: Breakdown.violations), from one evaluation of the design (before the files)
+        warnings = () if bw is None else api.evaluate(inst, values).violations
         if alone:
             text = network_yml(simnet, f"instance '{inst.name}'")
             if str(astra_sim) == "-":
@@ -179,11 +181,9 @@ def export_command(
     except HieroptError as e:
         raise fail(err, e) from None
     # a given allocation is exported as given, with evaluate's warnings (after the files: a bad
-    if bw is not None:
-        from ..report.text import constraint_warnings  # input stays one error line)
-
-        for warning in constraint_warnings(inst, values):
-            error_line(err, warning, label="warning:", style="yellow")
+    # input stays one error line)
+    for warning in warnings:
+        error_line(err, warning, label="warning:", style="yellow")
     out.print(
         f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU",
         highlight=False,

@@ -56,7 +56,7 @@ def constraint_notes(instance: Instance, bw_gbps: np.ndarray) -> tuple[str, ...]
     per dimension) violates (:func:`constraint_violations`), ``violates design constraint
     'bw[0] <= 400' (lhs 800 vs 400) (relative violation 0.5)``: the one mechanism behind
     :attr:`~hieropt.model.breakdown.Breakdown.violations` (so ``hieropt.evaluate``'s result),
-    ``evaluate``'s warnings and ``--json`` notes, and ``export --bw``'s warnings. Empty when it
+    ``evaluate``'s warnings and ``--json`` notes (and ``export --bw``'s). Empty when it
     meets them all."""
     return tuple(f"violates design constraint {text} (relative violation {v:.3g})"
                  for text, v in constraint_violations(instance, bw_gbps))
@@ -92,7 +92,8 @@ def design_notes(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: flo
     one per dimension) against the design constraints and bounds (:func:`constraint_notes`), then
     its ``iteration_time_ns`` (ns) and ``network_cost_usd`` ($) against the time target and the
     network budget (:func:`limit_notes`): what :attr:`~hieropt.model.breakdown.Breakdown.
-    violations` hold, so ``evaluate``'s warnings and ``--json`` notes."""
+    violations` hold, so ``evaluate``'s warnings and ``--json`` notes and ``export --bw``'s
+    warnings."""
     return constraint_notes(instance, bw_gbps) + limit_notes(instance, iteration_time_ns,
                                                              network_cost_usd)
 

@@ -13,7 +13,6 @@ from rich.text import Text
 from ..model.pipeline import composition
 from ..model.run import run_figures
 from ..model.timing import Breakdown
-from ..model.violations import constraint_notes
 from ..result import Solution
 from ..spec import Instance
 from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
@@ -302,15 +301,6 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
     lines += stage_lines(bd, instance)
     lines += [f"warning: {w}" for w in bd.violations]
     return lines
-
-
-def constraint_warnings(instance: Instance, bw_gbps: Any) -> list[str]:
-    """One warning per design constraint or bound of ``instance`` that the allocation ``bw_gbps``
-    (GB/s per NPU, one per dimension) violates
-    (:func:`hieropt.model.violations.constraint_notes`, what an evaluation's
-    :attr:`~hieropt.Breakdown.violations` hold): what ``export --bw`` prints for the allocation it
-    writes, in ``evaluate``'s words."""
-    return list(constraint_notes(instance, bw_gbps))
 
 
 FRONT_ROWS = 200

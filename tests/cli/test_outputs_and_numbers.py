@@ -207,6 +207,22 @@ def test_an_evaluation_says_which_budget_and_time_target_its_design_breaks(tmp_p
     assert hieropt.evaluate(limited(tmp_path, "2e7", "1.5e9"), bw).violations == ()
 
 
+def test_export_warns_for_the_budget_and_time_target_its_allocation_breaks(tmp_path):
+    """``export --bw`` says what ``evaluate`` says of the same design: 200, 200, 50, 50 GB/s over a
+    $10M budget ($17,489,920, $7,489,920 over) and a 1e9 ns target (351,262,045 ns over)."""
+    over = limited(tmp_path, "10e6", "1e9")
+    r = run("export", over, "--astra-sim", tmp_path / "n.yml", "--bw", "200,200,50,50")
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip().splitlines() == [
+        "warning: exceeds the network budget max_network_cost_usd = $10,000,000: the network "
+        "costs $17,489,920, $7,489,920 over",
+        "warning: exceeds the time target max_iteration_time_ns = 1,000,000,000 ns: the "
+        "iteration takes 1,351,262,045 ns, 351,262,045 ns over"]
+    ok = run("export", limited(tmp_path, "2e7", "1.5e9"), "--astra-sim", tmp_path / "m.yml",
+             "--bw", "200,200,50,50")
+    assert ok.exit_code == 0 and ok.stderr == ""
+
+
 # --------------------------------------------------------------------- a co-design space's set list
 
 def space(tmp_path: Path, old: str, new: str) -> Path:
