@@ -233,6 +233,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     objective, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
     total = total_capex_cap(instance, max_total_capex_usd)
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     no_design_by_rows_of(instance, time_limit_s)  # (as solve: the rows' own reason, first)
     given = instance
     instance, nic_notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
@@ -250,7 +251,6 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
                "network_w_per_npu)")
         check_power_figures(catalog, instance, why)
 
-    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
         raise NoSolutionError(

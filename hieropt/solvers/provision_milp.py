@@ -34,6 +34,7 @@ from ..units import plural, power_unit_hint, usd_cents
 from ..verify import constraint_violations
 from .cost_range import no_design_by_rows_of
 from .highs import quiet_stdout
+from .portfolio import hours_weighted
 from .provision_limits import add_caps, checked_limits, limit_notes, power_limit, total_capex_cap
 
 MILP_REL_GAP = 1e-9
@@ -497,18 +498,16 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                        max_total_capex_usd: float | None = None,
                        progress: Callable[[int, int], None] | None = None) -> Tradeoff:
     """The exact time-cost-power front of whole-part designs by epsilon-constraint (Haimes, Lasdon
-    and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's
-    to the fastest's) and power levels (W, the lowest-power design's to the fastest's), the exact
-    MILP min T(B) within both levels, the rows and the site's power cap, each design re-checked;
-    the points not dominated in (time, cost, power). ``progress(done, total)``: called after
-    each cost level's row of the grid, with the grid points settled of ``levels`` ** 2.
-
-    The limits are rows of every point's MILP, as in :func:`hieropt.solvers.provision.provision`
-    (the ends of the grid are the fastest, cheapest and lowest-power designs within them):
-    ``max_iteration_time_ns`` (ns; default the instance's), ``max_cost_usd`` (the parts' $;
-    default the instance's ``max_network_cost_usd``), ``max_power_w`` (the parts' W) and
-    ``max_total_capex_usd`` (the whole cluster's capex, $: :class:`TotalCapex`); one note says
-    which were applied.
+    and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels ($, the cheapest design's to
+    the fastest's) and power levels (W, the lowest-power design's to the fastest's), the exact MILP
+    min T(B) within both, the rows and the site's power cap, each design re-checked; the points not
+    dominated in (time, cost, power). ``progress(done, total)``: called after each cost level's row
+    of the grid with the points settled of ``levels`` ** 2. As in :func:`~.provision.provision`,
+    shares of hours become weights (:func:`hours_weighted`) and the limits are rows of every point's
+    MILP (the ends of the grid are the fastest, cheapest and lowest-power designs within them):
+    ``max_iteration_time_ns`` (ns; default the instance's), ``max_cost_usd`` (the parts' $; default
+    ``max_network_cost_usd``), ``max_power_w`` (the parts' W), ``max_total_capex_usd`` (the whole
+    cluster's capex, $: :class:`TotalCapex`); one note says which were applied.
 
     Raises:
         InputError: fewer than 2 levels, a bad catalog, a part without a power figure, a limit
@@ -523,6 +522,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     _, max_iteration_time_ns, max_cost_usd = checked_limits(
         instance, "performance", max_iteration_time_ns, max_cost_usd, max_power_w)
     total = total_capex_cap(instance, max_total_capex_usd)
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as provision: shares -> weights)
     no_design_by_rows_of(instance, time_limit_s)  # (as solve: the rows' own reason, first)
     instance, notes = nic_bounded(instance)  # (no NIC bought that the accelerator cannot feed)
     catalog = catalog_for(catalog, instance)
