@@ -127,7 +127,11 @@ def export_command(
     instance's latency per hop; groups spanning part of a dimension become simulator dimensions of
     their own. The traces follow the instance's training loop; under loop 'step' (an LLM plan) one
     trace per pipeline stage in its 1F1B or interleaved order, with sends to the neighbouring
-    stages' NPUs, so each NPU of a pipelined plan gets its own file (docs/astra-sim.md). """
+    stages' NPUs, so each NPU of a pipelined plan gets its own file (docs/astra-sim.md).
+
+    A given --bw allocation is written as given, with evaluate's warning for every limit of the
+    instance it breaks: a design constraint or bound, the network budget (max_network_cost_usd)
+    or the time target (max_iteration_time_ns). """
     from ..errors import HieroptError
     from ..io.instance import load_instance
 
